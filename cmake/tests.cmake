@@ -1,0 +1,40 @@
+# Registers every test with ctest: C unit tests in tests/*.c and busted specs in
+# spec/*_spec.lua (each spec file is one ctest test, run under LuaJIT with the freshly
+# built library). One `ctest` run therefore gives the whole summary.
+file(GLOB LUAMX_C_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_*.c)
+foreach(src ${LUAMX_C_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE luamx)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  add_test(NAME c_${name} COMMAND ${name})
+endforeach()
+
+set(LUAMX_TEST_ENV
+  "LUAMX_LIB=$<TARGET_FILE:luamx>"
+  "LUA_PATH=${CMAKE_CURRENT_SOURCE_DIR}/lua/?.lua;${CMAKE_CURRENT_SOURCE_DIR}/lua/?/init.lua;${CMAKE_CURRENT_SOURCE_DIR}/spec/?.lua;;"
+  "LUAMX_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}"
+  "LUAMX_FIXTURES=${CMAKE_CURRENT_SOURCE_DIR}/../shared/fixtures")
+if(LUAMX_SANITIZE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE ASAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so
+                  OUTPUT_VARIABLE UBSAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
+  list(APPEND LUAMX_TEST_ENV "LD_PRELOAD=${ASAN_LIB}:${UBSAN_LIB}"
+    "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=23"
+    "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0"
+    "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=24")
+endif()
+
+file(GLOB LUAMX_SPECS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/spec/*_spec.lua)
+if(BUSTED)
+  foreach(spec ${LUAMX_SPECS})
+    get_filename_component(name ${spec} NAME_WE)
+    add_test(NAME ${name}
+      COMMAND ${LUAJIT} ${BUSTED} --output=plainTerminal ${spec}
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}" TIMEOUT 900)
+  endforeach()
+else()
+  message(WARNING "busted not found: the Lua specs are not registered")
+endif()

@@ -1,0 +1,39 @@
+--- luamx — a deep-learning runtime scripted from LuaJIT (MXNet's symbolic model).
+--
+--   local mx = require 'luamx'
+--   local a = mx.nd.array{{1, 2}, {3, 4}}
+--   print(a * 2)
+--
+-- This file assembles the namespaces from lua/luamx/*.lua; each sub-module is usable on
+-- its own. The engine is libluamx (C), reached through the LuaJIT FFI (luamx.capi).
+local capi = require 'luamx.capi'
+local context = require 'luamx.context'
+local nd = require 'luamx.ndarray'
+
+local mx = {}
+
+mx.capi = capi
+mx.context = context
+mx.cpu, mx.gpu = context.cpu, context.gpu
+mx.Context = context.Context
+mx.nd = nd
+mx.ndarray = nd
+
+mx.random = {}
+--- Seeds the global generator: the same seed gives the same draws.
+function mx.random.seed(n)
+  if type(n) ~= 'number' or n % 1 ~= 0 or n < 0 then
+    error('mx.random.seed: seed must be a non-negative integer, got ' .. tostring(n), 2)
+  end
+  capi.check(capi.C.lmx_random_seed(n), 2)
+end
+mx.random.uniform = nd.random.uniform
+mx.random.normal = nd.random.normal
+
+local v = capi.version()
+mx.__version__ = ('%d.%d.%d'):format(math.floor(v / 10000), math.floor(v / 100) % 100, v % 100)
+
+-- Layers above NDArray: each module's install(mx) adds its namespace.
+require('luamx.files').install(mx)
+
+return mx

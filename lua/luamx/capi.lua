@@ -1,0 +1,73 @@
+--- luamx.capi — loads libluamx, declares its C API, and turns statuses into errors.
+--
+-- The ffi.cdef text is not written here: the library carries the preprocessed text of
+-- the src/luamx.h it was built from (lmx_cdef), so the binding can never drift from
+-- the header. Every C call that returns a status goes through `check`, the one place
+-- that reads return codes; it raises a Lua error with the engine's message at the
+-- caller's level.
+--
+-- Where the library is found: $LUAMX_LIB if set; next to this file's tree (a source
+-- checkout: build/libluamx.so); on package.cpath (a luarocks install); the system
+-- loader path.
+local ffi = require 'ffi'
+
+local M = {}
+
+local function file_exists(p)
+  local f = p and io.open(p, 'rb')
+  if f then f:close() return true end
+  return false
+end
+
+local function candidates()
+  local list = {}
+  local env = os.getenv('LUAMX_LIB')
+  if env and env ~= '' then list[#list + 1] = env end
+  local here = debug.getinfo(1, 'S').source:match('^@(.*)[/\\]luamx[/\\]capi%.lua$')
+  if here then
+    list[#list + 1] = here .. '/../build/libluamx.so'
+    list[#list + 1] = here .. '/libluamx.so'
+  end
+  local found = package.searchpath and package.searchpath('libluamx', package.cpath)
+  if found then list[#list + 1] = found end
+  return list
+end
+
+local function load_library()
+  local tried = {}
+  for _, path in ipairs(candidates()) do
+    if file_exists(path) then return ffi.load(path), path end
+    tried[#tried + 1] = path
+  end
+  local ok, lib = pcall(ffi.load, 'luamx')
+  if ok then return lib, 'luamx' end
+  error('luamx: cannot find libluamx (tried ' .. table.concat(tried, ', ') ..
+        ' and the system library path); build it with cmake or set LUAMX_LIB', 3)
+end
+
+local lib, path = load_library()
+M.lib, M.path = lib, path
+
+-- Bootstrap: read the cdef text through a redirected name, then declare everything.
+ffi.cdef [[ const char *lmx_cdef_bootstrap_(void) __asm__("lmx_cdef"); ]]
+ffi.cdef(ffi.string(lib.lmx_cdef_bootstrap_()))
+M.C = lib
+
+--- Raises the engine's last error (with `what` before it, if given) when rc ~= 0.
+-- `level` is the Lua error level relative to the caller of check (default 2: the caller
+-- of the function that called check).
+function M.check(rc, level, what)
+  if rc ~= 0 then
+    local msg = ffi.string(lib.lmx_last_error())
+    if msg == '' then msg = ffi.string(lib.lmx_status_string(rc)) end
+    if what then msg = what .. ': ' .. msg end
+    error(msg, (level or 2) + 1)
+  end
+end
+
+--- Library version (LMX_VERSION of the build) and the header's.
+function M.version()
+  return tonumber(lib.lmx_version()), tonumber(lib.LMX_VERSION)
+end
+
+return M

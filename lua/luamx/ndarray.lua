@@ -1,0 +1,457 @@
+--- luamx.ndarray — mx.nd: n-dimensional arrays over the engine's lmx_ndarray handles.
+--
+-- An NDArray is a Lua table {_h = cdata} whose handle is wrapped in ffi.gc at birth, so
+-- the garbage collector frees it; a:free() frees it at once and later use of `a` is a
+-- clean error ("NDArray has been freed"). The engine reference-counts storage, so views
+-- (reshape, slice) stay valid whatever order handles are freed in.
+--
+-- Memory pressure: Lua sees only a small table per array, so the collector would not run
+-- while large arrays pile up. We count the bytes held by live arrays and force a
+-- collection when they pass a threshold that doubles with the live set (`nudge`).
+local ffi = require 'ffi'
+local capi = require 'luamx.capi'
+local context = require 'luamx.context'
+local C, check = capi.C, capi.check
+
+local M = {}
+local NDArray = {}
+M.NDArray = NDArray
+
+local dtype_names = {}
+for i = 0, tonumber(C.LMX_NUM_DTYPES) - 1 do dtype_names[i] = ffi.string(C.lmx_dtype_name(i)) end
+
+--- dtype code from a name (or a code); errors name the bad value.
+local function dtype_code(dt, level)
+  if dt == nil then return tonumber(C.LMX_FLOAT32) end
+  if type(dt) == 'number' and dtype_names[dt] then return dt end
+  if type(dt) == 'string' then
+    local out = ffi.new('int[1]')
+    check(C.lmx_dtype_from_name(dt, out), (level or 2) + 1)
+    return out[0]
+  end
+  error('dtype must be a name such as \'float32\', got ' .. tostring(dt), (level or 2) + 1)
+end
+M.dtype_code = dtype_code
+M.dtype_names = dtype_names
+
+-- ---------------------------------------------------------------- memory pressure --
+local live_bytes, threshold = 0, 256 * 2 ^ 20
+local BASE_THRESHOLD = 256 * 2 ^ 20
+local sizes = setmetatable({}, {__mode = 'k'})
+
+local function nudge(bytes)
+  live_bytes = live_bytes + bytes
+  if live_bytes > threshold then
+    collectgarbage('collect')
+    threshold = math.max(BASE_THRESHOLD, 2 * live_bytes)
+  end
+end
+
+local function release(h)
+  local b = sizes[h]
+  if b then live_bytes = live_bytes - b; sizes[h] = nil end
+  C.lmx_ndarray_free(h)
+end
+
+--- Wraps a fresh handle (one reference owned by us) into an NDArray.
+local function wrap(h)
+  local size = ffi.new('int64_t[1]')
+  C.lmx_ndarray_size(h, size)
+  local dt = ffi.new('int[1]')
+  C.lmx_ndarray_dtype(h, dt)
+  local bytes = tonumber(size[0]) * C.lmx_dtype_size(dt[0])
+  h = ffi.gc(h, release)
+  sizes[h] = bytes
+  nudge(bytes)
+  return setmetatable({_h = h}, NDArray)
+end
+M.wrap = wrap
+
+local out_h = ffi.new('lmx_ndarray *[1]')
+--- Calls fn(..., out) and wraps the new handle; fn is a C function with an out param.
+local function new_from(level, fn, ...)
+  local args = {...}
+  args[#args + 1] = out_h
+  check(fn(unpack(args, 1, #args)), level + 1)
+  return wrap(out_h[0])
+end
+
+local function handle(a, level)
+  if getmetatable(a) ~= NDArray then
+    error('expected an NDArray, got ' .. (type(a) == 'table' and 'a table' or type(a)), (level or 2) + 1)
+  end
+  local h = rawget(a, '_h')
+  if not h then error('NDArray has been freed', (level or 2) + 1) end
+  return h
+end
+M.handle = handle
+
+function M.is_ndarray(x) return getmetatable(x) == NDArray end
+
+-- ------------------------------------------------------------------ shapes ---------
+local dims_buf = ffi.new('int64_t[?]', C.LMX_MAX_NDIM)
+
+local function shape_arg(shape, level, what)
+  if type(shape) == 'number' then shape = {shape} end
+  if type(shape) ~= 'table' then
+    error(('%s: shape must be a table of integers such as {2, 3}, got %s'):format(what, type(shape)), level + 1)
+  end
+  local n = #shape
+  if n > C.LMX_MAX_NDIM then
+    error(('%s: at most %d dims are supported, got %d'):format(what, C.LMX_MAX_NDIM, n), level + 1)
+  end
+  local d = ffi.new('int64_t[?]', math.max(n, 1))
+  for i = 1, n do
+    local v = shape[i]
+    if type(v) ~= 'number' or v % 1 ~= 0 then
+      error(('%s: shape[%d] must be an integer, got %s'):format(what, i, tostring(v)), level + 1)
+    end
+    if v > 2 ^ 62 then
+      error(('%s: shape[%d] = %.0f is too large'):format(what, i, v), level + 1)
+    end
+    d[i - 1] = v
+  end
+  return d, n
+end
+M.shape_arg = shape_arg
+
+local function shape_of(h)
+  local nd = ffi.new('int[1]')
+  C.lmx_ndarray_shape(h, dims_buf, C.LMX_MAX_NDIM, nd)
+  local s = {}
+  for i = 1, nd[0] do s[i] = tonumber(dims_buf[i - 1]) end
+  return s
+end
+
+local function opts_of(opts, level)
+  opts = opts or {}
+  if type(opts) ~= 'table' then error('options must be a table {ctx=, dtype=}', level + 1) end
+  local ctx = context.resolve(opts.ctx, level + 1)
+  return ctx, dtype_code(opts.dtype, level + 1)
+end
+
+-- --------------------------------------------------------------- creation ----------
+local function empty(shape, opts, level, what)
+  level = level + 1
+  local d, n = shape_arg(shape, level, what)
+  local ctx, dt = opts_of(opts, level)
+  return new_from(level, C.lmx_ndarray_new, d, n, dt, ctx.dev_code, ctx.device_id)
+end
+
+function M.empty(shape, opts) return empty(shape, opts, 2, 'mx.nd.empty') end
+function M.zeros(shape, opts) return empty(shape, opts, 2, 'mx.nd.zeros') end
+function M.ones(shape, opts) return M.full(shape, 1, opts) end
+
+function M.full(shape, value, opts)
+  if type(value) ~= 'number' then error('mx.nd.full: value must be a number, got ' .. type(value), 2) end
+  local a = empty(shape, opts, 2, 'mx.nd.full')
+  check(C.lmx_ndarray_fill(a._h, value), 2)
+  return a
+end
+
+--- Flattens a nested table, checking that it is rectangular and numeric.
+local function flatten(t, level)
+  local shape, flat = {}, {}
+  local probe = t
+  while type(probe) == 'table' do
+    shape[#shape + 1] = #probe
+    probe = probe[1]
+  end
+  local function walk(x, depth, path)
+    if depth > #shape then
+      if type(x) ~= 'number' then
+        error(('mx.nd.array: element %s must be a number, got %s'):format(path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)), level + 3)
+      end
+      flat[#flat + 1] = x
+      return
+    end
+    if type(x) ~= 'table' then
+      error(('mx.nd.array: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(path, shape[depth], type(x)), level + 3)
+    end
+    if #x ~= shape[depth] then
+      error(('mx.nd.array: element %s has %d entries, expected %d (rows must all have the same length)'):format(path, #x, shape[depth]), level + 3)
+    end
+    for i = 1, #x do walk(x[i], depth + 1, path .. '[' .. i .. ']') end
+  end
+  walk(t, 1, '')
+  return shape, flat
+end
+
+function M.array(src, opts)
+  if M.is_ndarray(src) then
+    local ctx, dt = opts_of(opts, 2)
+    local a = M.empty(src.shape, {ctx = ctx, dtype = dt})
+    check(C.lmx_ndarray_copyto(handle(src, 2), a._h), 2)
+    return a
+  end
+  if type(src) == 'number' then src = {src} end
+  if type(src) ~= 'table' then error('mx.nd.array: expected a (nested) table of numbers, got ' .. type(src), 2) end
+  local shape, flat = flatten(src, 0)
+  if #shape > C.LMX_MAX_NDIM then
+    error(('mx.nd.array: at most %d dims are supported, got %d'):format(C.LMX_MAX_NDIM, #shape), 2)
+  end
+  local a = empty(shape, opts, 2, 'mx.nd.array')
+  local n = #flat
+  local buf = ffi.new('double[?]', math.max(n, 1))
+  for i = 1, n do buf[i - 1] = flat[i] end
+  check(C.lmx_ndarray_set_f64(a._h, buf, n), 2)
+  return a
+end
+
+function M.arange(start, stop, step, opts)
+  if stop == nil then start, stop = 0, start end
+  step = step or 1
+  for name, v in pairs {start = start, stop = stop, step = step} do
+    if type(v) ~= 'number' then error(('mx.nd.arange: %s must be a number, got %s'):format(name, type(v)), 2) end
+  end
+  if step == 0 then error('mx.nd.arange: step must not be 0', 2) end
+  local n = math.max(0, math.ceil((stop - start) / step))
+  local a = empty({n}, opts, 2, 'mx.nd.arange')
+  local buf = ffi.new('double[?]', math.max(n, 1))
+  for i = 0, n - 1 do buf[i] = start + i * step end
+  check(C.lmx_ndarray_set_f64(a._h, buf, n), 2)
+  return a
+end
+
+-- -------------------------------------------------------------- properties ---------
+local props = {}
+function props.shape(a) return shape_of(handle(a, 3)) end
+function props.ndim(a) return #shape_of(handle(a, 3)) end
+function props.size(a)
+  local s = ffi.new('int64_t[1]')
+  check(C.lmx_ndarray_size(handle(a, 3), s), 3)
+  return tonumber(s[0])
+end
+function props.dtype(a)
+  local d = ffi.new('int[1]')
+  check(C.lmx_ndarray_dtype(handle(a, 3), d), 3)
+  return dtype_names[d[0]]
+end
+function props.context(a)
+  local t, i = ffi.new('int[1]'), ffi.new('int[1]')
+  check(C.lmx_ndarray_context(handle(a, 3), t, i), 3)
+  return context.from_code(t[0], i[0])
+end
+
+NDArray.__index = function(a, k)
+  local p = props[k]
+  if p then return p(a) end
+  return NDArray[k]
+end
+
+-- ----------------------------------------------------------------- methods ---------
+function NDArray:free()
+  local h = rawget(self, '_h')
+  if h then
+    self._h = nil
+    ffi.gc(h, nil)
+    release(h)
+  end
+end
+
+function NDArray:copy() return M.array(self, {ctx = self.context, dtype = self.dtype}) end
+
+function NDArray:copyto(target)
+  local h = handle(self, 2)
+  if M.is_ndarray(target) then
+    check(C.lmx_ndarray_copyto(h, handle(target, 2)), 2)
+    return target
+  end
+  local ctx = context.resolve(target, 2)
+  local out = M.empty(self.shape, {ctx = ctx, dtype = self.dtype})
+  check(C.lmx_ndarray_copyto(h, out._h), 2)
+  return out
+end
+
+function NDArray:as_in_context(ctx)
+  ctx = context.resolve(ctx, 2)
+  if ctx == self.context then return self end
+  return self:copyto(ctx)
+end
+
+function NDArray:astype(dtype)
+  local dt = dtype_code(dtype, 2)
+  local out = M.empty(self.shape, {ctx = self.context, dtype = dt})
+  check(C.lmx_ndarray_copyto(handle(self, 2), out._h), 2)
+  return out
+end
+
+function NDArray:reshape(shape, ...)
+  if type(shape) == 'number' then shape = {shape, ...} end
+  local d, n = shape_arg(shape, 2, 'reshape')
+  return new_from(2, C.lmx_ndarray_reshape, handle(self, 2), d, n)
+end
+
+--- Rows first..last (1-based, inclusive) along the first axis, as a view.
+function NDArray:slice(first, last)
+  if type(first) ~= 'number' or (last ~= nil and type(last) ~= 'number') then
+    error('slice: first and last must be integers', 2)
+  end
+  last = last or first
+  return new_from(2, C.lmx_ndarray_slice, handle(self, 2), first - 1, last)
+end
+
+function NDArray:fill(v)
+  if type(v) ~= 'number' then error('fill: value must be a number, got ' .. type(v), 2) end
+  check(C.lmx_ndarray_fill(handle(self, 2), v), 2)
+  return self
+end
+
+function NDArray:set(src)
+  local h = handle(self, 2)
+  if M.is_ndarray(src) then
+    check(C.lmx_ndarray_copyto(handle(src, 2), h), 2)
+    return self
+  end
+  if type(src) == 'number' then return self:fill(src) end
+  if type(src) ~= 'table' then error('set: expected an NDArray, a number or a table, got ' .. type(src), 2) end
+  local shape, flat = flatten(src, 0)
+  local mine = self.shape
+  local same = #shape == #mine
+  for i = 1, #shape do same = same and shape[i] == mine[i] end
+  if not same then
+    error(('set: table of shape {%s} does not match the array\'s shape {%s}'):format(
+      table.concat(shape, ','), table.concat(mine, ',')), 2)
+  end
+  local buf = ffi.new('double[?]', math.max(#flat, 1))
+  for i = 1, #flat do buf[i - 1] = flat[i] end
+  check(C.lmx_ndarray_set_f64(h, buf, #flat), 2)
+  return self
+end
+
+--- Values as a flat Lua array (C order).
+function NDArray:toflat()
+  local n = self.size
+  local buf = ffi.new('double[?]', math.max(n, 1))
+  check(C.lmx_ndarray_get_f64(handle(self, 2), buf, n), 2)
+  local t = {}
+  for i = 1, n do t[i] = buf[i - 1] end
+  return t
+end
+
+function NDArray:totable()
+  local shape, flat = self.shape, self:toflat()
+  if #shape == 0 then return flat[1] end
+  local pos = 0
+  local function build(d)
+    local t = {}
+    for i = 1, shape[d] do
+      if d == #shape then pos = pos + 1; t[i] = flat[pos]
+      else t[i] = build(d + 1) end
+    end
+    return t
+  end
+  return build(1)
+end
+
+function NDArray:tonumber()
+  local n = self.size
+  if n ~= 1 then error(('tonumber: the array has %d elements, expected 1'):format(n), 2) end
+  return self:toflat()[1]
+end
+NDArray.asscalar = NDArray.tonumber
+
+function NDArray:data()
+  local p = ffi.new('void *[1]')
+  check(C.lmx_ndarray_data(handle(self, 2), p), 2)
+  local ct = ({float32 = 'float *', float64 = 'double *', float16 = 'uint16_t *', uint8 = 'uint8_t *',
+               int32 = 'int32_t *', int8 = 'int8_t *', int64 = 'int64_t *'})[self.dtype]
+  return ffi.cast(ct, p[0])
+end
+
+function NDArray:wait_to_read() check(C.lmx_ndarray_wait_to_read(handle(self, 2)), 2) return self end
+function M.waitall() check(C.lmx_waitall(), 2) end
+
+-- ---------------------------------------------------------------- printing ---------
+local EDGE, THRESHOLD = 3, 1000
+
+local function fmt_num(v, is_int)
+  if is_int then return ('%d'):format(v) end
+  if v ~= v then return 'nan' end
+  if v == math.huge then return 'inf' elseif v == -math.huge then return '-inf' end
+  if v == math.floor(v) and math.abs(v) < 1e16 then return ('%d.'):format(v) end
+  return ('%.6g'):format(v)
+end
+
+function NDArray.__tostring(a)
+  if not rawget(a, '_h') then return '<NDArray freed>' end
+  local shape, flat = a.shape, a:toflat()
+  local is_int = not a.dtype:match('^float')
+  local summarise = #flat > THRESHOLD
+  local strs, width = {}, 0
+  for i, v in ipairs(flat) do
+    strs[i] = fmt_num(v, is_int)
+    if #strs[i] > width then width = #strs[i] end
+  end
+  local strides, s = {}, 1
+  for d = #shape, 1, -1 do strides[d] = s; s = s * shape[d] end
+  local function block(d, base, indent)
+    if d > #shape then return ('%' .. width .. 's'):format(strs[base + 1] or '') end
+    local n, parts = shape[d], {}
+    local function add(i) parts[#parts + 1] = block(d + 1, base + (i - 1) * strides[d], indent .. ' ') end
+    if summarise and n > 2 * EDGE then
+      for i = 1, EDGE do add(i) end
+      parts[#parts + 1] = '...'
+      for i = n - EDGE + 1, n do add(i) end
+    else
+      for i = 1, n do add(i) end
+    end
+    local sep = d == #shape and ' ' or ('\n' .. indent .. ' ')
+    if d < #shape - 1 then sep = '\n' .. sep end
+    return '[' .. table.concat(parts, sep) .. ']'
+  end
+  local body = #shape == 0 and strs[1] or block(1, 0, '')
+  local desc = ffi.new('char[128]')
+  C.lmx_ndarray_describe(a._h, desc, 128)
+  return body .. '\n<NDArray ' .. ffi.string(desc) .. '>'
+end
+
+-- -------------------------------------------------------------- arithmetic ---------
+local BIN = {add = C.LMX_BIN_ADD, sub = C.LMX_BIN_SUB, mul = C.LMX_BIN_MUL, div = C.LMX_BIN_DIV,
+             pow = C.LMX_BIN_POW, max = C.LMX_BIN_MAX, min = C.LMX_BIN_MIN}
+
+local function arith(op, x, y, level)
+  level = level + 1
+  local xa, ya = M.is_ndarray(x), M.is_ndarray(y)
+  if xa and ya then return new_from(level, C.lmx_ndarray_binary, op, handle(x, level), handle(y, level)) end
+  if xa and type(y) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(x, level), y, 0) end
+  if ya and type(x) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(y, level), x, 1) end
+  error(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
+    type(xa and y or x)), level)
+end
+
+NDArray.__add = function(x, y) return arith(BIN.add, x, y, 2) end
+NDArray.__sub = function(x, y) return arith(BIN.sub, x, y, 2) end
+NDArray.__mul = function(x, y) return arith(BIN.mul, x, y, 2) end
+NDArray.__div = function(x, y) return arith(BIN.div, x, y, 2) end
+NDArray.__pow = function(x, y) return arith(BIN.pow, x, y, 2) end
+NDArray.__unm = function(x) return arith(BIN.mul, x, -1, 2) end
+
+function M.add(x, y) return arith(BIN.add, x, y, 2) end
+function M.subtract(x, y) return arith(BIN.sub, x, y, 2) end
+function M.multiply(x, y) return arith(BIN.mul, x, y, 2) end
+function M.divide(x, y) return arith(BIN.div, x, y, 2) end
+function M.power(x, y) return arith(BIN.pow, x, y, 2) end
+function M.maximum(x, y) return arith(BIN.max, x, y, 2) end
+function M.minimum(x, y) return arith(BIN.min, x, y, 2) end
+
+function M.dot(a, b) return new_from(2, C.lmx_ndarray_dot, handle(a, 2), handle(b, 2)) end
+
+-- ------------------------------------------------------------------ random ---------
+M.random = {}
+
+function M.random.uniform(low, high, shape, opts)
+  low, high = low or 0, high or 1
+  local a = empty(shape or {1}, opts, 2, 'mx.nd.random.uniform')
+  check(C.lmx_random_uniform(a._h, low, high), 2)
+  return a
+end
+
+function M.random.normal(mean, std, shape, opts)
+  mean, std = mean or 0, std or 1
+  local a = empty(shape or {1}, opts, 2, 'mx.nd.random.normal')
+  check(C.lmx_random_normal(a._h, mean, std), 2)
+  return a
+end
+
+return M

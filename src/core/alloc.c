@@ -1,0 +1,128 @@
+/* alloc.c — the engine's host allocator with counting, poisoning and fault injection.
+ *
+ * Layout of a block: [header: 64 bytes][user bytes]. The header keeps the user size and
+ * a magic word; the user pointer is 64-byte aligned because the whole block comes from
+ * aligned_alloc(64, ...). The fail-at countdown is shared by all threads: the Nth call
+ * from now (whichever thread makes it) gets NULL.
+ */
+#include "alloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../luamx.h"
+#include "status.h"
+
+enum { HDR = 64 };
+#define MAGIC_LIVE 0x4c4d58414c4c4f43ull /* "LMXALLOC" */
+#define MAGIC_DEAD 0x4445414446524545ull /* "DEADFREE" */
+
+typedef struct {
+  size_t size;
+  uint64_t magic;
+} header;
+
+static atomic_llong g_live_blocks, g_live_bytes, g_total;
+static atomic_llong g_fail_countdown; /* 0: off; k: the kth call from now fails */
+#ifdef LUAMX_DEBUG_ALLOC
+static atomic_int g_poison = 1;
+#else
+static atomic_int g_poison = 0;
+#endif
+
+static int should_fail(void) {
+  long long c = atomic_load_explicit(&g_fail_countdown, memory_order_relaxed);
+  while (c > 0) {
+    if (atomic_compare_exchange_weak(&g_fail_countdown, &c, c - 1)) return c == 1;
+  }
+  return 0;
+}
+
+void *lmx_alloc(size_t bytes) {
+  if (should_fail()) return NULL;
+  if (bytes > SIZE_MAX - 2 * HDR) return NULL;
+  size_t total = (HDR + bytes + 63) & ~(size_t)63;
+  unsigned char *raw = aligned_alloc(64, total);
+  if (!raw) return NULL;
+  header *h = (header *)raw;
+  h->size = bytes;
+  h->magic = MAGIC_LIVE;
+  if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(raw + HDR, 0xA5, bytes);
+  atomic_fetch_add_explicit(&g_live_blocks, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
+  atomic_fetch_add_explicit(&g_total, 1, memory_order_relaxed);
+  return raw + HDR;
+}
+
+int lmx_mul_size(size_t a, size_t b, size_t *out) {
+  if (b != 0 && a > SIZE_MAX / b) return -1;
+  *out = a * b;
+  return 0;
+}
+
+void *lmx_calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (lmx_mul_size(count, size, &bytes)) return NULL;
+  void *p = lmx_alloc(bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+static header *header_of(void *p) {
+  header *h = (header *)((unsigned char *)p - HDR);
+  if (h->magic != MAGIC_LIVE) abort(); /* double free or foreign pointer: a bug, not input */
+  return h;
+}
+
+void *lmx_realloc(void *p, size_t bytes) {
+  if (!p) return lmx_alloc(bytes);
+  size_t old = header_of(p)->size;
+  void *q = lmx_alloc(bytes);
+  if (!q) return NULL;
+  memcpy(q, p, old < bytes ? old : bytes);
+  lmx_free(p);
+  return q;
+}
+
+void lmx_free(void *p) {
+  if (!p) return;
+  header *h = header_of(p);
+  size_t bytes = h->size;
+  if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(p, 0xDD, bytes);
+  h->magic = MAGIC_DEAD;
+  atomic_fetch_sub_explicit(&g_live_blocks, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
+  free(h);
+}
+
+char *lmx_strndup(const char *s, size_t n) {
+  size_t len = strnlen(s, n);
+  char *d = lmx_alloc(len + 1);
+  if (!d) return NULL;
+  memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+char *lmx_strdup(const char *s) { return lmx_strndup(s, strlen(s)); }
+
+/* ---- public debugging entry points ---- */
+
+int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes, int64_t *total_allocs) {
+  if (live_blocks) *live_blocks = atomic_load(&g_live_blocks);
+  if (live_bytes) *live_bytes = atomic_load(&g_live_bytes);
+  if (total_allocs) *total_allocs = atomic_load(&g_total);
+  return LMX_OK;
+}
+
+int lmx_debug_alloc_fail_at(int64_t n) {
+  if (n < 0) return lmx_fail(LMX_ERR_ARG, "lmx_debug_alloc_fail_at: n must be >= 0, got %lld", (long long)n);
+  atomic_store(&g_fail_countdown, (long long)n);
+  return LMX_OK;
+}
+
+int lmx_debug_alloc_set_poison(int on) {
+  atomic_store(&g_poison, on ? 1 : 0);
+  return LMX_OK;
+}

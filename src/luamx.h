@@ -1,0 +1,286 @@
+/* luamx.h — the public C API of the luamx engine, and the only public header.
+ *
+ * This header is the contract. It is also the source of the Lua binding: the build
+ * preprocesses it with LMX_CDEF defined and embeds the result in the library, and the
+ * Lua module hands that text to ffi.cdef. So it must stay inside what LuaJIT's FFI
+ * parses: enum constants (never #define constants), int status returns, distinct
+ * opaque handle types, no structs by value, no varargs.
+ *
+ * Conventions (every function below follows them unless its comment says otherwise):
+ *  - Return an int status: LMX_OK (0) or one of the LMX_ERR_* codes. On failure the
+ *    calling thread's message (lmx_last_error) names the operator, node, argument,
+ *    and the expected and actual values; out-parameters are left untouched and every
+ *    handle passed in stays valid and unchanged.
+ *  - Handles are reference counted. A function that returns a handle through `**out`
+ *    gives the caller one reference, released with the matching *_free. Objects that
+ *    depend on others hold references to them, so handles may be freed in any order
+ *    (garbage-collected hosts finalize in arbitrary order). *_free(NULL) is a no-op.
+ *  - Strings returned as `const char **` are borrowed from the handle named in the
+ *    comment and live as long as it does. Lists are written to caller buffers.
+ *  - Thread safety: distinct handles may be used from distinct threads at once. One
+ *    handle must not be used from two threads at once unless its comment says so.
+ *    The error message is per thread. Reference counts are atomic.
+ *  - Indices are 0-based; shapes are int64 dims, row-major (C order).
+ */
+#ifndef LUAMX_H
+#define LUAMX_H
+
+#ifndef LMX_CDEF
+#include <stddef.h>
+#include <stdint.h>
+#define LMX_API __attribute__((visibility("default")))
+#else
+#define LMX_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===================================================================== version === */
+
+/* Header version, checked against lmx_version() by the binding. */
+enum { LMX_VERSION_MAJOR = 0, LMX_VERSION_MINOR = 1, LMX_VERSION_PATCH = 0 };
+enum { LMX_VERSION = 100 }; /* MAJOR*10000 + MINOR*100 + PATCH */
+
+/* Returns LMX_VERSION as compiled into the library. Never fails. */
+LMX_API int lmx_version(void);
+
+/* The ffi.cdef text of this header as compiled into the library (preprocessed with
+ * LMX_CDEF, NUL-terminated, static storage). Never fails, never NULL. */
+LMX_API const char *lmx_cdef(void);
+
+/* ================================================================ status codes === */
+
+/* X-macro: name, value, short description. The binding and messages use all three. */
+#define LMX_STATUS_LIST(X)                                                              \
+  X(LMX_OK, 0, "ok")                                                                   \
+  X(LMX_ERR_ARG, 1, "invalid argument")                                                \
+  X(LMX_ERR_SHAPE, 2, "shape mismatch")                                                \
+  X(LMX_ERR_DTYPE, 3, "dtype mismatch")                                                \
+  X(LMX_ERR_NOMEM, 4, "out of memory")                                                 \
+  X(LMX_ERR_IO, 5, "input/output error")                                               \
+  X(LMX_ERR_FORMAT, 6, "malformed file or text")                                       \
+  X(LMX_ERR_DEVICE, 7, "device unavailable")                                           \
+  X(LMX_ERR_STATE, 8, "invalid state")                                                 \
+  X(LMX_ERR_NOTFOUND, 9, "not found")                                                  \
+  X(LMX_ERR_UNSUPPORTED, 10, "unsupported")                                            \
+  X(LMX_ERR_INTERNAL, 11, "internal error")
+
+#define LMX_STATUS_ENUM_(name, value, desc) name = value,
+enum { LMX_STATUS_LIST(LMX_STATUS_ENUM_) LMX_STATUS_COUNT_ };
+#undef LMX_STATUS_ENUM_
+
+/* The calling thread's message for its last failed call ("" if none). The pointer is
+ * valid until the next failing call on the same thread. Never NULL. */
+LMX_API const char *lmx_last_error(void);
+
+/* Short name of a status code ("LMX_ERR_SHAPE"); "unknown status" otherwise. */
+LMX_API const char *lmx_status_string(int status);
+
+/* =================================================== allocator (tests, debugging) === */
+
+/* Counters of the engine's host allocator, for leak checks in tests.
+ * out: live_blocks, live_bytes (allocated and not yet freed), total_allocs (calls that
+ * succeeded since start). Any out pointer may be NULL. Thread-safe. Never fails. */
+LMX_API int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes,
+                                  int64_t *total_allocs);
+
+/* Fault injection: make the Nth host allocation from now fail (n >= 1), then succeed
+ * again; n = 0 disables. Thread-safe. LMX_ERR_ARG for n < 0. */
+LMX_API int lmx_debug_alloc_fail_at(int64_t n);
+
+/* Poison fresh blocks with 0xA5 and freed blocks with 0xDD (on = 1) or not (on = 0).
+ * On by default when the library was built with LUAMX_DEBUG_ALLOC. */
+LMX_API int lmx_debug_alloc_set_poison(int on);
+
+/* ==================================================== dtypes and devices === */
+
+/* dtype codes are MXNet's (mshadow type flags), as stored in .params files. */
+enum {
+  LMX_FLOAT32 = 0,
+  LMX_FLOAT64 = 1,
+  LMX_FLOAT16 = 2,
+  LMX_UINT8 = 3,
+  LMX_INT32 = 4,
+  LMX_INT8 = 5,
+  LMX_INT64 = 6,
+  LMX_NUM_DTYPES = 7
+};
+
+/* Device types are MXNet's codes. */
+enum { LMX_CPU = 1, LMX_GPU = 2 };
+
+/* The largest number of dimensions of an array. */
+enum { LMX_MAX_NDIM = 8 };
+
+/* dtype name ("float32") of a code; NULL for an unknown code. Never fails. */
+LMX_API const char *lmx_dtype_name(int dtype);
+
+/* dtype code of a name ("float32", "float16", "int64", ...). LMX_ERR_ARG (message lists
+ * the known names) for an unknown name. */
+LMX_API int lmx_dtype_from_name(const char *name, int *dtype);
+
+/* Size in bytes of one element; 0 for an unknown code. Never fails. */
+LMX_API int lmx_dtype_size(int dtype);
+
+/* Number of usable GPUs (0 when the library was built without CUDA or none is
+ * present). Never fails. */
+LMX_API int lmx_num_gpus(void);
+
+/* Checks that a context exists: LMX_ERR_DEVICE with a message otherwise
+ * (gpu(0) with no GPU, negative ids, unknown device types). */
+LMX_API int lmx_context_check(int dev_type, int dev_id);
+
+/* ================================================================== NDArray === */
+
+/* An n-dimensional array: a shape, a dtype, a context, and a view (byte offset) into
+ * reference-counted storage. Views share storage with their source. */
+typedef struct lmx_ndarray lmx_ndarray;
+
+/* New array of the given shape (ndim 0..LMX_MAX_NDIM, every dim >= 0), dtype and
+ * context, filled with zeros. out: one reference.
+ * Errors: LMX_ERR_ARG (bad ndim, negative dim, unknown dtype), LMX_ERR_SHAPE (size
+ * overflows), LMX_ERR_DEVICE (no such context), LMX_ERR_NOMEM. */
+LMX_API int lmx_ndarray_new(const int64_t *dims, int ndim, int dtype, int dev_type,
+                            int dev_id, lmx_ndarray **out);
+
+/* Releases one reference; the storage goes when its last array goes. NULL is a no-op.
+ * Always LMX_OK. */
+LMX_API int lmx_ndarray_free(lmx_ndarray *arr);
+
+/* Adds one reference (to hand the same handle to another owner). */
+LMX_API int lmx_ndarray_retain(lmx_ndarray *arr);
+
+/* Shape: writes min(ndim, cap) dims and the real ndim. */
+LMX_API int lmx_ndarray_shape(const lmx_ndarray *arr, int64_t *dims, int cap, int *ndim);
+
+/* Number of elements. */
+LMX_API int lmx_ndarray_size(const lmx_ndarray *arr, int64_t *size);
+
+/* dtype code. */
+LMX_API int lmx_ndarray_dtype(const lmx_ndarray *arr, int *dtype);
+
+/* Context. */
+LMX_API int lmx_ndarray_context(const lmx_ndarray *arr, int *dev_type, int *dev_id);
+
+/* Zero-copy pointer to the first element of a CPU array (valid while the array, or
+ * any array sharing its storage, lives). LMX_ERR_DEVICE for a GPU array. */
+LMX_API int lmx_ndarray_data(const lmx_ndarray *arr, void **data);
+
+/* Human-readable summary "2x3 float32 @cpu(0)" into buf (NUL-terminated, truncated
+ * to cap). */
+LMX_API int lmx_ndarray_describe(const lmx_ndarray *arr, char *buf, int cap);
+
+/* A view with a new shape and the same number of elements. One dim may be -1 (inferred)
+ * and 0 copies the source's dim at that position (MXNet's rules). out: one reference.
+ * LMX_ERR_SHAPE names both shapes when the sizes differ. */
+LMX_API int lmx_ndarray_reshape(lmx_ndarray *arr, const int64_t *dims, int ndim,
+                                lmx_ndarray **out);
+
+/* A view of rows [begin, end) along the first axis (0 <= begin <= end <= dim 0).
+ * out: one reference. LMX_ERR_ARG names the range and the dim. */
+LMX_API int lmx_ndarray_slice(lmx_ndarray *arr, int64_t begin, int64_t end,
+                              lmx_ndarray **out);
+
+/* Copies src into dst: same shape; any dtypes (converted) and contexts. src == dst or
+ * overlapping views are allowed only when they are the same view. */
+LMX_API int lmx_ndarray_copyto(const lmx_ndarray *src, lmx_ndarray *dst);
+
+/* Sets every element to value (converted to the dtype; integers truncate toward 0). */
+LMX_API int lmx_ndarray_fill(lmx_ndarray *arr, double value);
+
+/* Writes n values (C order, converted from double) into the array: n must equal the
+ * size. Used by the binding to set arrays from Lua tables. */
+LMX_API int lmx_ndarray_set_f64(lmx_ndarray *arr, const double *values, int64_t n);
+
+/* Reads the array (C order, converted to double) into values[0..n): n must equal the
+ * size. */
+LMX_API int lmx_ndarray_get_f64(const lmx_ndarray *arr, double *values, int64_t n);
+
+/* Waits until pending writes to the array are done (a no-op on the CPU). */
+LMX_API int lmx_ndarray_wait_to_read(const lmx_ndarray *arr);
+
+/* Waits for all pending work on every device. */
+LMX_API int lmx_waitall(void);
+
+/* ============================================================ random numbers === */
+
+/* Seeds the global generator: the same seed gives the same draws in the same order.
+ * Thread-safe (draws are serialized). */
+LMX_API int lmx_random_seed(uint64_t seed);
+
+/* Fills a floating-point array with draws from U[low, high). LMX_ERR_ARG if low > high. */
+LMX_API int lmx_random_uniform(lmx_ndarray *arr, double low, double high);
+
+/* Fills a floating-point array with draws from N(mean, std^2). LMX_ERR_ARG if std < 0. */
+LMX_API int lmx_random_normal(lmx_ndarray *arr, double mean, double std);
+
+/* ====================================================== imperative arithmetic === */
+
+/* Elementwise binary operations, with NumPy/MXNet broadcasting. */
+enum {
+  LMX_BIN_ADD = 0,
+  LMX_BIN_SUB = 1,
+  LMX_BIN_MUL = 2,
+  LMX_BIN_DIV = 3,
+  LMX_BIN_POW = 4,
+  LMX_BIN_MAX = 5,
+  LMX_BIN_MIN = 6,
+  LMX_NUM_BINOPS = 7
+};
+
+/* out = a <op> b with broadcasting; a and b must share dtype and context. out: a new
+ * array (one reference). LMX_ERR_SHAPE names both shapes when they do not broadcast. */
+LMX_API int lmx_ndarray_binary(int op, const lmx_ndarray *a, const lmx_ndarray *b,
+                               lmx_ndarray **out);
+
+/* out = a <op> s (reverse = 0) or s <op> a (reverse = 1). out: a new array. */
+LMX_API int lmx_ndarray_scalar(int op, const lmx_ndarray *a, double s, int reverse,
+                               lmx_ndarray **out);
+
+/* Matrix product: a (..., k) x b (k, ...) -> a.shape[:-1] ++ b.shape[1:]; 1-D x 1-D is
+ * the inner product with shape (1). float32/float64 only; same dtype and context.
+ * out: a new array. */
+LMX_API int lmx_ndarray_dot(const lmx_ndarray *a, const lmx_ndarray *b, lmx_ndarray **out);
+
+/* ============================================ NDArray files (MXNet's format) === */
+
+/* A list of arrays with optional names, as read from a file. */
+typedef struct lmx_ndlist lmx_ndlist;
+
+/* Saves n arrays to path in MXNet's NDArray-list format (V2 arrays, 0x112 header).
+ * names may be NULL (a list) or hold n non-NULL names (a name->array table). The file
+ * is written to a temporary in the same directory and renamed over path, so a crash
+ * never leaves a half-written file at path. Errors name the file. */
+LMX_API int lmx_ndarray_save(const char *path, lmx_ndarray *const *arrays,
+                             const char *const *names, int n);
+
+/* Loads an NDArray-list file (V0, V1, V2 and V3 arrays). The file is untrusted: every
+ * count, length and offset is checked, and a truncated or corrupt file gives
+ * LMX_ERR_FORMAT (or LMX_ERR_IO) with a message naming the file, the array index and
+ * what was wrong. Arrays are placed on the CPU. out: one reference to the list. */
+LMX_API int lmx_ndarray_load(const char *path, lmx_ndlist **out);
+
+/* Loads the same format from a memory buffer (name is used in messages only). */
+LMX_API int lmx_ndarray_load_buffer(const void *data, size_t size, const char *name,
+                                    lmx_ndlist **out);
+
+/* Releases a list (the arrays it handed out keep their own references). */
+LMX_API int lmx_ndlist_free(lmx_ndlist *list);
+
+/* Number of arrays, and whether the file carried names (1) or not (0). */
+LMX_API int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names);
+
+/* Array i (one new reference) and its name (borrowed from the list; NULL when the
+ * file had no names). LMX_ERR_ARG for i out of range. */
+LMX_API int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr,
+                           const char **name);
+
+/* ==================================================== (symbols: issue 3) ===== */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUAMX_H */

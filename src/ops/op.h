@@ -1,0 +1,193 @@
+/* op.h — the operator descriptor: everything the engine knows about one operator.
+ *
+ * An operator is defined in one place: src/ops/<name>.c (or a family file) fills one
+ * `lmx_op` with designated initializers, and src/ops/ops.def lists it once (X-macro).
+ * Nothing outside src/ops switches on an operator; the graph, the passes and the
+ * executor only read descriptors.
+ *
+ * Parameters are declarative: a table of lmx_param_field rows (name, type, offset into
+ * the op's param struct, default in MXNet's string form, bounds, choices, doc). The same
+ * table parses MXNet's strings ("(2, 2)", "True", "relu"), reports bad values naming the
+ * operator, node and parameter, and is exposed through the C API for introspection
+ * (Lua builds every mx.sym.<Op> / mx.nd.<Op> constructor from it).
+ *
+ * Shape convention in inference: ndim 0 = nothing known; a dim of 0 = unknown. An
+ * infer_shape function fills what it can deduce (forward and backward), checks what is
+ * already known with lmx_shape_assign (which merges or fails with a message naming op,
+ * node, argument, expected and actual), and returns LMX_OK when nothing contradicts.
+ * The infer pass calls it repeatedly to a fixed point. dtypes: -1 = unknown.
+ *
+ * Kernels (forward/backward per device) are slots filled by the kernel issues; a NULL
+ * slot means "not implemented on this device" and the executor says so by name.
+ */
+#ifndef LMX_OPS_OP_H
+#define LMX_OPS_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../tensor/shape.h"
+
+/* ---- parameters ---------------------------------------------------------------- */
+
+typedef enum {
+  LMX_PT_INT,       /* int64_t */
+  LMX_PT_FLOAT,     /* double */
+  LMX_PT_BOOL,      /* int (0/1); accepts True/False/true/false/1/0 */
+  LMX_PT_ENUM,      /* int index into `choices` ("relu|sigmoid|tanh") */
+  LMX_PT_SHAPE,     /* lmx_shape as a tuple "(2, 2)" / "[2,2]" / "2"; ndim -1 = None */
+  LMX_PT_STRING,    /* const char * owned by the param block (see lmx_op_params_free) */
+  LMX_PT_DTYPE,     /* int dtype code, -1 = None; "float32", ... */
+  LMX_PT_OPT_INT,   /* int64_t with LMX_PARAM_NONE_INT for None */
+  LMX_PT_OPT_FLOAT, /* double, NaN for None */
+  LMX_PT_FLOATS     /* lmx_shape-like tuple of doubles: lmx_ftuple */
+} lmx_param_type;
+
+#define LMX_PARAM_NONE_INT INT64_MIN
+
+typedef struct {
+  int n; /* -1 = None */
+  double v[LMX_MAX_NDIM];
+} lmx_ftuple;
+
+typedef struct lmx_param_field {
+  const char *name;
+  lmx_param_type type;
+  size_t offset;       /* offsetof(param struct, field) */
+  const char *def;     /* default in MXNet's string form; NULL = required */
+  const char *choices; /* LMX_PT_ENUM: "a|b|c" */
+  double lo, hi;       /* numeric bounds (inclusive) when lo < hi */
+  const char *doc;
+} lmx_param_field;
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+/* A dense, contiguous tensor handed to kernels: no refcounts, no device table. */
+typedef struct lmx_tensor {
+  void *data;
+  lmx_shape shape;
+  int dtype;
+} lmx_tensor;
+
+/* What a gradient write does (MXNet's OpReqType). */
+enum { LMX_REQ_NULL = 0, LMX_REQ_WRITE = 1, LMX_REQ_INPLACE = 2, LMX_REQ_ADD = 3 };
+
+typedef struct lmx_op lmx_op;
+
+/* Per-call context for kernels and for inference messages. */
+typedef struct lmx_op_ctx {
+  const lmx_op *op;
+  const void *param; /* the op's parsed param struct */
+  const char *node;  /* node name, for messages */
+  int is_train;
+  int dev_type, dev_id;
+  void *workspace;
+  size_t workspace_bytes;
+} lmx_op_ctx;
+
+typedef int (*lmx_forward_fn)(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                              const int *req, const lmx_tensor *aux);
+typedef int (*lmx_backward_fn)(const lmx_op_ctx *c, const lmx_tensor *out_grad,
+                               const lmx_tensor *in, const lmx_tensor *out,
+                               const lmx_tensor *in_grad, const int *req, const lmx_tensor *aux);
+
+/* backward_needs bits */
+enum { LMX_NEEDS_INPUTS = 1, LMX_NEEDS_OUTPUTS = 2, LMX_NEEDS_OUT_GRADS = 4 };
+
+/* flags */
+enum {
+  LMX_OPF_LOSS = 1,        /* backward needs no head gradient (SoftmaxOutput, MakeLoss...) */
+  LMX_OPF_NO_GRAD = 2,     /* gradient is cut here (BlockGrad / stop_gradient) */
+  LMX_OPF_RANDOM = 4,      /* draws from the global generator (Dropout) */
+  LMX_OPF_MUTATES_AUX = 8, /* writes its aux states in training (BatchNorm) */
+  LMX_OPF_UPDATE = 16      /* optimizer update: writes its weight/state inputs in place */
+};
+
+enum { LMX_DEV_SLOT_CPU = 0, LMX_DEV_SLOT_GPU = 1, LMX_DEV_SLOTS = 2 };
+
+/* ---- the descriptor ----------------------------------------------------------------- */
+
+struct lmx_op {
+  const char *name;  /* MXNet's name ("FullyConnected"), as stored in JSON */
+  const char *hint;  /* automatic-name prefix ("fullyconnected", "_plus"); NULL: lower(name) */
+  const char *doc;
+
+  const lmx_param_field *params;
+  int num_params;
+  size_t param_size;                 /* sizeof the param struct (0: no params) */
+  int (*param_check)(const lmx_op_ctx *c, void *param); /* cross-field checks; may be NULL */
+
+  /* Inputs, outputs, aux states. Fixed lists are NULL-terminated arrays of static
+   * names; when the list depends on parameters, num_* and *_name give it instead. */
+  const char *const *inputs;
+  int (*num_inputs)(const void *param);
+  void (*input_name)(const void *param, int i, char *buf, size_t cap);
+  const char *const *outputs; /* NULL: one output named "output" */
+  int (*num_outputs)(const void *param);
+  void (*output_name)(const void *param, int i, char *buf, size_t cap);
+  int (*num_visible_outputs)(const void *param); /* NULL: all outputs are visible */
+  const char *const *aux;                        /* NULL: none */
+  int (*num_aux)(const void *param);
+
+  int (*infer_shape)(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out, int nout,
+                     lmx_shape *aux, int naux);
+  /* NULL: every input, output and aux shares one dtype (MXNet's ElemwiseType rule). */
+  int (*infer_type)(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
+                    int naux);
+
+  lmx_forward_fn forward[LMX_DEV_SLOTS];
+  lmx_backward_fn backward[LMX_DEV_SLOTS];
+  unsigned backward_needs;
+  const int (*inplace)[2]; /* {input index, output index} pairs allowed to share memory */
+  int num_inplace;
+  size_t (*workspace)(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out);
+  unsigned flags;
+};
+
+/* ---- registry and helpers (src/ops/registry.c, params.c, infer_util.c) ------------- */
+
+/* Lookup by MXNet name or alias ("split" -> SliceChannel); NULL when unknown. */
+const lmx_op *lmx_op_find(const char *name);
+int lmx_op_count(void);
+const lmx_op *lmx_op_at(int i);
+
+/* Parses key/value strings into a fresh param block (defaults applied, required fields
+ * checked, bounds and choices enforced, then param_check). Keys of the form __x__ are
+ * attributes, not parameters, and are skipped. Unknown keys and bad values fail with
+ * LMX_ERR_ARG: "<Op> '<node>': parameter '<p>': expected ..., got '...'".
+ * *out is allocated with lmx_alloc and released with lmx_op_params_free. */
+int lmx_op_params_parse(const lmx_op *op, const char *node, const char *const *keys,
+                        const char *const *vals, int n, void **out);
+void lmx_op_params_free(const lmx_op *op, void *param);
+
+/* Canonical string form of parameter field f of a parsed block, MXNet style
+ * ("(2, 2)", "True", "relu", "0.5"). */
+void lmx_op_param_format(const lmx_param_field *f, const void *param, char *buf, size_t cap);
+
+/* Inputs / outputs / aux of an op with a parsed param block. */
+int lmx_op_num_inputs(const lmx_op *op, const void *param);
+int lmx_op_num_outputs(const lmx_op *op, const void *param);
+int lmx_op_num_visible_outputs(const lmx_op *op, const void *param);
+int lmx_op_num_aux(const lmx_op *op, const void *param);
+void lmx_op_input_name(const lmx_op *op, const void *param, int i, char *buf, size_t cap);
+void lmx_op_output_name(const lmx_op *op, const void *param, int i, char *buf, size_t cap);
+void lmx_op_aux_name(const lmx_op *op, const void *param, int i, char *buf, size_t cap);
+
+/* Runs op->infer_shape / infer_type (or the default type rule). */
+int lmx_op_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out, int nout,
+                       lmx_shape *aux, int naux);
+int lmx_op_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
+                      int naux);
+
+/* Merges `expected` into *slot: unknown dims take expected's; known dims must agree.
+ * On conflict fails with LMX_ERR_SHAPE:
+ *   "<Op> '<node>': <what>: expected shape (6,4), got (6,5)". */
+int lmx_shape_assign(const lmx_op_ctx *c, lmx_shape *slot, const lmx_shape *expected,
+                     const char *what);
+/* The same for dtypes (-1 unknown): "<Op> '<node>': <what>: expected float32, got int32". */
+int lmx_dtype_assign(const lmx_op_ctx *c, int *slot, int expected, const char *what);
+
+/* Is every dim known (ndim > 0 and no dim 0)? */
+int lmx_shape_known(const lmx_shape *s);
+
+#endif

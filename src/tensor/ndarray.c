@@ -1,0 +1,141 @@
+/* ndarray.c — creation, views, copies and fills of NDArrays (see ndarray.h).
+ * Cross-device and cross-dtype copies stage through a host buffer: the dtype
+ * conversion runs on the CPU (kernels/cpu/convert.c). */
+#include "ndarray.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../kernels/cpu/cpu_kernels.h"
+#include "../core/alloc.h"
+#include "../core/status.h"
+#include "dtype.h"
+
+static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_storage **out) {
+  const lmx_device_ops *dev;
+  LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
+  lmx_storage *st = lmx_alloc(sizeof *st);
+  if (!st) return lmx_fail_nomem("array storage header", sizeof *st);
+  int rc = dev->alloc(dev_id, bytes, &st->ptr);
+  if (rc == LMX_OK && zero) rc = dev->zero(dev_id, st->ptr, bytes);
+  if (rc != LMX_OK) {
+    if (st->ptr && rc != LMX_ERR_NOMEM) dev->release(dev_id, st->ptr);
+    lmx_free(st);
+    return rc;
+  }
+  lmx_ref_init(&st->rc);
+  st->dev_type = dev_type;
+  st->dev_id = dev_id;
+  st->dev = dev;
+  st->bytes = bytes;
+  *out = st;
+  return LMX_OK;
+}
+
+static void storage_release(lmx_storage *st) {
+  if (st && lmx_ref_dec(&st->rc)) {
+    st->dev->release(st->dev_id, st->ptr);
+    lmx_free(st);
+  }
+}
+
+int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, int zero,
+                  lmx_ndarray **out) {
+  if (!lmx_dtype_valid(dtype))
+    return lmx_fail(LMX_ERR_ARG, "unknown dtype code %d (expected 0..%d)", dtype,
+                    LMX_NUM_DTYPES - 1);
+  size_t bytes;
+  if (lmx_mul_size((size_t)lmx_shape_size(shape), (size_t)lmx_dtype_size(dtype), &bytes)) {
+    char s[LMX_SHAPE_STRCAP];
+    return lmx_fail(LMX_ERR_SHAPE, "array of shape %s is too large", lmx_shape_str(shape, s));
+  }
+  lmx_ndarray *a = lmx_alloc(sizeof *a);
+  if (!a) return lmx_fail_nomem("an NDArray header", sizeof *a);
+  int rc = storage_new(dev_type, dev_id, bytes, zero, &a->st);
+  if (rc != LMX_OK) {
+    lmx_free(a);
+    if (rc == LMX_ERR_NOMEM) {
+      char s[LMX_SHAPE_STRCAP];
+      return lmx_fail(LMX_ERR_NOMEM, "out of memory allocating an array of shape %s %s (%zu bytes)",
+                      lmx_shape_str(shape, s), lmx_dtype_str(dtype), bytes);
+    }
+    return rc;
+  }
+  lmx_ref_init(&a->rc);
+  a->offset = 0;
+  a->shape = *shape;
+  a->dtype = dtype;
+  *out = a;
+  return LMX_OK;
+}
+
+int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_ndarray **out) {
+  lmx_ndarray *a = lmx_alloc(sizeof *a);
+  if (!a) return lmx_fail_nomem("an NDArray view header", sizeof *a);
+  lmx_ref_init(&a->rc);
+  lmx_ref_inc(&src->st->rc);
+  a->st = src->st;
+  a->offset = offset;
+  a->shape = *shape;
+  a->dtype = src->dtype;
+  *out = a;
+  return LMX_OK;
+}
+
+void lmx_nd_release(lmx_ndarray *a) {
+  if (a && lmx_ref_dec(&a->rc)) {
+    storage_release(a->st);
+    lmx_free(a);
+  }
+}
+
+int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst) {
+  int64_t n = lmx_nd_size(src);
+  if (n != lmx_nd_size(dst)) {
+    char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
+    return lmx_fail(LMX_ERR_SHAPE, "copyto: source shape %s and target shape %s differ",
+                    lmx_shape_str(&src->shape, a), lmx_shape_str(&dst->shape, b));
+  }
+  if (n == 0) return LMX_OK;
+  const lmx_storage *s = src->st, *d = dst->st;
+  int s_cpu = s->dev_type == LMX_CPU, d_cpu = d->dev_type == LMX_CPU;
+  if (src->dtype == dst->dtype) {
+    size_t bytes = lmx_nd_bytes(src);
+    if (s_cpu && d_cpu) return lmx_cpu_device.copy(0, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, 0);
+    if (!s_cpu && !d_cpu && s->dev_id == d->dev_id)
+      return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2D);
+    if (s_cpu) return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_H2D);
+    if (d_cpu) return s->dev->copy(s->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2H);
+  }
+  /* Different dtypes, or two different GPUs: stage through host memory. */
+  lmx_ndarray *hs = NULL, *hd = NULL;
+  int rc = LMX_OK;
+  const lmx_ndarray *csrc = src;
+  if (!s_cpu) {
+    rc = lmx_nd_create(&src->shape, src->dtype, LMX_CPU, 0, 0, &hs);
+    if (rc == LMX_OK) rc = lmx_nd_copy(src, hs);
+    csrc = hs;
+  }
+  lmx_ndarray *cdst = dst;
+  if (rc == LMX_OK && !d_cpu) {
+    rc = lmx_nd_create(&dst->shape, dst->dtype, LMX_CPU, 0, 0, &hd);
+    cdst = hd;
+  }
+  if (rc == LMX_OK)
+    lmx_cpu_convert(lmx_nd_ptr(cdst), cdst->dtype, lmx_nd_ptr(csrc), csrc->dtype, n);
+  if (rc == LMX_OK && hd) rc = lmx_nd_copy(hd, dst);
+  lmx_nd_release(hs);
+  lmx_nd_release(hd);
+  return rc;
+}
+
+void lmx_nd_describe(const lmx_ndarray *a, char *buf, size_t cap) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < a->shape.ndim && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, i ? "x%lld" : "%lld", (long long)a->shape.dim[i]);
+  if (a->shape.ndim == 0 && at < cap) at += (size_t)snprintf(buf + at, cap - at, "scalar");
+  if (at < cap)
+    snprintf(buf + at, cap - at, " %s @%s(%d)", lmx_dtype_str(a->dtype), a->st->dev->name,
+             a->st->dev_id);
+}

@@ -1,0 +1,58 @@
+/* ndarray.h — engine-internal view of NDArrays and their storage.
+ *
+ * An lmx_ndarray is (storage, byte offset, shape, dtype). Storage is reference counted
+ * and owns one device allocation; every array (including views made by reshape and
+ * slice) holds one reference to its storage, so storage outlives all of its views no
+ * matter in which order handles are released. Arrays are always contiguous (C order):
+ * reshape and first-axis slices are the only views, and both keep contiguity.
+ *
+ * Invariant: offset + size * dtype_size <= storage->bytes.
+ */
+#ifndef LMX_TENSOR_NDARRAY_H
+#define LMX_TENSOR_NDARRAY_H
+
+#include <stddef.h>
+
+#include "../core/refcount.h"
+#include "../device/device.h"
+#include "shape.h"
+
+typedef struct lmx_storage {
+  lmx_refcount rc;
+  int dev_type, dev_id;
+  const lmx_device_ops *dev;
+  void *ptr;
+  size_t bytes;
+} lmx_storage;
+
+struct lmx_ndarray {
+  lmx_refcount rc;
+  lmx_storage *st;
+  size_t offset; /* bytes from st->ptr */
+  lmx_shape shape;
+  int dtype;
+};
+
+/* New contiguous array; zeroed when zero != 0. */
+int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, int zero,
+                  lmx_ndarray **out);
+
+/* A new array header over the same storage (a view). */
+int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_ndarray **out);
+
+void lmx_nd_release(lmx_ndarray *a);
+
+static inline void *lmx_nd_ptr(const lmx_ndarray *a) { return (char *)a->st->ptr + a->offset; }
+static inline int64_t lmx_nd_size(const lmx_ndarray *a) { return lmx_shape_size(&a->shape); }
+static inline size_t lmx_nd_bytes(const lmx_ndarray *a) {
+  return (size_t)lmx_nd_size(a) * (size_t)lmx_dtype_size(a->dtype);
+}
+static inline int lmx_nd_is_cpu(const lmx_ndarray *a) { return a->st->dev_type == LMX_CPU; }
+
+/* Copy with dtype conversion across devices (shapes must have equal sizes). */
+int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst);
+
+/* "2x3 float32 @cpu(0)" */
+void lmx_nd_describe(const lmx_ndarray *a, char *buf, size_t cap);
+
+#endif
