@@ -5,16 +5,18 @@ file(GLOB LUAMX_C_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/test
 foreach(src ${LUAMX_C_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})
-  target_link_libraries(${name} PRIVATE luamx)
+  target_link_libraries(${name} PRIVATE luamx_static)
+  target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   add_test(NAME c_${name} COMMAND ${name})
 endforeach()
 
 set(LUAMX_TEST_ENV
   "LUAMX_LIB=$<TARGET_FILE:luamx>"
-  "LUA_PATH=${CMAKE_CURRENT_SOURCE_DIR}/lua/?.lua;${CMAKE_CURRENT_SOURCE_DIR}/lua/?/init.lua;${CMAKE_CURRENT_SOURCE_DIR}/spec/?.lua;;"
+  # semicolons escaped: ENVIRONMENT is itself a CMake list
+  "LUA_PATH=${CMAKE_CURRENT_SOURCE_DIR}/lua/?.lua\\;${CMAKE_CURRENT_SOURCE_DIR}/lua/?/init.lua\\;${CMAKE_CURRENT_SOURCE_DIR}/spec/?.lua\\;\\;"
   "LUAMX_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}"
-  "LUAMX_FIXTURES=${CMAKE_CURRENT_SOURCE_DIR}/../shared/fixtures")
+  "LUAMX_FIXTURES=${CMAKE_CURRENT_SOURCE_DIR}/spec/fixtures")
 if(LUAMX_SANITIZE)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
                   OUTPUT_VARIABLE ASAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)

@@ -23,7 +23,7 @@ mx.random = {}
 --- Seeds the global generator: the same seed gives the same draws.
 function mx.random.seed(n)
   if type(n) ~= 'number' or n % 1 ~= 0 or n < 0 then
-    error('mx.random.seed: seed must be a non-negative integer, got ' .. tostring(n), 2)
+    capi.raise('mx.random.seed: seed must be a non-negative integer, got ' .. tostring(n))
   end
   capi.check(capi.C.lmx_random_seed(n), 2)
 end

@@ -53,15 +53,35 @@ ffi.cdef [[ const char *lmx_cdef_bootstrap_(void) __asm__("lmx_cdef"); ]]
 ffi.cdef(ffi.string(lib.lmx_cdef_bootstrap_()))
 M.C = lib
 
+-- Errors are reported at the first stack frame outside this module's own files, so the
+-- position is the user's line however deep (or tail-called) the module's own calls are.
+local here = debug.getinfo(1, 'S').source
+local module_dir = here:match('^(@.*[/\\])luamx[/\\]capi%.lua$')
+local function is_ours(src)
+  return module_dir ~= nil and src:sub(1, #module_dir) == module_dir and
+    (src:sub(#module_dir + 1, #module_dir + 6) == 'luamx/' or src:sub(#module_dir + 1) == 'luamx.lua')
+end
+
+--- Raises msg as a Lua error positioned at the caller's line (the first frame that is
+-- not part of luamx).
+function M.raise(msg)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, 'S')
+    if not info then level = 2 break end
+    if info.what ~= 'C' and not is_ours(info.source) then break end
+    level = level + 1
+  end
+  error(msg, level)
+end
+
 --- Raises the engine's last error (with `what` before it, if given) when rc ~= 0.
--- `level` is the Lua error level relative to the caller of check (default 2: the caller
--- of the function that called check).
-function M.check(rc, level, what)
+function M.check(rc, _, what)
   if rc ~= 0 then
     local msg = ffi.string(lib.lmx_last_error())
     if msg == '' then msg = ffi.string(lib.lmx_status_string(rc)) end
     if what then msg = what .. ': ' .. msg end
-    error(msg, (level or 2) + 1)
+    M.raise(msg)
   end
 end
 

@@ -4,7 +4,7 @@
 -- compare with == and print as cpu(0). Asking for a GPU that is not there fails when
 -- the context is made, with the engine's message.
 local capi = require 'luamx.capi'
-local C, check = capi.C, capi.check
+local C, check, raise = capi.C, capi.check, capi.raise
 
 local M = {}
 
@@ -21,7 +21,7 @@ local cache = {}
 local function make(device_type, id, level)
   id = id or 0
   if type(id) ~= 'number' or id % 1 ~= 0 then
-    error(('mx.%s: device id must be an integer, got %s'):format(device_type, tostring(id)), level + 1)
+    raise(('mx.%s: device id must be an integer, got %s'):format(device_type, tostring(id)))
   end
   local key = device_type .. id
   local c = cache[key]
@@ -45,7 +45,7 @@ function M.resolve(ctx, level)
   if ctx == nil then return M.cpu(0) end
   if getmetatable(ctx) == Context then return ctx end
   if ctx == 'cpu' or ctx == 'gpu' then return make(ctx, 0, (level or 2) + 1) end
-  error('expected a context such as mx.cpu(0), got ' .. tostring(ctx), (level or 2) + 1)
+  raise('expected a context such as mx.cpu(0), got ' .. tostring(ctx))
 end
 
 M.Context = Context

@@ -11,7 +11,7 @@
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local context = require 'luamx.context'
-local C, check = capi.C, capi.check
+local C, check, raise = capi.C, capi.check, capi.raise
 
 local M = {}
 local NDArray = {}
@@ -29,7 +29,7 @@ local function dtype_code(dt, level)
     check(C.lmx_dtype_from_name(dt, out), (level or 2) + 1)
     return out[0]
   end
-  error('dtype must be a name such as \'float32\', got ' .. tostring(dt), (level or 2) + 1)
+  raise('dtype must be a name such as \'float32\', got ' .. tostring(dt))
 end
 M.dtype_code = dtype_code
 M.dtype_names = dtype_names
@@ -78,10 +78,10 @@ end
 
 local function handle(a, level)
   if getmetatable(a) ~= NDArray then
-    error('expected an NDArray, got ' .. (type(a) == 'table' and 'a table' or type(a)), (level or 2) + 1)
+    raise('expected an NDArray, got ' .. (type(a) == 'table' and 'a table' or type(a)))
   end
   local h = rawget(a, '_h')
-  if not h then error('NDArray has been freed', (level or 2) + 1) end
+  if not h then raise('NDArray has been freed') end
   return h
 end
 M.handle = handle
@@ -94,20 +94,20 @@ local dims_buf = ffi.new('int64_t[?]', C.LMX_MAX_NDIM)
 local function shape_arg(shape, level, what)
   if type(shape) == 'number' then shape = {shape} end
   if type(shape) ~= 'table' then
-    error(('%s: shape must be a table of integers such as {2, 3}, got %s'):format(what, type(shape)), level + 1)
+    raise(('%s: shape must be a table of integers such as {2, 3}, got %s'):format(what, type(shape)))
   end
   local n = #shape
   if n > C.LMX_MAX_NDIM then
-    error(('%s: at most %d dims are supported, got %d'):format(what, C.LMX_MAX_NDIM, n), level + 1)
+    raise(('%s: at most %d dims are supported, got %d'):format(what, C.LMX_MAX_NDIM, n))
   end
   local d = ffi.new('int64_t[?]', math.max(n, 1))
   for i = 1, n do
     local v = shape[i]
     if type(v) ~= 'number' or v % 1 ~= 0 then
-      error(('%s: shape[%d] must be an integer, got %s'):format(what, i, tostring(v)), level + 1)
+      raise(('%s: shape[%d] must be an integer, got %s'):format(what, i, tostring(v)))
     end
     if v > 2 ^ 62 then
-      error(('%s: shape[%d] = %.0f is too large'):format(what, i, v), level + 1)
+      raise(('%s: shape[%d] = %.0f is too large'):format(what, i, v))
     end
     d[i - 1] = v
   end
@@ -125,7 +125,7 @@ end
 
 local function opts_of(opts, level)
   opts = opts or {}
-  if type(opts) ~= 'table' then error('options must be a table {ctx=, dtype=}', level + 1) end
+  if type(opts) ~= 'table' then raise('options must be a table {ctx=, dtype=}') end
   local ctx = context.resolve(opts.ctx, level + 1)
   return ctx, dtype_code(opts.dtype, level + 1)
 end
@@ -143,7 +143,7 @@ function M.zeros(shape, opts) return empty(shape, opts, 2, 'mx.nd.zeros') end
 function M.ones(shape, opts) return M.full(shape, 1, opts) end
 
 function M.full(shape, value, opts)
-  if type(value) ~= 'number' then error('mx.nd.full: value must be a number, got ' .. type(value), 2) end
+  if type(value) ~= 'number' then raise('mx.nd.full: value must be a number, got ' .. type(value)) end
   local a = empty(shape, opts, 2, 'mx.nd.full')
   check(C.lmx_ndarray_fill(a._h, value), 2)
   return a
@@ -160,16 +160,16 @@ local function flatten(t, level)
   local function walk(x, depth, path)
     if depth > #shape then
       if type(x) ~= 'number' then
-        error(('mx.nd.array: element %s must be a number, got %s'):format(path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)), level + 3)
+        raise(('mx.nd.array: element %s must be a number, got %s'):format(path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)))
       end
       flat[#flat + 1] = x
       return
     end
     if type(x) ~= 'table' then
-      error(('mx.nd.array: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(path, shape[depth], type(x)), level + 3)
+      raise(('mx.nd.array: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(path, shape[depth], type(x)))
     end
     if #x ~= shape[depth] then
-      error(('mx.nd.array: element %s has %d entries, expected %d (rows must all have the same length)'):format(path, #x, shape[depth]), level + 3)
+      raise(('mx.nd.array: element %s has %d entries, expected %d (rows must all have the same length)'):format(path, #x, shape[depth]))
     end
     for i = 1, #x do walk(x[i], depth + 1, path .. '[' .. i .. ']') end
   end
@@ -185,10 +185,10 @@ function M.array(src, opts)
     return a
   end
   if type(src) == 'number' then src = {src} end
-  if type(src) ~= 'table' then error('mx.nd.array: expected a (nested) table of numbers, got ' .. type(src), 2) end
+  if type(src) ~= 'table' then raise('mx.nd.array: expected a (nested) table of numbers, got ' .. type(src)) end
   local shape, flat = flatten(src, 0)
   if #shape > C.LMX_MAX_NDIM then
-    error(('mx.nd.array: at most %d dims are supported, got %d'):format(C.LMX_MAX_NDIM, #shape), 2)
+    raise(('mx.nd.array: at most %d dims are supported, got %d'):format(C.LMX_MAX_NDIM, #shape))
   end
   local a = empty(shape, opts, 2, 'mx.nd.array')
   local n = #flat
@@ -202,9 +202,9 @@ function M.arange(start, stop, step, opts)
   if stop == nil then start, stop = 0, start end
   step = step or 1
   for name, v in pairs {start = start, stop = stop, step = step} do
-    if type(v) ~= 'number' then error(('mx.nd.arange: %s must be a number, got %s'):format(name, type(v)), 2) end
+    if type(v) ~= 'number' then raise(('mx.nd.arange: %s must be a number, got %s'):format(name, type(v))) end
   end
-  if step == 0 then error('mx.nd.arange: step must not be 0', 2) end
+  if step == 0 then raise('mx.nd.arange: step must not be 0') end
   local n = math.max(0, math.ceil((stop - start) / step))
   local a = empty({n}, opts, 2, 'mx.nd.arange')
   local buf = ffi.new('double[?]', math.max(n, 1))
@@ -285,14 +285,14 @@ end
 --- Rows first..last (1-based, inclusive) along the first axis, as a view.
 function NDArray:slice(first, last)
   if type(first) ~= 'number' or (last ~= nil and type(last) ~= 'number') then
-    error('slice: first and last must be integers', 2)
+    raise('slice: first and last must be integers')
   end
   last = last or first
   return new_from(2, C.lmx_ndarray_slice, handle(self, 2), first - 1, last)
 end
 
 function NDArray:fill(v)
-  if type(v) ~= 'number' then error('fill: value must be a number, got ' .. type(v), 2) end
+  if type(v) ~= 'number' then raise('fill: value must be a number, got ' .. type(v)) end
   check(C.lmx_ndarray_fill(handle(self, 2), v), 2)
   return self
 end
@@ -304,14 +304,14 @@ function NDArray:set(src)
     return self
   end
   if type(src) == 'number' then return self:fill(src) end
-  if type(src) ~= 'table' then error('set: expected an NDArray, a number or a table, got ' .. type(src), 2) end
+  if type(src) ~= 'table' then raise('set: expected an NDArray, a number or a table, got ' .. type(src)) end
   local shape, flat = flatten(src, 0)
   local mine = self.shape
   local same = #shape == #mine
   for i = 1, #shape do same = same and shape[i] == mine[i] end
   if not same then
-    error(('set: table of shape {%s} does not match the array\'s shape {%s}'):format(
-      table.concat(shape, ','), table.concat(mine, ',')), 2)
+    raise(('set: table of shape {%s} does not match the array\'s shape {%s}'):format(
+      table.concat(shape, ','), table.concat(mine, ',')))
   end
   local buf = ffi.new('double[?]', math.max(#flat, 1))
   for i = 1, #flat do buf[i - 1] = flat[i] end
@@ -346,7 +346,7 @@ end
 
 function NDArray:tonumber()
   local n = self.size
-  if n ~= 1 then error(('tonumber: the array has %d elements, expected 1'):format(n), 2) end
+  if n ~= 1 then raise(('tonumber: the array has %d elements, expected 1'):format(n)) end
   return self:toflat()[1]
 end
 NDArray.asscalar = NDArray.tonumber
@@ -416,8 +416,8 @@ local function arith(op, x, y, level)
   if xa and ya then return new_from(level, C.lmx_ndarray_binary, op, handle(x, level), handle(y, level)) end
   if xa and type(y) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(x, level), y, 0) end
   if ya and type(x) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(y, level), x, 1) end
-  error(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
-    type(xa and y or x)), level)
+  raise(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
+    type(xa and y or x)))
 end
 
 NDArray.__add = function(x, y) return arith(BIN.add, x, y, 2) end

@@ -40,7 +40,9 @@ typedef enum {
   LMX_PT_DTYPE,     /* int dtype code, -1 = None; "float32", ... */
   LMX_PT_OPT_INT,   /* int64_t with LMX_PARAM_NONE_INT for None */
   LMX_PT_OPT_FLOAT, /* double, NaN for None */
-  LMX_PT_FLOATS     /* lmx_shape-like tuple of doubles: lmx_ftuple */
+  LMX_PT_FLOATS,    /* lmx_shape-like tuple of doubles: lmx_ftuple */
+  LMX_PT_OPT_INTS   /* lmx_shape whose entries may be None (LMX_PARAM_NONE_INT):
+                       slice's begin/end/step "(None, 2)"; ndim -1 = None */
 } lmx_param_type;
 
 #define LMX_PARAM_NONE_INT INT64_MIN
@@ -118,7 +120,8 @@ struct lmx_op {
   int (*param_check)(const lmx_op_ctx *c, void *param); /* cross-field checks; may be NULL */
 
   /* Inputs, outputs, aux states. Fixed lists are NULL-terminated arrays of static
-   * names; when the list depends on parameters, num_* and *_name give it instead. */
+   * names; when the list depends on parameters, num_* and *_name give it instead.
+   * inputs NULL and num_inputs NULL: one input named "data" (MXNet's default). */
   const char *const *inputs;
   int (*num_inputs)(const void *param);
   void (*input_name)(const void *param, int i, char *buf, size_t cap);
@@ -142,6 +145,10 @@ struct lmx_op {
   int num_inplace;
   size_t (*workspace)(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out);
   unsigned flags;
+  /* MXNet's FSetInputVarAttrOnCompose for aux states: per aux state, the `__init__`
+   * attribute given to a variable bound to it when it has none (BatchNorm:
+   * {"[\"zero\", {}]", "[\"one\", {}]"}); NULL: nothing. Used by src/graph. */
+  const char *const *aux_init;
 };
 
 /* ---- registry and helpers (src/ops/registry.c, params.c, infer_util.c) ------------- */
@@ -150,6 +157,20 @@ struct lmx_op {
 const lmx_op *lmx_op_find(const char *name);
 int lmx_op_count(void);
 const lmx_op *lmx_op_at(int i);
+/* Index of op in the registry (0..count-1), -1 if it is not registered. */
+int lmx_op_index(const lmx_op *op);
+
+/* Aliases (ops.def's LMX_OP_ALIAS lines): alias i and the canonical op; NULL past the end. */
+int lmx_op_alias_count(void);
+const char *lmx_op_alias_at(int i, const lmx_op **target);
+
+/* Automatic-name prefix, MXNet's rule: the name the op was *called by*, lower-cased
+ * (python/mxnet/symbol/register.py passes the function name to NameManager.get):
+ * "FullyConnected" -> "fullyconnected", "split" -> "split", the operator overloads call
+ * the internal aliases "_Plus" -> "_plus", "_PlusScalar" -> "_plusscalar",
+ * "_MulScalar" -> "_mulscalar". `called` NULL: op->hint, or lower(op->name).
+ * Writes into buf (truncated to cap) and returns buf. */
+const char *lmx_op_hint_of(const lmx_op *op, const char *called, char *buf, size_t cap);
 
 /* Parses key/value strings into a fresh param block (defaults applied, required fields
  * checked, bounds and choices enforced, then param_check). Keys of the form __x__ are

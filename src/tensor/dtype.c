@@ -49,7 +49,7 @@ uint16_t lmx_f32_to_f16(float f) {
   if (absx < 0x38800000u) {                                     /* subnormal or zero */
     if (absx < 0x33000000u) return sign;                       /* below half the least subnormal */
     uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-    int shift = 126 - (int)(absx >> 23) + 14; /* 14..24 */
+    int shift = 126 - (int)(absx >> 23); /* 14..24: value = mant * 2^(e-150), unit 2^-24 */
     uint32_t half = mant >> shift;
     uint32_t rem = mant & ((1u << shift) - 1u);
     uint32_t mid = 1u << (shift - 1);

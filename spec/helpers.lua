@@ -1,0 +1,42 @@
+--- spec/helpers.lua — shared test utilities: error assertions, near-equality, leak checks.
+local ffi = require 'ffi'
+local mx = require 'luamx'
+local C = mx.capi.C
+
+local H = {}
+
+--- Asserts fn raises an error whose message contains every given plain-text fragment.
+function H.raises(fn, ...)
+  local ok, err = pcall(fn)
+  assert(not ok, 'expected an error, but the call succeeded')
+  err = tostring(err)
+  for _, frag in ipairs {...} do
+    assert(err:find(frag, 1, true), ('error message %q does not contain %q'):format(err, frag))
+  end
+  return err
+end
+
+--- Flat list equality within tol (exact when tol is nil).
+function H.near(actual, expected, tol)
+  assert(#actual == #expected, ('length %d ~= %d'):format(#actual, #expected))
+  for i = 1, #expected do
+    local a, e = actual[i], expected[i]
+    local ok = tol and math.abs(a - e) <= tol * math.max(1, math.abs(e)) or a == e
+    assert(ok, ('element %d: got %.10g, expected %.10g'):format(i, a, e))
+  end
+  return true
+end
+
+--- Live blocks of the engine allocator.
+function H.live_blocks()
+  local n = ffi.new('int64_t[1]')
+  C.lmx_debug_alloc_stats(n, nil, nil)
+  return tonumber(n[0])
+end
+
+function H.full_gc()
+  collectgarbage('collect')
+  collectgarbage('collect')
+end
+
+return H
