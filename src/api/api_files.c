@@ -1,0 +1,68 @@
+/* api_files.c — NDArray-list file entry points (argument checks; work in
+ * src/tensor/ndfile.c). An lmx_ndlist is reference counted like every other handle;
+ * lmx_ndlist_get hands out new references to its arrays, so they outlive the list. */
+#include <string.h>
+
+#include "../tensor/ndfile.h"
+#include "api.h"
+
+int lmx_ndarray_save(const char *path, lmx_ndarray *const *arrays, const char *const *names,
+                     int n) {
+  LMX_ENTER();
+  LMX_NEED(path, "lmx_ndarray_save", "path");
+  if (!path[0]) return lmx_fail(LMX_ERR_ARG, "lmx_ndarray_save: path must not be empty");
+  if (n < 0) return lmx_fail(LMX_ERR_ARG, "lmx_ndarray_save: n must be >= 0, got %d", n);
+  if (n > 0) LMX_NEED(arrays, "lmx_ndarray_save", "arrays");
+  for (int i = 0; i < n; i++) {
+    if (!arrays[i])
+      return lmx_fail(LMX_ERR_ARG, "lmx_ndarray_save: %s: arrays[%d] is NULL", path, i);
+    if (names && !names[i])
+      return lmx_fail(LMX_ERR_ARG, "lmx_ndarray_save: %s: names[%d] is NULL", path, i);
+  }
+  return lmx_ndfile_save(path, arrays, names, n);
+}
+
+int lmx_ndarray_load(const char *path, lmx_ndlist **out) {
+  LMX_ENTER();
+  LMX_NEED(path, "lmx_ndarray_load", "path");
+  LMX_NEED(out, "lmx_ndarray_load", "out");
+  if (!path[0]) return lmx_fail(LMX_ERR_ARG, "lmx_ndarray_load: path must not be empty");
+  return lmx_ndfile_load(path, out);
+}
+
+int lmx_ndarray_load_buffer(const void *data, size_t size, const char *name,
+                            lmx_ndlist **out) {
+  LMX_ENTER();
+  LMX_NEED(out, "lmx_ndarray_load_buffer", "out");
+  if (size > 0) LMX_NEED(data, "lmx_ndarray_load_buffer", "data");
+  return lmx_ndfile_load_buffer(size > 0 ? data : "", size, name ? name : "<buffer>", out);
+}
+
+int lmx_ndlist_free(lmx_ndlist *list) {
+  lmx_ndlist_release(list);
+  return LMX_OK;
+}
+
+int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names) {
+  LMX_ENTER();
+  LMX_NEED(list, "lmx_ndlist_size", "list");
+  LMX_NEED(n, "lmx_ndlist_size", "n");
+  LMX_NEED(has_names, "lmx_ndlist_size", "has_names");
+  *n = list->n;
+  *has_names = list->has_names;
+  return LMX_OK;
+}
+
+/* name may be NULL when the caller does not want it. */
+int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr, const char **name) {
+  LMX_ENTER();
+  LMX_NEED(list, "lmx_ndlist_get", "list");
+  LMX_NEED(arr, "lmx_ndlist_get", "arr");
+  if (i < 0 || i >= list->n)
+    return lmx_fail(LMX_ERR_ARG, "lmx_ndlist_get: index %d is out of range (the list has %d "
+                    "arrays)", i, list->n);
+  lmx_ref_inc(&list->arrays[i]->rc);
+  *arr = list->arrays[i];
+  if (name) *name = list->has_names ? list->names[i] : NULL;
+  return LMX_OK;
+}
