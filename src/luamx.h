@@ -249,7 +249,8 @@ LMX_API int lmx_ndarray_dot(const lmx_ndarray *a, const lmx_ndarray *b, lmx_ndar
 /* A list of arrays with optional names, as read from a file. */
 typedef struct lmx_ndlist lmx_ndlist;
 
-/* Saves n arrays to path in MXNet's NDArray-list format (V2 arrays, 0x112 header).
+/* Saves n arrays to path in MXNet's NDArray-list format (V2 arrays, 0x112 header; a
+ * 0-dim array is written in the V3 layout, because V2 reads ndim 0 as "no array").
  * names may be NULL (a list) or hold n non-NULL names (a name->array table). The file
  * is written to a temporary in the same directory and renamed over path, so a crash
  * never leaves a half-written file at path. Errors name the file. */
@@ -277,7 +278,157 @@ LMX_API int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names);
 LMX_API int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr,
                            const char **name);
 
-/* ==================================================== (symbols: issue 3) ===== */
+/* ================================================================== Symbols === */
+
+/* A symbolic graph: a list of outputs (heads) of a graph of operator nodes and
+ * variables, with MXNet's composition, naming, attribute, listing and JSON rules.
+ * Nodes are shared between symbols (internals, selections, groups) and reference
+ * counted, so symbol handles may be freed in any order. Composition and attribute
+ * changes mutate nodes: they are visible through every symbol sharing the node, as in
+ * MXNet. Borrowed strings (lists, JSON, attribute values) live in the symbol until the
+ * next call of the same kind on the same symbol, or until it is freed.
+ * Thread safety: one symbol handle per thread at a time; automatic names use a
+ * process-wide counter per hint (thread-safe); attribute scopes are per thread. */
+typedef struct lmx_symbol lmx_symbol;
+
+/* What lmx_symbol_list returns. ATTR: the head node's attributes as key, value pairs
+ * (2n strings), hidden keys "__k__" reported twice (also as "k"); ATTR_ALL: every
+ * node's attributes in DFS order with keys "<node>$<key>". */
+enum {
+  LMX_SYM_ARGUMENTS = 0,
+  LMX_SYM_OUTPUTS = 1,
+  LMX_SYM_AUX_STATES = 2,
+  LMX_SYM_INPUTS = 3,
+  LMX_SYM_ATTR = 4,
+  LMX_SYM_ATTR_ALL = 5
+};
+
+/* The mxnet_version written by lmx_symbol_tojson (MXNet 1.9.1, whose rules we follow). */
+enum { LMX_SYMBOL_JSON_VERSION = 10901 };
+
+/* A variable named `name` (non-empty), carrying the attributes of the current attribute
+ * scope. out: one reference. */
+LMX_API int lmx_symbol_variable(const char *name, lmx_symbol **out);
+
+/* An operator node, not yet composed. op_name: a registered name or alias. node_name:
+ * NULL for an automatic name ("<hint><n>": hint = op hint, lower-cased op name, or the
+ * lower-cased alias called). keys/vals (n pairs, copied): parameters in MXNet's string
+ * form, attributes "__x__", and ctx_group / lr_mult / wd_mult / force_mirroring /
+ * mirror_stage (stored as "__x__"); "<input>_lr_mult"-style keys are refused. The
+ * current attribute scope applies first. out: one reference.
+ * Errors: LMX_ERR_NOTFOUND (unknown op), LMX_ERR_ARG (unknown parameter, missing
+ * required parameter, bad value; the message names op, node and parameter). */
+LMX_API int lmx_symbol_new_op(const char *op_name, const char *node_name, int n,
+                              const char *const *keys, const char *const *vals,
+                              lmx_symbol **out);
+
+/* Sets the inputs of an uncomposed operator symbol: n inputs by position (names NULL)
+ * or by input name (names[i] non-NULL). Each input must have one output. Inputs left
+ * out become variables "<node>_<input>" with a copy of the op's attributes. On an
+ * already composed symbol, only names are accepted: each names a variable of the graph
+ * to replace (done on a copy of the graph, so other symbols are unaffected).
+ * Errors (LMX_ERR_ARG): unknown input name (message lists candidates), too many
+ * inputs, multi-output input, a cycle, positional inputs for a composed symbol. */
+LMX_API int lmx_symbol_compose(lmx_symbol *sym, int n, const char *const *names,
+                               lmx_symbol *const *inputs);
+
+/* Releases one reference. NULL is a no-op. Always LMX_OK. */
+LMX_API int lmx_symbol_free(lmx_symbol *sym);
+
+/* Adds one reference. */
+LMX_API int lmx_symbol_retain(lmx_symbol *sym);
+
+/* A deep copy (new nodes, same names and attributes). out: one reference. */
+LMX_API int lmx_symbol_copy(const lmx_symbol *sym, lmx_symbol **out);
+
+/* The concatenation of the outputs of n symbols. out: one reference. */
+LMX_API int lmx_symbol_group(int n, lmx_symbol *const *syms, lmx_symbol **out);
+
+/* Number of outputs (heads). */
+LMX_API int lmx_symbol_num_outputs(const lmx_symbol *sym, int *n);
+
+/* Output i (0-based) as a symbol. LMX_ERR_ARG when out of range. out: one reference. */
+LMX_API int lmx_symbol_get_output(const lmx_symbol *sym, int i, lmx_symbol **out);
+
+/* Every variable and every visible op output, in DFS order. out: one reference. */
+LMX_API int lmx_symbol_get_internals(const lmx_symbol *sym, lmx_symbol **out);
+
+/* The inputs of the head node(s) (each distinct head node once); may have 0 outputs.
+ * out: one reference. */
+LMX_API int lmx_symbol_get_children(const lmx_symbol *sym, lmx_symbol **out);
+
+/* The head node's name, borrowed (until the node is renamed); *name = NULL when the
+ * heads are different nodes (a group). */
+LMX_API int lmx_symbol_name(const lmx_symbol *sym, const char **name);
+
+/* A list (kind: LMX_SYM_*). *n strings in *items, both borrowed from the symbol until
+ * the next lmx_symbol_list call on it. Orders: MXNet's post-order DFS. */
+LMX_API int lmx_symbol_list(lmx_symbol *sym, int kind, int *n, const char *const **items);
+
+/* Attribute `key` of the head node: also "name", "op_name" ("null" for variables),
+ * "_value_index"; a hidden key "lr_mult" falls back to "__lr_mult__". *value is NULL when
+ * absent or when the heads are different nodes; otherwise borrowed from the symbol until
+ * the next lmx_symbol_get_attr on it. */
+LMX_API int lmx_symbol_get_attr(lmx_symbol *sym, const char *key, const char **value);
+
+/* Sets attribute `key` of the single head node (key "name" renames it; hidden keys
+ * become "__key__"; an op parameter is re-parsed and checked). LMX_ERR_ARG for a group
+ * or a bad parameter value (the old value stays). */
+LMX_API int lmx_symbol_set_attr(lmx_symbol *sym, const char *key, const char *value);
+
+/* Attribute scopes (MXNet's AttrScope), per thread: push n key/value pairs (copied,
+ * merged over the enclosing scope); every node created until the matching pop gets
+ * them (hidden keys as "__key__"). Pop without push: LMX_ERR_STATE. */
+LMX_API int lmx_attr_scope_push(int n, const char *const *keys, const char *const *vals);
+LMX_API int lmx_attr_scope_pop(void);
+
+/* Next automatic name for `hint` ("<hint><counter>") into buf (NUL-terminated; cap
+ * bytes). LMX_ERR_ARG when it does not fit. Thread-safe. */
+LMX_API int lmx_name_next(const char *hint, char *buf, int cap);
+
+/* Forgets every automatic-name counter (MXNet's fresh NameManager). Thread-safe. */
+LMX_API int lmx_name_reset(void);
+
+/* Shape inference. Inputs: n known shapes, by name (keys[i] names an argument or aux
+ * state) or by position in list_arguments() order (keys NULL); ndim[i] dims are in
+ * dims[i * LMX_MAX_NDIM ...]; ndim 0 = unknown, dim 0 = unknown dim. Variables'
+ * "__shape__" attributes fill what is not given.
+ * Outputs: cap slots, at least #arguments + #outputs + #aux; slot k gets out_ndim[k] and
+ * out_dims[k * LMX_MAX_NDIM ...] for the arguments, then the outputs, then the aux
+ * states, in list order (ndim 0 = unknown). *complete = 1 when every shape is fully
+ * known. partial = 0 fails with LMX_ERR_SHAPE naming the unknown arguments when not
+ * complete; partial = 1 returns what is known.
+ * Errors: LMX_ERR_ARG (unknown name, with candidates; too many shapes; cap too small),
+ * LMX_ERR_SHAPE (a contradiction: op, node, input, expected and actual shapes). */
+LMX_API int lmx_symbol_infer_shape(lmx_symbol *sym, int n, const char *const *keys,
+                                   const int *ndim, const int64_t *dims, int partial, int cap,
+                                   int *out_ndim, int64_t *out_dims, int *complete);
+
+/* dtype inference, same conventions: dtypes[i] (-1 unknown), out_dtypes[cap] for
+ * arguments, outputs, aux states (-1 unknown); "__dtype__" attributes seed variables. */
+LMX_API int lmx_symbol_infer_type(lmx_symbol *sym, int n, const char *const *keys,
+                                  const int *dtypes, int partial, int cap, int *out_dtypes,
+                                  int *complete);
+
+/* MXNet's JSON text (byte-identical layout to MXNet's writer; mxnet_version
+ * LMX_SYMBOL_JSON_VERSION), borrowed from the symbol until the next lmx_symbol_tojson
+ * or lmx_symbol_debug_str on it. */
+LMX_API int lmx_symbol_tojson(lmx_symbol *sym, const char **json);
+
+/* nnvm's Symbol::Print text, borrowed like lmx_symbol_tojson's. */
+LMX_API int lmx_symbol_debug_str(lmx_symbol *sym, const char **text);
+
+/* Writes the JSON to path atomically (temporary file in the same directory, then
+ * rename). LMX_ERR_IO names the file. */
+LMX_API int lmx_symbol_save(lmx_symbol *sym, const char *path);
+
+/* Loads MXNet JSON (current or legacy; MXNet's upgraders applied) from len bytes of
+ * text. Untrusted input: LMX_ERR_FORMAT with a message naming the node index, name and
+ * field. out: one reference. */
+LMX_API int lmx_symbol_from_json(const char *text, size_t len, lmx_symbol **out);
+
+/* The same from a file (LMX_ERR_IO names it). */
+LMX_API int lmx_symbol_load(const char *path, lmx_symbol **out);
 
 #ifdef __cplusplus
 }

@@ -31,4 +31,88 @@ void lmx_cpu_scalar(int op, int dt, int64_t n, void *out, const void *a, double 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
                   const void *A, const void *B, double beta, void *C);
 
+/* ---- elementwise.c: unary math, scalar ops, equal-shape binary ops ------------------
+ * All take float32/float64 and return 0, or -1 for another dtype / unknown op code.
+ * acc = 1 adds into the destination (req ADD) instead of overwriting it. Arrays of n
+ * elements; the destination may alias an input (in-place). */
+enum {
+  LMX_UN_COPY, LMX_UN_EXP, LMX_UN_LOG, LMX_UN_SQRT, LMX_UN_RSQRT, LMX_UN_SQUARE, LMX_UN_ABS,
+  LMX_UN_SIGN, LMX_UN_SIN, LMX_UN_COS, LMX_UN_TANH, LMX_UN_SIGMOID, LMX_UN_RELU, LMX_UN_NEG,
+  LMX_UN_RECIP, LMX_UN_FLOOR, LMX_UN_CEIL, LMX_UN_ROUND, LMX_UN_SOFTRELU, LMX_UN_SOFTSIGN,
+  LMX_NUM_UNOPS
+};
+/* y[n] (+)= f(x[n]) */
+int lmx_cpu_unary(int op, int dt, int64_t n, void *y, const void *x, int acc);
+/* gx[n] (+)= g[n] * f'(...) from x[n] and/or y[n] (either may be NULL when the
+ * gradient does not use it). */
+int lmx_cpu_unary_bwd(int op, int dt, int64_t n, void *gx, const void *g, const void *x,
+                      const void *y, int acc);
+
+enum {
+  LMX_SC_PLUS, LMX_SC_MINUS, LMX_SC_RMINUS, LMX_SC_MUL, LMX_SC_DIV, LMX_SC_RDIV, LMX_SC_POW,
+  LMX_SC_RPOW, LMX_SC_MAX, LMX_SC_MIN, LMX_SC_EQ, LMX_SC_NE, LMX_SC_GT, LMX_SC_GE, LMX_SC_LT,
+  LMX_SC_LE, LMX_NUM_SCOPS
+};
+/* y[n] (+)= x[n] op s */
+int lmx_cpu_scalar_op(int op, int dt, int64_t n, void *y, const void *x, double s, int acc);
+/* gx[n] (+)= g[n] * d(x op s)/dx, from x[n] / y[n] (may be NULL when unused) */
+int lmx_cpu_scalar_bwd(int op, int dt, int64_t n, void *gx, const void *g, const void *x,
+                       const void *y, double s, int acc);
+
+/* out[n] (+)= a[n] op b[n], op = LMX_BIN_* */
+int lmx_cpu_ew_binary(int op, int dt, int64_t n, void *out, const void *a, const void *b,
+                      int acc);
+/* gout[n] (+)= gradient of side 0 (a) or 1 (b) from g[n], a[n], b[n] */
+int lmx_cpu_ew_binary_bwd(int op, int side, int dt, int64_t n, void *gout, const void *g,
+                          const void *a, const void *b, int acc);
+/* out[n] (+)= alpha * x[n]. Any dtype for a plain copy (alpha 1, acc 0). */
+int lmx_cpu_scale(int dt, int64_t n, void *out, const void *x, double alpha, int acc);
+
+/* ---- linalg.c: GEMM-based kernels (float32/float64) ------------------------------- */
+/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ (+ b[n], b may be NULL) */
+void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
+                    const void *w, const void *b, int acc);
+/* gx[m,k] (+)= g[m,n] · w[n,k] */
+void lmx_cpu_fc_bwd_data(int dt, int64_t m, int64_t k, int64_t n, void *gx, const void *g,
+                         const void *w, int acc);
+/* gw[n,k] (+)= g[m,n]ᵀ · x[m,k] */
+void lmx_cpu_fc_bwd_weight(int dt, int64_t m, int64_t k, int64_t n, void *gw, const void *g,
+                           const void *x, int acc);
+/* out[n] (+)= Σ_r x[r,n] over m rows */
+void lmx_cpu_sum_rows(int dt, int64_t m, int64_t n, void *out, const void *x, int acc);
+/* C[b][m,n] (+)= op(A[b]) · op(B[b]); A[b] [m,k] ([k,m] if ta), B[b] [k,n] ([n,k] if tb) */
+void lmx_cpu_batch_gemm(int dt, int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                        const void *A, const void *B, void *C, int acc);
+
+/* ---- nn.c: softmax family, loss gradients, LeakyReLU, Dropout (float32/float64) --- */
+/* y[outer,len,inner] (+)= softmax (or log_softmax when logm) of x along len, x/temperature */
+int lmx_cpu_softmax(int dt, int64_t outer, int64_t len, int64_t inner, void *y, const void *x,
+                    double temperature, int logm, int acc);
+/* gx (+)= gradient from g and the forward output y (same layout) */
+int lmx_cpu_softmax_bwd(int dt, int64_t outer, int64_t len, int64_t inner, void *gx,
+                        const void *g, const void *y, double temperature, int logm, int acc);
+/* gx[outer,k,inner] (+)= (y - smoothed onehot(label[outer,inner])) * scale (* g[...] when
+ * g != NULL); rows labelled `ignore` get 0 when use_ignore */
+int lmx_cpu_softmax_output_grad(int dt, int64_t outer, int64_t k, int64_t inner, void *gx,
+                                const void *y, const void *label, const void *g, double alpha,
+                                int use_ignore, double ignore, double scale, int acc);
+/* gx[n] (+)= (y[n] - label[n]) * scale; sign of the difference when mae */
+int lmx_cpu_regression_grad(int dt, int64_t n, void *gx, const void *y, const void *label,
+                            int mae, double scale, int acc);
+enum { LMX_LEAKY_LEAKY, LMX_LEAKY_ELU, LMX_LEAKY_SELU, LMX_LEAKY_GELU };
+/* y[n] (+)= leaky kind of x[n] with slope */
+int lmx_cpu_leaky(int kind, int dt, int64_t n, void *y, const void *x, double slope, int acc);
+/* gx[n] (+)= g[n] * derivative (x[n], y[n] = forward output) */
+int lmx_cpu_leaky_bwd(int kind, int dt, int64_t n, void *gx, const void *g, const void *x,
+                      const void *y, double slope, int acc);
+/* y[outer,C,inner] (+)= x > 0 ? x : gamma[c] x; gamma[ngamma], ngamma = C or 1 */
+int lmx_cpu_prelu(int dt, int64_t outer, int64_t C, int64_t inner, void *y, const void *x,
+                  const void *gamma, int64_t ngamma, int acc);
+/* gx (may be NULL) and ggamma[ngamma] (may be NULL) from g, x, gamma */
+int lmx_cpu_prelu_bwd(int dt, int64_t outer, int64_t C, int64_t inner, void *gx, void *ggamma,
+                      const void *g, const void *x, const void *gamma, int64_t ngamma,
+                      int acc_x, int acc_g);
+/* mask[n]: uniform draws in [0,1) -> 0 (draw < p) or 1/(1-p), in place */
+int lmx_cpu_dropout_mask(int dt, int64_t n, void *mask, double p);
+
 #endif

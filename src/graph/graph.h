@@ -105,8 +105,8 @@ int lmx_node_apply_input_attr(lmx_node *n, int i);
 
 /* ---- names and attribute scopes (scope.c) ------------------------------------------ */
 /* "<hint><counter>" with a process-wide counter per hint. */
-int lmx_name_next(const char *hint, char *buf, size_t cap);
-void lmx_name_reset(void);
+int lmx_names_next(const char *hint, char *buf, size_t cap);
+void lmx_names_reset(void);
 /* Thread-local stack of attribute scopes; top() is the merged dict (may be NULL). */
 int lmx_scope_push(int n, const char *const *keys, const char *const *vals);
 int lmx_scope_pop(void);

@@ -1,7 +1,7 @@
 /* scope.c — MXNet's name manager (automatic node names) and attribute scopes.
  *
  * Names: one process-wide counter per hint ("fullyconnected" -> fullyconnected0,
- * fullyconnected1, ...), guarded by a mutex; lmx_name_reset() forgets every counter
+ * fullyconnected1, ...), guarded by a mutex; lmx_names_reset() forgets every counter
  * (MXNet's `with NameManager():` for tests and bucketing).
  * Attribute scopes: a thread-local stack; each level holds the merged dict of all
  * levels below it plus its own keys (inner keys win), so top() is all a new node needs.
@@ -23,7 +23,7 @@ typedef struct {
 static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
 static lmx_vec name_counters = LMX_VEC_INIT(name_counter);
 
-int lmx_name_next(const char *hint, char *buf, size_t cap) {
+int lmx_names_next(const char *hint, char *buf, size_t cap) {
   pthread_mutex_lock(&name_lock);
   name_counter *c = NULL;
   for (size_t i = 0; i < name_counters.len; i++) {
@@ -50,7 +50,7 @@ int lmx_name_next(const char *hint, char *buf, size_t cap) {
   return LMX_OK;
 }
 
-void lmx_name_reset(void) {
+void lmx_names_reset(void) {
   pthread_mutex_lock(&name_lock);
   for (size_t i = 0; i < name_counters.len; i++)
     lmx_free(LMX_VEC_AT(&name_counters, name_counter, i).hint);

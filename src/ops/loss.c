@@ -95,3 +95,85 @@ const lmx_op lmx_op_SoftmaxOutput = {
     .num_inplace = 1,
     .flags = LMX_OPF_LOSS,
 };
+
+/* ---- Linear / Logistic / MAE RegressionOutput ------------------------------------------ */
+
+typedef struct {
+  double grad_scale;
+} reg_param;
+
+static const lmx_param_field reg_fields[] = {
+    LMX_PF(reg_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
+           "Scale the gradient by a float factor."),
+};
+
+/* label: data's shape, or (N,) for (N, 1) data; output: data's shape. */
+static int reg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                           int nout, lmx_shape *aux, int naux) {
+  (void)nin, (void)nout, (void)aux, (void)naux;
+  LMX_TRY(lmx_in_assign(c, in, 0, &out[0]));
+  if (in[0].ndim <= 0) return LMX_OK;
+  const lmx_shape *d = &in[0], *l = &in[1];
+  int64_t rest = 1;
+  for (int i = 1; i < d->ndim; i++) rest *= d->dim[i];
+  if (l->ndim == 1 && d->ndim >= 1 && rest == 1) {
+    lmx_shape e = LMX_SHP(d->dim[0]);
+    LMX_TRY(lmx_in_assign(c, in, 1, &e));
+  } else {
+    LMX_TRY(lmx_in_assign(c, in, 1, d));
+  }
+  return lmx_out_assign(c, out, 0, d);
+}
+
+#define REG_OP(id, docstr)                                    \
+  const lmx_op lmx_op_##id = {                                \
+      .name = #id,                                            \
+      .doc = docstr,                                          \
+      LMX_PARAMS(reg_fields, reg_param),                      \
+      .inputs = in_data_label,                                \
+      .infer_shape = reg_infer_shape,                         \
+      .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS, \
+      .inplace = inplace_00,                                  \
+      .num_inplace = 1,                                       \
+      .flags = LMX_OPF_LOSS,                                  \
+  }
+
+REG_OP(LinearRegressionOutput, "Computes and optimizes for squared loss during backward "
+                               "propagation.");
+REG_OP(LogisticRegressionOutput, "Applies a logistic function to the input; the gradient is "
+                                 "that of the log loss.");
+REG_OP(MAERegressionOutput, "Computes mean absolute error of the input.");
+
+/* ---- MakeLoss / BlockGrad -------------------------------------------------------------- */
+
+typedef struct {
+  double grad_scale, valid_thresh;
+  int normalization;
+} makeloss_param;
+
+static const lmx_param_field makeloss_fields[] = {
+    LMX_PF(makeloss_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
+           "Gradient scale as a supplement to unary and binary operators."),
+    LMX_PF(makeloss_param, valid_thresh, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+           "Clip each element in the array to 0 when it is less than valid_thresh."),
+    LMX_PF(makeloss_param, normalization, LMX_PT_ENUM, "null", "null|batch|valid", 0, 0,
+           "How to normalize the gradient."),
+};
+
+const lmx_op lmx_op_MakeLoss = {
+    .name = "MakeLoss",
+    .doc = "Make your own loss function in network construction.",
+    LMX_PARAMS(makeloss_fields, makeloss_param),
+    .backward_needs = LMX_NEEDS_OUTPUTS,
+    .inplace = inplace_00,
+    .num_inplace = 1,
+    .flags = LMX_OPF_LOSS,
+};
+
+const lmx_op lmx_op_BlockGrad = {
+    .name = "BlockGrad",
+    .doc = "Stops gradient computation (alias stop_gradient).",
+    .inplace = inplace_00,
+    .num_inplace = 1,
+    .flags = LMX_OPF_NO_GRAD,
+};

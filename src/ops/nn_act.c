@@ -28,3 +28,153 @@ const lmx_op lmx_op_Activation = {
     .inplace = inplace_00,
     .num_inplace = 1,
 };
+
+/* ---- LeakyReLU ------------------------------------------------------------------------ */
+
+typedef struct {
+  int act_type;
+  double slope, lower_bound, upper_bound;
+} lrelu_param;
+
+enum { LR_LEAKY, LR_ELU, LR_PRELU, LR_RRELU, LR_SELU, LR_GELU };
+
+static const lmx_param_field lrelu_fields[] = {
+    LMX_PF(lrelu_param, act_type, LMX_PT_ENUM, "leaky", "leaky|elu|prelu|rrelu|selu|gelu", 0, 0,
+           "Activation function to be applied."),
+    LMX_PF(lrelu_param, slope, LMX_PT_FLOAT, "0.25", NULL, 0, 0,
+           "Init slope for the activation (for leaky and elu)."),
+    LMX_PF(lrelu_param, lower_bound, LMX_PT_FLOAT, "0.125", NULL, 0, 0,
+           "Lower bound of random slope (for rrelu only)."),
+    LMX_PF(lrelu_param, upper_bound, LMX_PT_FLOAT, "0.334", NULL, 0, 0,
+           "Upper bound of random slope (for rrelu only)."),
+};
+
+static int lrelu_num_inputs(const void *p) {
+  return ((const lrelu_param *)p)->act_type == LR_PRELU ? 2 : 1;
+}
+static void lrelu_input_name(const void *p, int i, char *buf, size_t cap) {
+  (void)p;
+  snprintf(buf, cap, "%s", i == 0 ? "data" : i == 1 ? "gamma" : "?");
+}
+static int lrelu_num_outputs(const void *p) {
+  return ((const lrelu_param *)p)->act_type == LR_RRELU ? 2 : 1;
+}
+static void lrelu_output_name(const void *p, int i, char *buf, size_t cap) {
+  (void)p;
+  snprintf(buf, cap, "%s", i == 0 ? "output" : i == 1 ? "mask" : "?");
+}
+static int one_visible(const void *p) {
+  (void)p;
+  return 1;
+}
+
+static int lrelu_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                             int nout, lmx_shape *aux, int naux) {
+  (void)aux, (void)naux;
+  LMX_TRY(lmx_infer_same_shape(c, in, 1, out, nout));
+  if (nin < 2 || in[0].ndim <= 0) return LMX_OK;
+  int64_t ch = in[0].ndim >= 2 ? in[0].dim[1] : 1;
+  if (in[1].ndim == 1 && in[1].dim[0] == 1) return LMX_OK; /* one shared slope */
+  lmx_shape g = LMX_SHP(ch);
+  return lmx_in_assign(c, in, 1, &g);
+}
+
+const lmx_op lmx_op_LeakyReLU = {
+    .name = "LeakyReLU",
+    .doc = "Applies Leaky rectified linear unit activation element-wise to the input.",
+    LMX_PARAMS(lrelu_fields, lrelu_param),
+    .num_inputs = lrelu_num_inputs,
+    .input_name = lrelu_input_name,
+    .num_outputs = lrelu_num_outputs,
+    .output_name = lrelu_output_name,
+    .num_visible_outputs = one_visible,
+    .infer_shape = lrelu_infer_shape,
+    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+    .flags = 0,
+};
+
+/* ---- softmax / log_softmax ------------------------------------------------------------ */
+
+typedef struct {
+  int64_t axis;
+  double temperature;
+  int dtype;
+  int use_length;
+} softmax_param;
+
+static const lmx_param_field softmax_fields[] = {
+    LMX_PF(softmax_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
+           "The axis along which to compute softmax."),
+    LMX_PF(softmax_param, temperature, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+           "Temperature parameter in softmax."),
+    LMX_PF(softmax_param, dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
+           "DType of the output in case this can't be inferred."),
+    LMX_PF(softmax_param, use_length, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
+           "Whether to use the length input as a mask over the data input."),
+};
+
+static int softmax_num_inputs(const void *p) {
+  return ((const softmax_param *)p)->use_length == 1 ? 2 : 1;
+}
+static void softmax_input_name(const void *p, int i, char *buf, size_t cap) {
+  (void)p;
+  snprintf(buf, cap, "%s", i == 0 ? "data" : i == 1 ? "length" : "?");
+}
+
+static int softmax_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                               int nout, lmx_shape *aux, int naux) {
+  (void)aux, (void)naux;
+  const softmax_param *p = LMX_PRM(c, softmax_param);
+  LMX_TRY(lmx_infer_same_shape(c, in, 1, out, nout));
+  if (in[0].ndim <= 0) return LMX_OK;
+  int ax;
+  LMX_TRY(lmx_op_axis(c, "axis", p->axis, in[0].ndim, &ax));
+  if (nin < 2) return LMX_OK;
+  lmx_shape l = in[0]; /* length: data's shape without the softmax axis */
+  for (int i = ax; i + 1 < l.ndim; i++) l.dim[i] = l.dim[i + 1];
+  l.ndim--;
+  return lmx_in_assign(c, in, 1, &l);
+}
+
+static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
+                              int *aux, int naux) {
+  (void)aux, (void)naux, (void)nin;
+  const softmax_param *p = LMX_PRM(c, softmax_param);
+  int dt = p->dtype >= 0 ? p->dtype : in[0];
+  LMX_TRY(lmx_dtype_assign(c, &out[0], dt, "output 'output'"));
+  (void)nout;
+  return LMX_OK;
+}
+
+#define SOFTMAX_OP(id, docstr)                               \
+  const lmx_op lmx_op_##id = {                               \
+      .name = #id,                                           \
+      .doc = docstr,                                         \
+      LMX_PARAMS(softmax_fields, softmax_param),             \
+      .num_inputs = softmax_num_inputs,                      \
+      .input_name = softmax_input_name,                      \
+      .infer_shape = softmax_infer_shape,                    \
+      .infer_type = softmax_infer_type,                      \
+      .backward_needs = LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS, \
+  }
+
+SOFTMAX_OP(softmax, "Applies the softmax function along an axis.");
+SOFTMAX_OP(log_softmax, "Computes the log softmax of the input along an axis.");
+
+/* ---- SoftmaxActivation ---------------------------------------------------------------- */
+
+typedef struct {
+  int mode;
+} smact_param;
+
+static const lmx_param_field smact_fields[] = {
+    LMX_PF(smact_param, mode, LMX_PT_ENUM, "instance", "instance|channel", 0, 0,
+           "Softmax over each instance (flattened) or over the channel axis (axis 1)."),
+};
+
+const lmx_op lmx_op_SoftmaxActivation = {
+    .name = "SoftmaxActivation",
+    .doc = "Applies softmax activation to input (deprecated: use softmax).",
+    LMX_PARAMS(smact_fields, smact_param),
+    .backward_needs = LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+};

@@ -41,8 +41,9 @@ typedef enum {
   LMX_PT_OPT_INT,   /* int64_t with LMX_PARAM_NONE_INT for None */
   LMX_PT_OPT_FLOAT, /* double, NaN for None */
   LMX_PT_FLOATS,    /* lmx_shape-like tuple of doubles: lmx_ftuple */
-  LMX_PT_OPT_INTS   /* lmx_shape whose entries may be None (LMX_PARAM_NONE_INT):
+  LMX_PT_OPT_INTS,  /* lmx_shape whose entries may be None (LMX_PARAM_NONE_INT):
                        slice's begin/end/step "(None, 2)"; ndim -1 = None */
+  LMX_PT_OPT_BOOL   /* int: -1 = None, 0, 1 (Pooling's count_include_pad) */
 } lmx_param_type;
 
 #define LMX_PARAM_NONE_INT INT64_MIN

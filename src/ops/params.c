@@ -253,6 +253,12 @@ static int parse_field(const pctx *p, const char *v, void *block) {
   char *dst = (char *)block + p->f->offset;
   switch (p->f->type) {
   case LMX_PT_BOOL: return parse_bool(p, v, (int *)dst);
+  case LMX_PT_OPT_BOOL:
+    if (is_none(v, v + strlen(v))) {
+      *(int *)dst = -1;
+      return LMX_OK;
+    }
+    return parse_bool(p, v, (int *)dst);
   case LMX_PT_ENUM: return parse_enum(p, v, (int *)dst);
   case LMX_PT_SHAPE: return parse_shape_field(p, v, (lmx_shape *)dst, 0);
   case LMX_PT_OPT_INTS: return parse_shape_field(p, v, (lmx_shape *)dst, 1);
@@ -431,6 +437,11 @@ void lmx_op_param_format(const lmx_param_field *f, const void *param, char *buf,
     /* fall through */
   case LMX_PT_FLOAT: format_double(*(const double *)src, buf, cap); break;
   case LMX_PT_BOOL: snprintf(buf, cap, *(const int *)src ? "True" : "False"); break;
+  case LMX_PT_OPT_BOOL: {
+    int b = *(const int *)src;
+    snprintf(buf, cap, b < 0 ? "None" : b ? "True" : "False");
+    break;
+  }
   case LMX_PT_ENUM: format_enum(f->choices, *(const int *)src, buf, cap); break;
   case LMX_PT_SHAPE: format_tuple((const lmx_shape *)src, 0, buf, cap); break;
   case LMX_PT_OPT_INTS: format_tuple((const lmx_shape *)src, 1, buf, cap); break;

@@ -244,7 +244,7 @@ static int read_record(cursor *c, lmx_ndarray **out) {
     LMX_TRY(check_stype(c, stype));
   }
   lmx_shape s;
-  int none, dtype;
+  int none = 0, dtype = LMX_FLOAT32;
   LMX_TRY(read_shape(c, version, magic, &s, &none));
   if (none) {
     lmx_shape empty = {1, {0}};
@@ -253,7 +253,7 @@ static int read_record(cursor *c, lmx_ndarray **out) {
   if (stype == STYPE_UNDEF)
     return perr(c, LMX_ERR_FORMAT, "storage type is undefined (-1) but the array has a shape");
   LMX_TRY(read_ctx_dtype(c, &dtype));
-  uint64_t bytes;
+  uint64_t bytes = 0;
   LMX_TRY(data_bytes(c, &s, dtype, &bytes));
   LMX_TRY(need(c, bytes, "data"));
   LMX_TRY(make_array(c, &s, dtype, out));
@@ -380,8 +380,8 @@ static int read_file(const char *path, unsigned char **out, size_t *size) {
 }
 
 int lmx_ndfile_load(const char *path, lmx_ndlist **out) {
-  unsigned char *buf;
-  size_t size;
+  unsigned char *buf = NULL;
+  size_t size = 0;
   LMX_TRY(read_file(path, &buf, &size));
   int rc = lmx_ndfile_load_buffer(buf, size, path, out);
   lmx_free(buf);

@@ -1,0 +1,39 @@
+/* cpu_par.h — private helpers of the CPU kernels: parallel loops with a size threshold.
+ *
+ * LMX_PAR_FOR runs a loop body with OpenMP only when the trip count reaches a threshold,
+ * so small arrays pay no thread start-up (the serial branch is a plain loop the compiler
+ * vectorises). Thresholds are in elements of simple work; measured with bench/ops.lua
+ * on the 2-core machines (below ~32k floats the fork/join costs more than it saves).
+ * Parallel regions here never call BLAS, so they never nest with OpenBLAS's own pool.
+ */
+#ifndef LMX_KERNELS_CPU_PAR_H
+#define LMX_KERNELS_CPU_PAR_H
+
+#include <stdint.h>
+
+enum { LMX_OMP_MIN = 32768 };
+
+#define LMX_PAR_FOR(n, i, ...)                                            \
+  do {                                                                     \
+    int64_t lmx_pn_ = (n);                                                 \
+    if (lmx_pn_ >= LMX_OMP_MIN) {                                          \
+      _Pragma("omp parallel for schedule(static)")                         \
+      for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
+    } else {                                                               \
+      for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
+    }                                                                      \
+  } while (0)
+
+/* Same, with a work estimate `w` per iteration (rows of length w count as w elements). */
+#define LMX_PAR_FOR_W(n, w, i, ...)                                        \
+  do {                                                                     \
+    int64_t lmx_pn_ = (n);                                                 \
+    if (lmx_pn_ > 1 && lmx_pn_ * (int64_t)(w) >= LMX_OMP_MIN) {            \
+      _Pragma("omp parallel for schedule(static)")                         \
+      for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
+    } else {                                                               \
+      for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
+    }                                                                      \
+  } while (0)
+
+#endif

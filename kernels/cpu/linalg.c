@@ -1,0 +1,94 @@
+/* linalg.c — GEMM-based kernels: FullyConnected forward/backward, batched products,
+ * and the row/column sums their bias gradients need.
+ *
+ * Every product is one cblas call on contiguous row-major buffers (OpenBLAS runs its
+ * own OpenMP pool inside; nothing here opens a parallel region around BLAS, so the
+ * pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
+ */
+#include <string.h>
+
+#include "../../src/tensor/dtype.h"
+#include "cpu_kernels.h"
+#include "cpu_par.h"
+
+/* out[m,n] (+)= rows of b[n] */
+static void add_bias(int dt, int64_t m, int64_t n, void *out, const void *b) {
+  if (dt == LMX_FLOAT32) {
+    float *o = out;
+    const float *bb = b;
+    LMX_PAR_FOR_W(m, n, r, for (int64_t j = 0; j < n; j++) o[r * n + j] += bb[j];);
+  } else {
+    double *o = out;
+    const double *bb = b;
+    LMX_PAR_FOR_W(m, n, r, for (int64_t j = 0; j < n; j++) o[r * n + j] += bb[j];);
+  }
+}
+
+/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64. */
+void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
+                    const void *w, const void *b, int acc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!acc) lmx_cpu_fill(out, dt, m * n, 0.0);
+  } else {
+    lmx_cpu_gemm(dt, 0, 1, m, n, k, 1.0, x, w, acc ? 1.0 : 0.0, out);
+  }
+  if (b) add_bias(dt, m, n, out, b);
+}
+
+/* gx[m,k] (+)= g[m,n] · w[n,k] */
+void lmx_cpu_fc_bwd_data(int dt, int64_t m, int64_t k, int64_t n, void *gx, const void *g,
+                         const void *w, int acc) {
+  if (m == 0 || k == 0) return;
+  if (n == 0) {
+    if (!acc) lmx_cpu_fill(gx, dt, m * k, 0.0);
+    return;
+  }
+  lmx_cpu_gemm(dt, 0, 0, m, k, n, 1.0, g, w, acc ? 1.0 : 0.0, gx);
+}
+
+/* gw[n,k] (+)= g[m,n]ᵀ · x[m,k] */
+void lmx_cpu_fc_bwd_weight(int dt, int64_t m, int64_t k, int64_t n, void *gw, const void *g,
+                           const void *x, int acc) {
+  if (n == 0 || k == 0) return;
+  if (m == 0) {
+    if (!acc) lmx_cpu_fill(gw, dt, n * k, 0.0);
+    return;
+  }
+  lmx_cpu_gemm(dt, 1, 0, n, k, m, 1.0, g, x, acc ? 1.0 : 0.0, gw);
+}
+
+/* out[n] (+)= sum over rows of x[m,n] (bias gradients). Summed in double per column
+ * block, rows outer so memory is read in order. */
+void lmx_cpu_sum_rows(int dt, int64_t m, int64_t n, void *out, const void *x, int acc) {
+  if (dt == LMX_FLOAT32) {
+    float *o = out;
+    const float *xx = x;
+    if (!acc) memset(o, 0, (size_t)n * sizeof(float));
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t j = 0; j < n; j++) o[j] += xx[r * n + j];
+  } else {
+    double *o = out;
+    const double *xx = x;
+    if (!acc) memset(o, 0, (size_t)n * sizeof(double));
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t j = 0; j < n; j++) o[j] += xx[r * n + j];
+  }
+}
+
+/* For each batch i: C[i][m,n] = op(A[i]) op(B[i]) (+ C[i] when acc). A[i] is [m,k]
+ * ([k,m] when ta), B[i] is [k,n] ([n,k] when tb). */
+void lmx_cpu_batch_gemm(int dt, int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                        const void *A, const void *B, void *C, int acc) {
+  size_t es = (size_t)lmx_dtype_size(dt);
+  for (int64_t i = 0; i < batch; i++) {
+    const char *a = (const char *)A + (size_t)(i * m * k) * es;
+    const char *b = (const char *)B + (size_t)(i * k * n) * es;
+    char *c = (char *)C + (size_t)(i * m * n) * es;
+    if (k == 0) {
+      if (!acc) lmx_cpu_fill(c, dt, m * n, 0.0);
+      continue;
+    }
+    lmx_cpu_gemm(dt, ta, tb, m, n, k, 1.0, a, b, acc ? 1.0 : 0.0, c);
+  }
+}
