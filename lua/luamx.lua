@@ -35,5 +35,7 @@ mx.__version__ = ('%d.%d.%d'):format(math.floor(v / 10000), math.floor(v / 100) 
 
 -- Layers above NDArray: each module's install(mx) adds its namespace.
 require('luamx.files').install(mx)
+require('luamx.symbol').install(mx)
+require('luamx.op').install(mx)
 
 return mx

@@ -278,6 +278,100 @@ LMX_API int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names);
 LMX_API int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr,
                            const char **name);
 
+/* ================================================================= operators === */
+
+/* The operator registry (MXNet's names: "FullyConnected", "_plus_scalar", ...). Ops are
+ * numbered 0..count-1 in registry order (stable within one library build). Strings
+ * returned here are static and live as long as the library. Thread-safe (read-only). */
+
+/* Parameter types (lmx_op_param_info). The string forms are MXNet's: ints "3", floats
+ * "0.5", bools "True"/"False", enums by name, tuples "(2, 2)", dtypes "float32", "None"
+ * for an optional value. */
+enum {
+  LMX_PARAM_INT = 0,
+  LMX_PARAM_FLOAT = 1,
+  LMX_PARAM_BOOL = 2,
+  LMX_PARAM_ENUM = 3,
+  LMX_PARAM_SHAPE = 4,     /* tuple of ints */
+  LMX_PARAM_STRING = 5,
+  LMX_PARAM_DTYPE = 6,
+  LMX_PARAM_OPT_INT = 7,   /* int or None */
+  LMX_PARAM_OPT_FLOAT = 8, /* float or None */
+  LMX_PARAM_FLOATS = 9,    /* tuple of floats */
+  LMX_PARAM_OPT_INTS = 10, /* tuple of ints whose entries may be None (slice) */
+  LMX_PARAM_OPT_BOOL = 11  /* bool or None */
+};
+
+/* Operator flags (lmx_op_info). */
+enum {
+  LMX_OPFLAG_LOSS = 1,        /* backward needs no head gradient */
+  LMX_OPFLAG_NO_GRAD = 2,     /* no gradient flows through it */
+  LMX_OPFLAG_RANDOM = 4,      /* draws random numbers */
+  LMX_OPFLAG_MUTATES_AUX = 8, /* writes its auxiliary states in training */
+  LMX_OPFLAG_UPDATE = 16      /* optimizer update: writes its weight/state inputs */
+};
+
+/* Number of registered operators (aliases not counted). Never fails. */
+LMX_API int lmx_op_registry_size(int *count);
+
+/* Canonical name of operator i. LMX_ERR_ARG when i is out of range. */
+LMX_API int lmx_op_get_name(int i, const char **name);
+
+/* Index of an operator by name or alias ("split" -> SliceChannel's index).
+ * LMX_ERR_NOTFOUND for an unknown name; the message suggests close names. */
+LMX_API int lmx_op_lookup(const char *name, int *index);
+
+/* Alias i of the registry (alias name and the index of its operator), for building
+ * constructors under every name. count: number of aliases (may be NULL).
+ * LMX_ERR_ARG when i is out of range (i = -1 only fills count). */
+LMX_API int lmx_op_alias(int i, int *count, const char **alias, int *index);
+
+/* Description of operator `index`: its name, documentation, automatic-name hint (the
+ * lower-cased name; the symbol layer lower-cases the name the op was called by, see
+ * lmx_op_hint), number of parameters and LMX_OPFLAG_* flags. Any out pointer may be NULL.
+ * LMX_ERR_ARG for a bad index. */
+LMX_API int lmx_op_info(int index, const char **name, const char **doc, const char **hint,
+                        int *num_params, int *flags);
+
+/* Automatic-name prefix of an op called by `called` (a name or alias), MXNet's rule:
+ * the called name lower-cased ("_PlusScalar" -> "_plusscalar"). Written to buf
+ * (NUL-terminated, truncated to cap). LMX_ERR_NOTFOUND for an unknown name. */
+LMX_API int lmx_op_hint(const char *called, char *buf, int cap);
+
+/* Parameter j of operator `index`: name, LMX_PARAM_* type, default in MXNet's string
+ * form (NULL: the parameter is required), enum choices "a|b|c" (NULL otherwise) and a
+ * one-line doc. Any out pointer may be NULL. LMX_ERR_ARG for bad indices. */
+LMX_API int lmx_op_param_info(int index, int j, const char **name, int *type,
+                              const char **def, const char **choices, const char **doc);
+
+/* Names of the inputs (kind 0), outputs (kind 1) or auxiliary states (kind 2) of
+ * operator `index` with the given parameters (n key/value strings; keys "__x__" are
+ * ignored), joined by ',' into buf (NUL-terminated). count: number of names; visible:
+ * the number of visible outputs (kind 1; may be NULL). Errors: parameter errors as
+ * lmx_op_infer; LMX_ERR_ARG when cap is too small (the message gives the size needed). */
+LMX_API int lmx_op_io_names(int index, int n, const char *const *keys,
+                            const char *const *vals, int kind, char *buf, int cap,
+                            int *count, int *visible);
+
+/* Single-operator shape and dtype inference, forward and backward, as a symbol node
+ * named `node` (used in messages; may be NULL) with parameters keys/vals (n pairs).
+ * Inputs: nin must equal the op's input count for these parameters; input i has
+ * in_ndims[i] dims (0 = unknown) stored at in_dims[i * LMX_MAX_NDIM ...] (a dim of 0 is
+ * unknown); in_dtypes[i] is a dtype code or -1 (in_dtypes may be NULL: all unknown).
+ * Results go to caller buffers of `cap` slots laid out as the op's inputs, then all its
+ * outputs (hidden ones included), then its aux states: ndims[slot], dims[slot *
+ * LMX_MAX_NDIM + d], dtypes[slot] (-1 unknown). counts[0..3] = number of inputs,
+ * outputs, aux states, visible outputs. Inputs come back with what inference deduced
+ * (e.g. FullyConnected's weight and bias).
+ * Errors: LMX_ERR_ARG (unknown index, bad parameters: "FullyConnected 'fc1': parameter
+ * 'num_hidden': expected an integer, got 'abc'", wrong nin, cap too small: the message
+ * names the slots needed), LMX_ERR_SHAPE / LMX_ERR_DTYPE (a rule is violated: the message
+ * names the op, node, input and both shapes), LMX_ERR_NOMEM. */
+LMX_API int lmx_op_infer(int index, const char *node, int n, const char *const *keys,
+                         const char *const *vals, int nin, const int *in_ndims,
+                         const int64_t *in_dims, const int *in_dtypes, int cap, int *counts,
+                         int *ndims, int64_t *dims, int *dtypes);
+
 /* ================================================================== Symbols === */
 
 /* A symbolic graph: a list of outputs (heads) of a graph of operator nodes and
@@ -322,8 +416,8 @@ LMX_API int lmx_symbol_new_op(const char *op_name, const char *node_name, int n,
                               const char *const *keys, const char *const *vals,
                               lmx_symbol **out);
 
-/* Sets the inputs of an uncomposed operator symbol: n inputs by position (names NULL)
- * or by input name (names[i] non-NULL). Each input must have one output. Inputs left
+/* Sets the inputs of an uncomposed operator symbol: n inputs by position (names NULL,
+ * or names[i] NULL) or by input name (names[i] non-NULL); positional ones come first. Each input must have one output. Inputs left
  * out become variables "<node>_<input>" with a copy of the op's attributes. On an
  * already composed symbol, only names are accepted: each names a variable of the graph
  * to replace (done on a copy of the graph, so other symbols are unaffected).

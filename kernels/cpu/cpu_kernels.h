@@ -115,4 +115,38 @@ int lmx_cpu_prelu_bwd(int dt, int64_t outer, int64_t C, int64_t inner, void *gx,
 /* mask[n]: uniform draws in [0,1) -> 0 (draw < p) or 1/(1-p), in place */
 int lmx_cpu_dropout_mask(int dt, int64_t n, void *mask, double p);
 
+/* ---- strided.c: index walks with per-operand strides (elements) ------------------- */
+/* st[ndim] <- C-order strides of shape */
+void lmx_cpu_contig_strides(int ndim, const int64_t *shape, int64_t *st);
+/* for every index i of shape[ndim]: dst[i·dstr] (+)= src[i·sstr]. Any dtype without
+ * acc; float32/float64 with acc (else -1). Serves transpose, slice, concat, broadcast. */
+int lmx_cpu_strided_copy(int dt, int ndim, const int64_t *shape, void *dst, const int64_t *dstr,
+                         const void *src, const int64_t *sstr, int acc);
+enum {
+  LMX_BC_ADD, LMX_BC_SUB, LMX_BC_MUL, LMX_BC_DIV, LMX_BC_MAX, LMX_BC_MIN, LMX_BC_POW,
+  LMX_BC_EQ, LMX_BC_NE, LMX_BC_GT, LMX_BC_GE, LMX_BC_LT, LMX_BC_LE
+};
+/* out[oshape] (contiguous) (+)= a[i·astr] op b[i·bstr] (stride 0 = broadcast axis) */
+int lmx_cpu_bcast_binary(int op, int dt, int ndim, const int64_t *oshape, void *out,
+                         const void *a, const int64_t *astr, const void *b, const int64_t *bstr,
+                         int acc);
+/* gd[dsize] (+)= Σ over broadcast axes of d(a op b)/d(side) · g[oshape]; gd is addressed
+ * with dstr (0 on the axes the operand was broadcast along). */
+int lmx_cpu_bcast_binary_grad(int op, int side, int dt, int ndim, const int64_t *oshape,
+                              void *gd, const int64_t *dstr, int64_t dsize, const void *g,
+                              const void *a, const int64_t *astr, const void *b,
+                              const int64_t *bstr, int acc);
+enum { LMX_RED_SUM, LMX_RED_MEAN, LMX_RED_PROD, LMX_RED_MAX, LMX_RED_MIN, LMX_RED_NORM1,
+       LMX_RED_NORM2 };
+/* y[ysize] = reduction of x[shape] where y is addressed by ystr (0 on reduced axes);
+ * SUM/MEAN multiply by scale and may accumulate (acc); others overwrite. */
+int lmx_cpu_reduce(int kind, int dt, int ndim, const int64_t *shape, const void *x, void *y,
+                   const int64_t *ystr, int64_t ysize, double scale, int acc);
+/* gx[shape] (+)= gradient of the reduction from g, y (addressed by ystr) and x */
+int lmx_cpu_reduce_bwd(int kind, int dt, int ndim, const int64_t *shape, void *gx, const void *x,
+                       const void *g, const void *y, const int64_t *ystr, double scale, int acc);
+/* y[outer, inner] = index of the max (min when want_min) of x[outer, len, inner] along len */
+int lmx_cpu_argmax(int want_min, int dt, int64_t outer, int64_t len, int64_t inner,
+                   const void *x, void *y);
+
 #endif

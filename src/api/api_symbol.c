@@ -41,7 +41,6 @@ int lmx_symbol_compose(lmx_symbol *sym, int n, const char *const *names,
   if (n > 0) LMX_NEED(inputs, "lmx_symbol_compose", "inputs");
   for (int i = 0; i < n; i++) {
     if (!inputs[i]) return lmx_fail(LMX_ERR_ARG, "lmx_symbol_compose: input %d is NULL", i);
-    if (names && !names[i]) return lmx_fail(LMX_ERR_ARG, "lmx_symbol_compose: name %d is NULL", i);
   }
   return lmx_sym_compose(sym, n, names, inputs);
 }

@@ -62,9 +62,10 @@ static int place_inputs(lmx_node *nd, int total, int n, const char *const *names
   if (!names && n > total)
     return lmx_fail(LMX_ERR_ARG, "%s '%s': too many inputs: expected at most %d, got %d",
                     nd->op->name, nd->name, total, n);
+  int pos = 0;
   for (int i = 0; i < n; i++) {
-    int k = i;
-    if (names) {
+    int k = pos;
+    if (names && names[i]) {
       for (k = 0; k < total; k++) {
         lmx_node_input_name(nd, k, buf, sizeof buf);
         if (strcmp(buf, names[i]) == 0) break;
@@ -73,6 +74,9 @@ static int place_inputs(lmx_node *nd, int total, int n, const char *const *names
       if (filled[k])
         return lmx_fail(LMX_ERR_ARG, "%s '%s': input '%s' given twice", nd->op->name,
                         nd->name, names[i]);
+    } else if (pos++ >= total || (names && filled[k])) {
+      return lmx_fail(LMX_ERR_ARG, "%s '%s': too many inputs: expected at most %d",
+                      nd->op->name, nd->name, total);
     }
     lmx_node_input_name(nd, k, buf, sizeof buf);
     if (inputs[i]->nout != 1)
@@ -220,11 +224,13 @@ static int replace_heads(lmx_symbol *s, int n, const char *const *names,
 static int compose_general(lmx_symbol *s, int n, const char *const *names,
                            lmx_symbol *const *inputs) {
   const char *nm = lmx_sym_name(s);
-  if (!names && n > 0)
+  int npos = 0;
+  for (int i = 0; i < n; i++) npos += !names || !names[i];
+  if (npos > 0)
     return lmx_fail(LMX_ERR_ARG,
                     "symbol '%s' is already composed: it accepts only named inputs that "
                     "replace its variables, got %d positional input%s",
-                    nm ? nm : "(group)", n, n == 1 ? "" : "s");
+                    nm ? nm : "(group)", npos, npos == 1 ? "" : "s");
   for (int i = 0; i < n; i++)
     if (inputs[i]->nout != 1)
       return lmx_fail(LMX_ERR_ARG, "compose: input '%s' must be a single-output symbol",

@@ -84,7 +84,7 @@ int lmx_dfs(const lmx_entry *heads, int nheads, lmx_node ***order, int *n) {
   lmx_vec out = LMX_VEC_INIT(lmx_node *), stack = LMX_VEC_INIT(frame);
   int rc = LMX_OK;
   for (int h = 0; h < nheads && rc == LMX_OK; h++) {
-    if (lmx_ptrmap_get(&seen, heads[h].node) >= 0) continue;
+    if (!heads[h].node || lmx_ptrmap_get(&seen, heads[h].node) >= 0) continue; /* NULL: hole */
     frame f = {heads[h].node, 0};
     if ((rc = lmx_ptrmap_put(&seen, f.n, 0)) || (rc = lmx_vec_push(&stack, &f))) break;
     while (stack.len > 0 && rc == LMX_OK) {

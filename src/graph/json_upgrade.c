@@ -87,7 +87,7 @@ static int add_missing_inputs(lmx_node *nd) {
   if (nd->ninputs >= total) return LMX_OK;
   lmx_entry *e = lmx_calloc((size_t)total, sizeof *e);
   if (!e) return lmx_fail_nomem("node inputs", (size_t)total * sizeof *e);
-  memcpy(e, nd->inputs, (size_t)nd->ninputs * sizeof *e);
+  if (nd->ninputs) memcpy(e, nd->inputs, (size_t)nd->ninputs * sizeof *e);
   int rc = LMX_OK, old = nd->ninputs;
   char arg[128], vname[512];
   for (int k = old; k < total && rc == LMX_OK; k++) {
@@ -138,7 +138,8 @@ static int drop_argmax_axis(lmx_jgraph *g, int i) {
 int lmx_json_upgrade(lmx_jgraph *g) {
   int old = g->version < LMX_MXNET_JSON_VERSION;
   for (int i = 0; i < g->n; i++) {
-    LMX_TRY(old ? fix_parsing(g, i) : parse_node(g, i));
+    if (old) LMX_TRY(fix_parsing(g, i));
+    LMX_TRY(parse_node(g, i)); /* MXNet's Parse upgrader: always, after FixParsing */
     if (g->version < 900 && g->nodes[i]->op) LMX_TRY(add_missing_inputs(g->nodes[i]));
     LMX_TRY(validate(g, i));
   }

@@ -10,7 +10,6 @@
  * rejected as deprecated; the current attribute scope is applied first and explicit
  * keys win.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,15 +97,6 @@ int lmx_sym_variable(const char *name, lmx_symbol **out) {
   return sym_of_node(n, out);
 }
 
-/* The automatic-name hint: the called name lower-cased for aliases, else op->hint or
- * lower(op->name). */
-static void name_hint(const lmx_op *op, const char *called, char *buf, size_t cap) {
-  const char *h = strcmp(called, op->name) != 0 ? called : op->hint ? op->hint : op->name;
-  size_t i = 0;
-  for (; h[i] && i + 1 < cap; i++) buf[i] = (char)tolower((unsigned char)h[i]);
-  buf[i] = 0;
-}
-
 /* Adds the user's key/value i to the new node, with MXNet's hidden-key rules. */
 static int op_add_key(lmx_node *n, const char *key, const char *val) {
   char buf[64];
@@ -137,7 +127,7 @@ int lmx_sym_new_op(const char *op_name, const char *name, int nk, const char *co
   char auto_name[160];
   if (!name) {
     char hint[128];
-    name_hint(op, op_name, hint, sizeof hint);
+    lmx_op_hint_of(op, op_name, hint, sizeof hint);
     LMX_TRY(lmx_names_next(hint, auto_name, sizeof auto_name));
     name = auto_name;
   }

@@ -9,6 +9,7 @@
  * MXNet 1.9: src/operator/tensor/elemwise_binary_op_basic.cc, elemwise_sum.cc.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 static const char *const in_lhs_rhs[] = {"lhs", "rhs", NULL};
 static const int inplace_bin[][2] = {{0, 0}, {1, 0}};
@@ -16,6 +17,8 @@ static const int inplace_bin[][2] = {{0, 0}, {1, 0}};
 #define BINARY_OP(id, docstr)                                              \
   const lmx_op lmx_op_##id = {                                             \
       .name = #id,                                                         \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                                       \
       .inputs = in_lhs_rhs,                                                \
       .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUT_GRADS,            \
@@ -53,6 +56,8 @@ static const int inplace_00[][2] = {{0, 0}};
 
 const lmx_op lmx_op_add_n = {
     .name = "add_n",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_add_n},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_add_n},
     .doc = "Adds all input arguments element-wise (alias ElementWiseSum).",
     LMX_PARAMS(addn_fields, addn_param),
     .num_inputs = addn_num_inputs,

@@ -9,6 +9,7 @@
  * MXNet 1.9: src/operator/tensor/elemwise_binary_scalar_op_*.cc.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   double scalar;
@@ -26,6 +27,8 @@ static const int inplace_00[][2] = {{0, 0}};
 #define SCALAR_OP(id, hintstr, needs, docstr)                          \
   const lmx_op lmx_op_##id = {                                         \
       .name = #id,                                                     \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .hint = hintstr,                                                 \
       .doc = docstr,                                                   \
       LMX_PARAMS(scalar_fields, scalar_param),                         \

@@ -8,6 +8,7 @@
  * elemwise_unary_op_basic.cc, dot.cc.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 static const int inplace_00[][2] = {{0, 0}};
 enum { G = LMX_NEEDS_OUT_GRADS, GI = LMX_NEEDS_OUT_GRADS | LMX_NEEDS_INPUTS };
@@ -166,6 +167,8 @@ static const lmx_param_field clip_fields[] = {
 
 const lmx_op lmx_op_clip = {
     .name = "clip",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_clip},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_clip},
     .doc = "Clips (limits) the values in an array.",
     LMX_PARAMS(clip_fields, clip_param),
     .backward_needs = GI,
@@ -189,6 +192,8 @@ static int cast_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_Cast = {
     .name = "Cast",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Cast},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Cast},
     .doc = "Casts all elements of the input to a new type.",
     LMX_PARAMS(cast_fields, cast_param),
     .infer_shape = cast_infer_shape,
@@ -294,6 +299,8 @@ static int dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_dot = {
     .name = "dot",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_dot},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_dot},
     .doc = "Dot product of two arrays.",
     LMX_PARAMS(dot_fields, dot_param),
     .inputs = in_lhs_rhs,
@@ -331,6 +338,8 @@ static int batch_dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lm
 
 const lmx_op lmx_op_batch_dot = {
     .name = "batch_dot",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_batch_dot},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_batch_dot},
     .doc = "Batchwise dot product.",
     LMX_PARAMS(dot_fields, dot_param),
     .inputs = in_lhs_rhs,
@@ -342,18 +351,22 @@ const lmx_op lmx_op_batch_dot = {
 
 const lmx_op lmx_op_zeros_like = {
     .name = "zeros_like",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_zeros_like},
     .doc = "Return an array of zeros with the same shape, type and storage type as the input.",
     .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op_ones_like = {
     .name = "ones_like",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_ones_like},
     .doc = "Return an array of ones with the same shape and type as the input array.",
     .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op__copy = {
     .name = "_copy",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd__copy},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd__copy},
     .doc = "Returns a copy of the input (alias identity).",
     .backward_needs = G,
     .inplace = inplace_00,

@@ -9,6 +9,7 @@
  * tensor/elemwise_unary_op_basic.cc (BlockGrad).
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 static const char *const in_data_label[] = {"data", "label", NULL};
 static const int inplace_00[][2] = {{0, 0}};
@@ -86,6 +87,8 @@ static int smo_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_SoftmaxOutput = {
     .name = "SoftmaxOutput",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SoftmaxOutput},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SoftmaxOutput},
     .doc = "Computes the gradient of cross entropy loss with respect to softmax output.",
     LMX_PARAMS(smo_fields, smo_param),
     .inputs = in_data_label,
@@ -128,6 +131,8 @@ static int reg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 #define REG_OP(id, docstr)                                    \
   const lmx_op lmx_op_##id = {                                \
       .name = #id,                                            \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                          \
       LMX_PARAMS(reg_fields, reg_param),                      \
       .inputs = in_data_label,                                \
@@ -162,6 +167,8 @@ static const lmx_param_field makeloss_fields[] = {
 
 const lmx_op lmx_op_MakeLoss = {
     .name = "MakeLoss",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_MakeLoss},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_MakeLoss},
     .doc = "Make your own loss function in network construction.",
     LMX_PARAMS(makeloss_fields, makeloss_param),
     .backward_needs = LMX_NEEDS_OUTPUTS,
@@ -172,6 +179,8 @@ const lmx_op lmx_op_MakeLoss = {
 
 const lmx_op lmx_op_BlockGrad = {
     .name = "BlockGrad",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_BlockGrad},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_BlockGrad},
     .doc = "Stops gradient computation (alias stop_gradient).",
     .inplace = inplace_00,
     .num_inplace = 1,

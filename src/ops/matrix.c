@@ -477,6 +477,7 @@ static void arg_name(const void *p, int i, char *buf, size_t cap) {
 
 /* Merges every known input into `t` except on axis; names the first mismatch. */
 static int concat_template(const lmx_op_ctx *c, lmx_shape *in, int nin, int ax, lmx_shape *t) {
+  int ref = -1; /* first known input: the shape messages compare against */
   for (int i = 0; i < nin; i++) {
     if (in[i].ndim <= 0) continue;
     if (in[i].ndim != t->ndim || ax >= t->ndim) goto bad;
@@ -485,12 +486,13 @@ static int concat_template(const lmx_op_ctx *c, lmx_shape *in, int nin, int ax, 
       if (t->dim[k] == 0) t->dim[k] = in[i].dim[k];
       else if (t->dim[k] != in[i].dim[k]) goto bad;
     }
+    if (ref < 0) ref = i;
     continue;
   bad: {
     char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP], nm[32];
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input '%s': shape %s does not match %s except on "
                        "dim %d", lmx_op_in_name(c, i, nm, sizeof nm), lmx_shape_str(&in[i], a),
-                       lmx_shape_str(t, b), ax);
+                       lmx_shape_str(ref >= 0 ? &in[ref] : t, b), ax);
   }
   }
   return LMX_OK;

@@ -6,6 +6,7 @@
  * softmax_activation.cc. Activation may run in place (output over data).
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 /* ---- Activation ----------------------------------------------------------------------- */
 
@@ -22,6 +23,8 @@ static const int inplace_00[][2] = {{0, 0}};
 
 const lmx_op lmx_op_Activation = {
     .name = "Activation",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Activation},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Activation},
     .doc = "Applies an activation function element-wise to the input.",
     LMX_PARAMS(act_fields, act_param),
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
@@ -81,6 +84,8 @@ static int lrelu_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_LeakyReLU = {
     .name = "LeakyReLU",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_LeakyReLU},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_LeakyReLU},
     .doc = "Applies Leaky rectified linear unit activation element-wise to the input.",
     LMX_PARAMS(lrelu_fields, lrelu_param),
     .num_inputs = lrelu_num_inputs,
@@ -149,6 +154,8 @@ static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, i
 #define SOFTMAX_OP(id, docstr)                               \
   const lmx_op lmx_op_##id = {                               \
       .name = #id,                                           \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                         \
       LMX_PARAMS(softmax_fields, softmax_param),             \
       .num_inputs = softmax_num_inputs,                      \
@@ -174,6 +181,8 @@ static const lmx_param_field smact_fields[] = {
 
 const lmx_op lmx_op_SoftmaxActivation = {
     .name = "SoftmaxActivation",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SoftmaxActivation},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SoftmaxActivation},
     .doc = "Applies softmax activation to input (deprecated: use softmax).",
     LMX_PARAMS(smact_fields, smact_param),
     .backward_needs = LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,

@@ -8,6 +8,7 @@
  * leading dims back from the output.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   int64_t num_hidden;
@@ -37,9 +38,6 @@ static int fc_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
   (void)nout, (void)aux, (void)naux;
   const fc_param *p = LMX_PRM(c, fc_param);
   lmx_shape *d = &in[0];
-  if (d->ndim <= 0 && out[0].ndim > 0 && p->flatten) {
-    /* nothing to deduce for data's trailing dims; output only gives the batch */
-  }
   if (d->ndim > 0 && out[0].ndim > 0) { /* backward: leading dims from the output */
     lmx_shape e = *d;
     if (p->flatten) e.dim[0] = out[0].dim[0];
@@ -72,6 +70,8 @@ static int fc_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
 
 const lmx_op lmx_op_FullyConnected = {
     .name = "FullyConnected",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_FullyConnected},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_FullyConnected},
     .doc = "Applies a linear transformation: Y = XW^T + b.",
     LMX_PARAMS(fc_fields, fc_param),
     .num_inputs = fc_num_inputs,

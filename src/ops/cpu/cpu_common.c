@@ -43,7 +43,8 @@ double lmx_cpu_pnum(const lmx_op_ctx *c, const char *name, double def) {
     }
     case LMX_PT_BOOL:
     case LMX_PT_ENUM: return (double)*(const int *)p;
-    case LMX_PT_DTYPE: {
+    case LMX_PT_DTYPE:
+    case LMX_PT_OPT_BOOL: {
       int v = *(const int *)p;
       return v < 0 ? def : (double)v;
     }

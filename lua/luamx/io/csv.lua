@@ -1,0 +1,148 @@
+--- luamx.io.csv — mx.io.CSVIter (MXNet's src/io/iter_csv.cc with its BatchLoader).
+--
+--   local it = mx.io.CSVIter{data_csv = 'x.csv', data_shape = {3}, label_csv = 'y.csv',
+--                            batch_size = 2, round_batch = true}
+--
+-- Each line of data_csv holds prod(data_shape) comma-separated numbers; label_csv
+-- (optional; labels are 0 without it) holds prod(label_shape) per line (label_shape
+-- defaults to {1}, which gives labels of shape (batch,), as MXNet). Errors name the file,
+-- the line and the problem. Batches follow MXNet's BatchLoader: with round_batch (the
+-- default) an incomplete last batch is completed from the start of the file, pad counts
+-- the wrapped samples, and the next epoch continues after them (reset() does not
+-- rewind then); without round_batch the last batch is partial, its missing rows are
+-- zero and pad counts them. Values are parsed once and kept in a float64 buffer.
+local ffi = require 'ffi'
+local capi = require 'luamx.capi'
+local nd = require 'luamx.ndarray'
+local raise = capi.raise
+
+local function prod(t)
+  local p = 1
+  for _, v in ipairs(t) do p = p * v end
+  return p
+end
+
+local function check_shape(shape, what)
+  if type(shape) ~= 'table' or #shape == 0 then
+    raise(('mx.io.CSVIter: %s must be an array of positive integers, got %s'):format(what, type(shape)))
+  end
+  for i, v in ipairs(shape) do
+    if type(v) ~= 'number' or v < 1 or v % 1 ~= 0 then
+      raise(('mx.io.CSVIter: %s[%d] must be a positive integer, got %s'):format(what, i, tostring(v)))
+    end
+  end
+end
+
+--- Parses a CSV file of numbers, `width` per line: returns a double buffer and the row count.
+local function read_csv(path, width, what)
+  if type(path) ~= 'string' then
+    raise(('mx.io.CSVIter: %s must be a file path, got %s'):format(what, type(path)))
+  end
+  local f, err = io.open(path, 'rb')
+  if not f then raise(('mx.io.CSVIter: cannot open %s %s: %s'):format(what, path, err)) end
+  local vals, lineno = {}, 0
+  for line in f:lines() do
+    lineno = lineno + 1
+    line = line:gsub('\r$', '')
+    if line:find('%S') then
+      local count = 0
+      for field in (line .. ','):gmatch('([^,]*),') do
+        local v = tonumber(field)
+        if not v then
+          f:close()
+          raise(('mx.io.CSVIter: %s %s line %d: %q is not a number'):format(what, path, lineno, field))
+        end
+        count = count + 1
+        vals[#vals + 1] = v
+      end
+      if count ~= width then
+        f:close()
+        raise(('mx.io.CSVIter: %s %s line %d: expected %d values, got %d'):format(what, path, lineno, width, count))
+      end
+    end
+  end
+  f:close()
+  local buf = ffi.new('double[?]', math.max(#vals, 1))
+  for i = 1, #vals do buf[i - 1] = vals[i] end
+  return buf, #vals / width
+end
+
+local function make(io_mod)
+  local CSVIter = io_mod.subclass('CSVIter')
+
+  setmetatable(CSVIter, {__index = io_mod.DataIter, __call = function(cls, o)
+    if type(o) ~= 'table' then raise('mx.io.CSVIter: expected a table of options, got ' .. type(o)) end
+    local bs = o.batch_size
+    io_mod.check_batch_size('mx.io.CSVIter', bs)
+    check_shape(o.data_shape, 'data_shape')
+    local lshape = o.label_shape or {1}
+    check_shape(lshape, 'label_shape')
+    local dw, lw = prod(o.data_shape), prod(lshape)
+    local dbuf, n = read_csv(o.data_csv, dw, 'data_csv')
+    if n == 0 then raise(('mx.io.CSVIter: data_csv %s has no rows'):format(o.data_csv)) end
+    local lbuf
+    if o.label_csv ~= nil and o.label_csv ~= 'NULL' then
+      local ln
+      lbuf, ln = read_csv(o.label_csv, lw, 'label_csv')
+      if ln ~= n then
+        raise(('mx.io.CSVIter: data_csv %s has %d rows but label_csv %s has %d'):format(o.data_csv, n, o.label_csv, ln))
+      end
+    end
+    local dshape = {bs}
+    for _, v in ipairs(o.data_shape) do dshape[#dshape + 1] = v end
+    local lbshape = {bs}
+    if not (#lshape == 1 and lshape[1] == 1) then
+      for _, v in ipairs(lshape) do lbshape[#lbshape + 1] = v end
+    end
+    local dtype = o.dtype or 'float32'
+    local self = setmetatable({batch_size = bs, num_data = n, pos = 0, overflow = 0,
+                               round_batch = o.round_batch == nil or o.round_batch,
+                               _d = dbuf, _l = lbuf, _dw = dw, _lw = lw}, cls)
+    self.data_buf = nd.empty(dshape, {dtype = dtype})
+    self.label_buf = nd.zeros(lbshape, {dtype = dtype})
+    self.provide_data = {io_mod.DataDesc(o.data_name or 'data', dshape, dtype)}
+    self.provide_label = {io_mod.DataDesc(o.label_name or 'softmax_label', lbshape, dtype)}
+    return self
+  end})
+
+  function CSVIter:reset()
+    if self.round_batch and self.overflow > 0 then
+      self.pos = self.overflow
+    else
+      self.pos = 0
+    end
+    self.overflow = 0
+  end
+
+  function CSVIter:next()
+    if self.overflow > 0 or self.pos >= self.num_data then return nil end
+    local bs, n = self.batch_size, self.num_data
+    local take = math.min(bs, n - self.pos)
+    local rows = {}
+    for k = 1, take do rows[k] = self.pos + k - 1 end
+    self.pos = self.pos + take
+    local pad = 0
+    if take < bs then
+      pad = bs - take
+      if self.round_batch then
+        for k = 1, pad do rows[take + k] = (k - 1) % n end
+        self.overflow = pad
+      end
+    end
+    local d, l = self.data_buf:data(), self.label_buf:data()
+    local dw, lw = self._dw, self._lw
+    for k = 0, bs - 1 do
+      local r = rows[k + 1]
+      for j = 0, dw - 1 do d[k * dw + j] = r and self._d[r * dw + j] or 0 end
+      if self._l then
+        for j = 0, lw - 1 do l[k * lw + j] = r and self._l[r * lw + j] or 0 end
+      end
+    end
+    return io_mod.DataBatch{data = {self.data_buf}, label = {self.label_buf}, pad = pad,
+                            provide_data = self.provide_data, provide_label = self.provide_label}
+  end
+
+  return CSVIter
+end
+
+return {make = make, read_csv = read_csv}

@@ -1,0 +1,83 @@
+--- luamx.model — mx.model: checkpoints (MXNet 1.9 python/mxnet/model.py).
+--
+--   mx.model.save_checkpoint('mlp', 3, sym, arg_params, aux_params)
+--     -> mlp-symbol.json (when sym is given) and mlp-0003.params
+--   local sym, arg_params, aux_params = mx.model.load_checkpoint('mlp', 3)
+--
+-- The .params file is MXNet's NDArray-list format with 'arg:<name>' and 'aux:<name>'
+-- keys, written by mx.nd.save (atomic: a temporary file renamed into place). The symbol
+-- JSON is written to '<file>.tmp' and renamed too, so a crash never leaves a torn file.
+-- load_checkpoint returns nil for the symbol when mx.sym is not available or the JSON
+-- file does not exist.
+local capi = require 'luamx.capi'
+local nd = require 'luamx.ndarray'
+local context = require 'luamx.context'
+local raise = capi.raise
+
+local M = {}
+local mx_ref
+
+function M.log(msg) io.stderr:write(msg, '\n') end
+
+local function write_atomic(path, text)
+  local tmp = path .. '.tmp'
+  local f, err = io.open(tmp, 'wb')
+  if not f then raise(('save_checkpoint: cannot write %s: %s'):format(tmp, err)) end
+  local ok, werr = f:write(text)
+  f:close()
+  if not ok then os.remove(tmp); raise(('save_checkpoint: cannot write %s: %s'):format(tmp, werr)) end
+  local rok, rerr = os.rename(tmp, path)
+  if not rok then os.remove(tmp); raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
+end
+
+function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
+  if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
+  if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  if symbol ~= nil then
+    if symbol.tojson then write_atomic(prefix .. '-symbol.json', symbol:tojson())
+    else symbol:save(prefix .. '-symbol.json') end
+  end
+  local cpu = context.cpu()
+  local save = {}
+  for k, v in pairs(arg_params or {}) do save['arg:' .. k] = v:as_in_context(cpu) end
+  for k, v in pairs(aux_params or {}) do save['aux:' .. k] = v:as_in_context(cpu) end
+  local name = ('%s-%04d.params'):format(prefix, epoch)
+  nd.save(name, save)
+  M.log(('Saved checkpoint to "%s"'):format(name))
+end
+
+--- load_params(prefix, epoch) -> arg_params, aux_params.
+function M.load_params(prefix, epoch)
+  local name = ('%s-%04d.params'):format(prefix, epoch)
+  local loaded = nd.load(name)
+  local arg, aux = {}, {}
+  for k, v in pairs(loaded) do
+    if type(k) ~= 'string' then raise(('load_checkpoint: %s holds an unnamed array list, expected arg:/aux: keys'):format(name)) end
+    local kind, n = k:match('^(%a+):(.*)$')
+    if kind == 'arg' then arg[n] = v
+    elseif kind == 'aux' then aux[n] = v
+    else raise(('load_checkpoint: %s has key %q, expected arg:<name> or aux:<name>'):format(name, k)) end
+  end
+  return arg, aux
+end
+
+function M.load_checkpoint(prefix, epoch)
+  local sym
+  local path = prefix .. '-symbol.json'
+  local f = io.open(path, 'rb')
+  if f then
+    f:close()
+    if mx_ref and mx_ref.sym and mx_ref.sym.load then sym = mx_ref.sym.load(path) end
+  end
+  local arg, aux = M.load_params(prefix, epoch)
+  return sym, arg, aux
+end
+
+function M.install(mx)
+  mx_ref = mx
+  mx.model = mx.model or {}
+  for k, v in pairs(M) do if k ~= 'install' then mx.model[k] = v end end
+  return M
+end
+
+return M

@@ -1,0 +1,433 @@
+--- luamx.optimizer — mx.optimizer: SGD, NAG, Adam, AdaGrad, RMSProp, AdaDelta and the
+--- updater (MXNet 1.9 python/mxnet/optimizer/optimizer.py).
+--
+--   local opt = mx.optimizer.create('sgd', {learning_rate = 0.1, momentum = 0.9, wd = 1e-4})
+--   local updater = mx.optimizer.get_updater(opt)
+--   updater(index, grad, weight)          -- keeps one state per index
+--
+-- Invariants:
+-- * update(index, weight, grad, state) first counts the update of `index` (num_update is
+--   the largest count over indices, starting at begin_num_update), then asks the
+--   lr_scheduler (if any) for the rate at num_update, then multiplies lr and wd by the
+--   per-parameter multipliers. Multipliers are looked up by index, then by the name
+--   idx2name[index] (a string index is its own name). As MXNet: wd_mult is 0 for every
+--   named parameter not ending in '_weight' or '_gamma' unless set; symbol attributes
+--   __lr_mult__ / __wd_mult__ (opt:set_attrs_from(sym)) come next, and set_lr_mult /
+--   set_wd_mult tables win.
+-- * Weights and states are updated in place. The formulas are MXNet's kernels
+--   (optimizer_op-inl.h); clip_gradient applies when > 0. SGD, NAG, Adam and RMSProp run
+--   the fused operators (mx.nd.sgd_update, ...) when the engine has them and
+--   M.use_fused is true; AdaGrad (MXNet 1.9 writes its dense update in Python) and
+--   AdaDelta use NDArray arithmetic.
+-- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
+--   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
+--   single array, '/none' for a stateless one), '<key>/count' for its update count,
+--   'num_update'; <key> is 'i<index>' for a number index and 's<name>' for a string.
+--   save_states(path) / set_states(path_or_table) round-trip them.
+local capi = require 'luamx.capi'
+local nd = require 'luamx.ndarray'
+local raise = capi.raise
+
+local M = {}
+M.use_fused = true
+
+-- ------------------------------------------------------------------ arithmetic -----
+local function clip(g, c)
+  if c and c > 0 then return nd.minimum(nd.maximum(g, -c), c) end
+  return g
+end
+local function sqrt(x) return x ^ 0.5 end
+local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = w.dtype}) end
+
+--- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
+local function fused(name, args)
+  if not M.use_fused then return false end
+  local f = rawget(nd, name)
+  if type(f) ~= 'function' and not (type(f) == 'table' and getmetatable(f) and getmetatable(f).__call) then
+    return false
+  end
+  f(args)
+  return true
+end
+
+-- ------------------------------------------------------------------ base class -----
+local Optimizer = {}
+Optimizer.__index = Optimizer
+M.Optimizer = Optimizer
+
+local REGISTRY = {}
+
+local function ends(s, suf) return #s >= #suf and s:sub(-#suf) == suf end
+
+--- A new optimizer class registered under `name`; `defaults` fills missing options;
+--- `init(self, o)` reads the class's own options.
+local function class(name, defaults, init)
+  local cls = setmetatable({}, {__index = Optimizer})
+  cls.__index = cls
+  cls.__tostring = Optimizer.__tostring
+  cls._name = name
+  setmetatable(cls, {__index = Optimizer, __call = function(c, o)
+    if o ~= nil and type(o) ~= 'table' then
+      raise(('mx.optimizer.%s: expected a table of options, got %s'):format(name, type(o)))
+    end
+    o = o or {}
+    local self = setmetatable({}, c)
+    self:_base_init(o, defaults)
+    if init then init(self, o) end
+    return self
+  end})
+  REGISTRY[name:lower()] = cls
+  return cls
+end
+M.class = class
+
+function Optimizer:_base_init(o, defaults)
+  local lr = o.learning_rate
+  self.lr = lr or defaults.learning_rate or 0.01
+  self.lr_scheduler = o.lr_scheduler
+  if self.lr_scheduler and lr ~= nil then self.lr_scheduler.base_lr = lr end
+  self.wd = o.wd or 0
+  self.rescale_grad = o.rescale_grad or 1
+  self.clip_gradient = o.clip_gradient
+  self.begin_num_update = o.begin_num_update or 0
+  self.num_update = self.begin_num_update
+  self._index_update_count = {}
+  self.idx2name = {}
+  for k, v in pairs(o.param_idx2name or {}) do self.idx2name[k] = v end
+  self._user_lr_mult, self._user_wd_mult = {}, {}
+  self._sym_attrs, self._sym_args = nil, nil
+  if o.sym then self:set_attrs_from(o.sym) end
+  self:set_lr_mult({})
+  self:set_wd_mult({})
+end
+
+--- Reads __lr_mult__ / __wd_mult__ attributes of a symbol's arguments.
+function Optimizer:set_attrs_from(sym)
+  self._sym_attrs, self._sym_args = sym:attr_dict(), sym:list_arguments()
+  self:set_lr_mult(self._user_lr_mult)
+  self:set_wd_mult(self._user_wd_mult)
+end
+
+local function sym_mult(self, key, out)
+  if not self._sym_args then return end
+  for _, name in ipairs(self._sym_args) do
+    local a = self._sym_attrs[name]
+    if a and a[key] ~= nil then out[name] = tonumber(a[key]) end
+  end
+end
+
+function Optimizer:set_lr_mult(t)
+  self._user_lr_mult = t
+  self.lr_mult = {}
+  sym_mult(self, '__lr_mult__', self.lr_mult)
+  for k, v in pairs(t) do self.lr_mult[k] = v end
+end
+
+function Optimizer:set_wd_mult(t)
+  self._user_wd_mult = t
+  self.wd_mult = {}
+  for _, n in pairs(self.idx2name) do
+    if not (ends(n, '_weight') or ends(n, '_gamma')) then self.wd_mult[n] = 0 end
+  end
+  sym_mult(self, '__wd_mult__', self.wd_mult)
+  for k, v in pairs(t) do self.wd_mult[k] = v end
+end
+
+function Optimizer:set_learning_rate(lr)
+  if self.lr_scheduler then
+    raise('set_learning_rate: the optimizer has an lr_scheduler; change the scheduler instead')
+  end
+  self.lr = lr
+end
+
+function Optimizer:learning_rate()
+  if self.lr_scheduler then return self.lr_scheduler(self.num_update) end
+  return self.lr
+end
+
+function Optimizer:_update_count(index)
+  local c = (self._index_update_count[index] or self.begin_num_update) + 1
+  self._index_update_count[index] = c
+  if c > self.num_update then self.num_update = c end
+end
+
+local function name_of(self, index)
+  return self.idx2name[index] or (type(index) == 'string' and index or nil)
+end
+
+function Optimizer:_get_lr(index)
+  local lr = self.lr_scheduler and self.lr_scheduler(self.num_update) or self.lr
+  if self.lr_mult[index] ~= nil then return lr * self.lr_mult[index] end
+  local n = name_of(self, index)
+  if n and self.lr_mult[n] ~= nil then return lr * self.lr_mult[n] end
+  return lr
+end
+
+function Optimizer:_get_wd(index)
+  local wd = self.wd
+  if self.wd_mult[index] ~= nil then return wd * self.wd_mult[index] end
+  local n = name_of(self, index)
+  if n then
+    if self.wd_mult[n] ~= nil then return wd * self.wd_mult[n] end
+    if not (ends(n, '_weight') or ends(n, '_gamma')) then return 0 end
+  end
+  return wd
+end
+
+function Optimizer:create_state() return nil end
+
+function Optimizer:__tostring()
+  return ('%s(learning_rate=%g, wd=%g, rescale_grad=%g)'):format(self._name, self.lr, self.wd, self.rescale_grad)
+end
+
+local function clip_arg(self) return (self.clip_gradient and self.clip_gradient > 0) and self.clip_gradient or -1 end
+
+-- ------------------------------------------------------------------ SGD ------------
+--- SGD{momentum=0}: w = (1 - lr*wd)*w - lr*clip(rescale*g); with momentum
+--- m = momentum*m - lr*wd*w - lr*clip(rescale*g), w = w + m.
+M.SGD = class('sgd', {}, function(self, o) self.momentum = o.momentum or 0 end)
+function M.SGD:create_state(_, weight)
+  if self.momentum == 0 then return nil end
+  return zeros_like(weight)
+end
+function M.SGD:update(index, weight, grad, state)
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  local p = {weight = weight, grad = grad, out = weight, lr = lr, wd = wd,
+             rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}
+  if state then
+    p.mom, p.momentum = state, self.momentum
+    if fused('sgd_mom_update', p) then return end
+    local g = clip(grad * self.rescale_grad, self.clip_gradient)
+    state:set(state * self.momentum - weight * (lr * wd) - g * lr)
+    weight:set(weight + state)
+  else
+    if fused('sgd_update', p) then return end
+    local g = clip(grad * self.rescale_grad, self.clip_gradient)
+    weight:set(weight * (1 - lr * wd) - g * lr)
+  end
+end
+
+-- ------------------------------------------------------------------ NAG ------------
+--- NAG{momentum=0}: g = clip(rescale*grad) + wd*w; m = momentum*m + g;
+--- w = w - lr*(g + momentum*m). Without momentum it is SGD.
+M.NAG = class('nag', {}, function(self, o) self.momentum = o.momentum or 0 end)
+M.NAG.create_state = M.SGD.create_state
+function M.NAG:update(index, weight, grad, state)
+  if not state then return M.SGD.update(self, index, weight, grad, nil) end
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  if fused('nag_mom_update', {weight = weight, grad = grad, mom = state, out = weight, lr = lr, wd = wd,
+                              momentum = self.momentum, rescale_grad = self.rescale_grad,
+                              clip_gradient = clip_arg(self)}) then return end
+  local g = clip(grad * self.rescale_grad, self.clip_gradient) + weight * wd
+  state:set(state * self.momentum + g)
+  weight:set(weight - (g + state * self.momentum) * lr)
+end
+
+-- ------------------------------------------------------------------ Adam -----------
+--- Adam{learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8}: with t the index's
+--- update count, lr_t = lr*sqrt(1-beta2^t)/(1-beta1^t); g = clip(rescale*grad + wd*w);
+--- mean = beta1*mean + (1-beta1)*g; var = beta2*var + (1-beta2)*g^2;
+--- w = w - lr_t*mean/(sqrt(var) + epsilon).
+M.Adam = class('adam', {learning_rate = 0.001}, function(self, o)
+  self.beta1, self.beta2, self.epsilon = o.beta1 or 0.9, o.beta2 or 0.999, o.epsilon or 1e-8
+end)
+function M.Adam:create_state(_, weight) return {zeros_like(weight), zeros_like(weight)} end
+function M.Adam:update(index, weight, grad, state)
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  local t = self._index_update_count[index]
+  lr = lr * math.sqrt(1 - self.beta2 ^ t) / (1 - self.beta1 ^ t)
+  local mean, var = state[1], state[2]
+  if fused('adam_update', {weight = weight, grad = grad, mean = mean, var = var, out = weight, lr = lr,
+                           wd = wd, beta1 = self.beta1, beta2 = self.beta2, epsilon = self.epsilon,
+                           rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}) then return end
+  local g = clip(grad * self.rescale_grad + weight * wd, self.clip_gradient)
+  mean:set(mean * self.beta1 + g * (1 - self.beta1))
+  var:set(var * self.beta2 + g * g * (1 - self.beta2))
+  weight:set(weight - mean * lr / (sqrt(var) + self.epsilon))
+end
+
+-- ------------------------------------------------------------------ RMSProp --------
+--- RMSProp{learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=false,
+--- clip_weights=nil}: g = clip(rescale*grad + wd*w); n = (1-gamma1)*g^2 + gamma1*n;
+--- w = w - lr*g/sqrt(n + epsilon). centered (Graves): also m = (1-gamma1)*g + gamma1*m,
+--- delta = gamma2*delta - lr*g/sqrt(n - m^2 + epsilon), w = w + delta.
+M.RMSProp = class('rmsprop', {learning_rate = 0.001}, function(self, o)
+  self.gamma1, self.gamma2, self.epsilon = o.gamma1 or 0.9, o.gamma2 or 0.9, o.epsilon or 1e-8
+  self.centered, self.clip_weights = o.centered and true or false, o.clip_weights
+end)
+function M.RMSProp:create_state(_, weight)
+  if self.centered then return {zeros_like(weight), zeros_like(weight), zeros_like(weight)} end
+  return {zeros_like(weight)}
+end
+function M.RMSProp:update(index, weight, grad, state)
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  local n = state[1]
+  if not self.centered and fused('rmsprop_update', {weight = weight, grad = grad, n = n, out = weight,
+      lr = lr, wd = wd, gamma1 = self.gamma1, epsilon = self.epsilon, rescale_grad = self.rescale_grad,
+      clip_gradient = clip_arg(self),
+      clip_weights = (self.clip_weights and self.clip_weights > 0) and self.clip_weights or -1}) then
+    return
+  end
+  local g = clip(grad * self.rescale_grad + weight * wd, self.clip_gradient)
+  n:set(g * g * (1 - self.gamma1) + n * self.gamma1)
+  if self.centered then
+    local m, delta = state[2], state[3]
+    m:set(g * (1 - self.gamma1) + m * self.gamma1)
+    delta:set(delta * self.gamma2 - g * lr / sqrt(n - m * m + self.epsilon))
+    weight:set(weight + delta)
+  else
+    weight:set(weight - g * lr / sqrt(n + self.epsilon))
+  end
+  if self.clip_weights and self.clip_weights > 0 then weight:set(clip(weight, self.clip_weights)) end
+end
+
+-- ------------------------------------------------------------------ AdaGrad --------
+--- AdaGrad{learning_rate=0.01, eps=1e-7}: g = clip(rescale*grad); h = h + g^2;
+--- w = w - lr*(g/sqrt(h + eps) + wd*w).
+M.AdaGrad = class('adagrad', {}, function(self, o) self.float_stable_eps = o.eps or o.epsilon or 1e-7 end)
+function M.AdaGrad:create_state(_, weight) return zeros_like(weight) end
+function M.AdaGrad:update(index, weight, grad, state)
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  local g = clip(grad * self.rescale_grad, self.clip_gradient)
+  state:set(state + g * g)
+  weight:set(weight - (g / sqrt(state + self.float_stable_eps) + weight * wd) * lr)
+end
+
+-- ------------------------------------------------------------------ AdaDelta -------
+--- AdaDelta{rho=0.9, epsilon=1e-5} (no learning rate): g = clip(rescale*grad);
+--- acc_g = rho*acc_g + (1-rho)*g^2; d = sqrt(acc_d + eps)/sqrt(acc_g + eps)*g;
+--- acc_d = rho*acc_d + (1-rho)*d^2; w = w - (d + wd*w).
+M.AdaDelta = class('adadelta', {}, function(self, o) self.rho, self.epsilon = o.rho or 0.9, o.epsilon or 1e-5 end)
+function M.AdaDelta:create_state(_, weight) return {zeros_like(weight), zeros_like(weight)} end
+function M.AdaDelta:update(index, weight, grad, state)
+  local wd = self:_get_wd(index)
+  self:_update_count(index)
+  local acc_g, acc_d = state[1], state[2]
+  local g = clip(grad * self.rescale_grad, self.clip_gradient)
+  acc_g:set(acc_g * self.rho + g * g * (1 - self.rho))
+  local d = sqrt(acc_d + self.epsilon) / sqrt(acc_g + self.epsilon) * g
+  acc_d:set(acc_d * self.rho + d * d * (1 - self.rho))
+  weight:set(weight - (d + weight * wd))
+end
+
+-- ------------------------------------------------------------------ create ---------
+function M.create(name, params)
+  if type(name) == 'table' and getmetatable(name) and name.update then return name end
+  if type(name) ~= 'string' then raise('mx.optimizer.create: name must be a string, got ' .. type(name)) end
+  local cls = REGISTRY[name:lower()]
+  if not cls then
+    local known = {}
+    for k in pairs(REGISTRY) do known[#known + 1] = k end
+    table.sort(known)
+    raise(('mx.optimizer.create: unknown optimizer %q; known optimizers: %s'):format(name, table.concat(known, ', ')))
+  end
+  return cls(params)
+end
+
+function M.register(cls) REGISTRY[cls._name:lower()] = cls end
+
+-- ------------------------------------------------------------------ Updater --------
+--- get_updater(opt): a callable updater(index, grad, weight) keeping one state per index.
+local Updater = {}
+Updater.__index = Updater
+M.Updater = Updater
+
+local function key_of(index)
+  if type(index) == 'number' then return 'i' .. ('%d'):format(index) end
+  return 's' .. tostring(index)
+end
+local function index_of(key)
+  if key:sub(1, 1) == 'i' then return tonumber(key:sub(2)) end
+  return key:sub(2)
+end
+
+function M.get_updater(opt)
+  if type(opt) ~= 'table' or not opt.update then
+    raise('mx.optimizer.get_updater: expected an optimizer, got ' .. type(opt))
+  end
+  return setmetatable({optimizer = opt, states = {}, _loaded = {}}, Updater)
+end
+
+local function as_ctx(state, weight)
+  if state == nil then return nil end
+  if nd.is_ndarray(state) then
+    if state.context ~= weight.context then return state:as_in_context(weight.context) end
+    return state
+  end
+  local out = {}
+  for i, s in ipairs(state) do out[i] = as_ctx(s, weight) end
+  return out
+end
+
+function Updater:__call(index, grad, weight)
+  local st = self.states[index]
+  if st == nil and not self._loaded[index] then
+    st = self.optimizer:create_state(index, weight)
+    self.states[index] = st
+    self._loaded[index] = true
+  elseif self._loaded[index] == 'file' then
+    st = as_ctx(st, weight)
+    self.states[index] = st
+    self._loaded[index] = true
+  end
+  self.optimizer:update(index, weight, grad, st)
+end
+
+--- States and update counts as a name -> NDArray table (copies on the CPU).
+function Updater:get_states()
+  local cpu = require('luamx.context').cpu()
+  local out, opt = {}, self.optimizer
+  for index in pairs(self._loaded) do
+    local k, st = key_of(index), self.states[index]
+    if st == nil then out[k .. '/none'] = nd.zeros({1})
+    elseif nd.is_ndarray(st) then out[k .. '/0'] = st:as_in_context(cpu):copy()
+    else for j, s in ipairs(st) do out[k .. '/' .. j] = s:as_in_context(cpu):copy() end end
+    local c = opt._index_update_count[index]
+    if c then out[k .. '/count'] = nd.array({c}, {dtype = 'float64'}) end
+  end
+  out.num_update = nd.array({opt.num_update}, {dtype = 'float64'})
+  return out
+end
+
+--- Restores states from get_states()'s table or from a file written by save_states.
+function Updater:set_states(blob)
+  if type(blob) == 'string' then blob = nd.load(blob) end
+  if type(blob) ~= 'table' then raise('set_states: expected a table of NDArrays or a path, got ' .. type(blob)) end
+  local opt, states, loaded, counts = self.optimizer, {}, {}, {}
+  local tuples = {}
+  for name, arr in pairs(blob) do
+    if name == 'num_update' then opt.num_update = arr:tonumber()
+    else
+      local k, part = name:match('^(.*)/([^/]+)$')
+      if not k then raise(('set_states: unexpected entry %q'):format(name)) end
+      local index = index_of(k)
+      if part == 'count' then counts[index] = arr:tonumber()
+      elseif part == 'none' then loaded[index] = 'file'
+      elseif part == '0' then states[index] = arr; loaded[index] = 'file'
+      else
+        tuples[index] = tuples[index] or {}
+        tuples[index][tonumber(part)] = arr
+        loaded[index] = 'file'
+      end
+    end
+  end
+  for index, t in pairs(tuples) do states[index] = t end
+  self.states, self._loaded = states, loaded
+  for index, c in pairs(counts) do opt._index_update_count[index] = c end
+end
+
+function Updater:save_states(path) nd.save(path, self:get_states()) end
+
+
+function M.install(mx)
+  mx.optimizer = M
+  mx.optimizer.lr_scheduler = require 'luamx.lr_scheduler'
+  return M
+end
+
+return M

@@ -1,0 +1,149 @@
+/* exec.h — the executor's internals, shared by the files of src/exec.
+ *
+ *   bind.c      binder (step-by-step configuration) and the bind pipeline
+ *   steps.c     materialization: arrays for every entry, the flat step list
+ *   executor.c  forward / backward / accessors / copy_params / free
+ *   arena.c     the memory pool shared by executors (reshape, shared_exec, bucketing)
+ *   monitor.c   monitor callbacks
+ *   debug_str.c debug_str()
+ *   reshape.c   reshape()
+ *
+ * Invariants of a bound executor:
+ *  - every plan entry that some step touches has an array in ent[] (one reference):
+ *    planned entries are views into pool slabs, external ones are the bound arrays,
+ *    head-gradient / zeros arrays the executor owns, accumulating entries the array of
+ *    the entry they accumulate into;
+ *  - steps[] holds precomputed kernel arguments (lmx_tensor with raw pointers), so
+ *    forward and backward allocate nothing: they walk steps and call kernels;
+ *  - the executor holds references to its symbol, its arrays and its pool; the pool
+ *    holds its slabs' storage: handles may be freed in any order.
+ */
+#ifndef LMX_EXEC_EXEC_H
+#define LMX_EXEC_EXEC_H
+
+#include "../core/refcount.h"
+#include "../core/vec.h"
+#include "../passes/plan.h"
+#include "../tensor/ndarray.h"
+
+/* ---- arena.c ---------------------------------------------------------------------- */
+typedef struct {
+  lmx_ndarray *base; /* one arena (a 1-D uint8 array), one reference per slab */
+  size_t off, bytes;
+  int dev_type, dev_id;
+} lmx_slab;
+
+typedef struct lmx_pool {
+  lmx_refcount rc;
+  lmx_slab *slab;
+  int n, cap;
+  size_t bytes; /* sum of the arenas */
+} lmx_pool;
+
+int lmx_pool_new(lmx_pool **out);
+void lmx_pool_retain(lmx_pool *p);
+void lmx_pool_release(lmx_pool *p);
+/* Finds a slab for each of the n blocks: an unused slab on the block's device with
+ * enough bytes (the smallest; largest blocks first), else a new one carved from one
+ * fresh arena per device, appended to the pool. slab_of[b] gets the slab index. */
+int lmx_pool_take(lmx_pool *p, int n, const size_t *bytes, const int *dev_type,
+                  const int *dev_id, int *slab_of);
+
+/* ---- steps ------------------------------------------------------------------------- */
+enum { LMX_STEP_OP = 0, LMX_STEP_BWD = 1, LMX_STEP_COPY = 2 };
+
+typedef struct {
+  int node;                 /* plan node id */
+  int kind;                 /* LMX_STEP_* */
+  lmx_op_ctx c;
+  lmx_forward_fn fwd;       /* NULL: no kernel for the device (error at run time) */
+  lmx_backward_fn bwd;
+  /* OP:  in[nargs] out[nout] aux[naux];  req[nout]
+   * BWD: og[nout] in[nargs] out[nout] ig[nargs] aux[naux];  req[nargs] */
+  lmx_tensor *t;
+  int *req;
+  int nargs, nout, naux;
+  lmx_ndarray *src, *dst;   /* COPY */
+} lmx_xstep;
+
+typedef void (*lmx_monitor_cb)(const char *name, lmx_ndarray *arr, void *user);
+
+struct lmx_executor {
+  lmx_refcount rc;
+  lmx_symbol *sym; /* as bound */
+  lmx_symbol *opt; /* after common-subexpression elimination (what runs) */
+  lmx_plan plan;
+  lmx_pool *pool;
+  lmx_ndarray **ent;          /* per entry */
+  lmx_ndarray **args, **grads, **aux, **head_grads;
+  int *grad_req;              /* per argument, final */
+  char **arg_names, **aux_names, **out_names;
+  lmx_xstep *steps;
+  int nsteps, nfwd_steps;
+  lmx_tensor *tens;
+  int *reqs;
+  lmx_ndarray *ws[LMX_PLAN_MAX_CTX];
+  int forward_done;
+  int no_share;
+  /* monitor.c */
+  lmx_monitor_cb mon;
+  void *mon_user;
+  int mon_all;
+  char **mon_out;             /* per entry: "<node>_output", ... */
+  char **mon_in;              /* per node input slot: "<node>_<input>" */
+  /* kept for reshape */
+  int dev_type, dev_id;
+  int ngroups;
+  char **groups;
+  int *group_type, *group_id;
+  lmx_sbuf text;
+};
+typedef struct lmx_executor lmx_executor;
+
+/* ---- binder (bind.c) ------------------------------------------------------------- */
+struct lmx_binder {
+  lmx_symbol *sym;
+  lmx_igraph g; /* of sym, for names */
+  int dev_type, dev_id;
+  lmx_ndarray **args, **grads, **aux;
+  int *req, *req_set;
+  lmx_shape *shape; /* args then aux (simple_bind) */
+  int *dtype;       /* args then aux */
+  int ngroups;
+  char **groups;
+  int *group_type, *group_id;
+  lmx_executor *shared;
+  lmx_pool *pool; /* reshape: the pool to draw from */
+  int no_share;
+};
+typedef struct lmx_binder lmx_binder;
+
+int lmx_binder_create(lmx_symbol *sym, int dev_type, int dev_id, lmx_binder **out);
+void lmx_binder_destroy(lmx_binder *b);
+int lmx_binder_find(const lmx_binder *b, const char *name, int index, int aux, int *out);
+int lmx_binder_group(lmx_binder *b, const char *group, int dev_type, int dev_id);
+/* simple = 1: allocate every array not given (simple_bind); 0: all must be given. */
+int lmx_exec_bind(lmx_binder *b, int simple, lmx_executor **out);
+
+/* ---- steps.c ---------------------------------------------------------------------- */
+int lmx_exec_materialize(lmx_executor *x);
+
+/* ---- executor.c -------------------------------------------------------------------- */
+void lmx_exec_retain(lmx_executor *x);
+void lmx_exec_release(lmx_executor *x);
+int lmx_exec_forward(lmx_executor *x, int is_train);
+int lmx_exec_backward(lmx_executor *x, lmx_ndarray *const *head_grads, int n, int is_train);
+int lmx_exec_copy_params(lmx_executor *x, const char *const *names,
+                         lmx_ndarray *const *arrays, int n, int aux, int allow_extra);
+
+/* ---- monitor.c ---------------------------------------------------------------------- */
+int lmx_monitor_names(lmx_executor *x);
+void lmx_monitor_before(const lmx_executor *x, const lmx_xstep *s);
+void lmx_monitor_after(const lmx_executor *x, const lmx_xstep *s);
+
+/* ---- debug_str.c / reshape.c ------------------------------------------------------- */
+int lmx_exec_debug_str(lmx_executor *x, const char **text);
+int lmx_exec_reshape(lmx_executor *x, int partial, int allow_up, int n,
+                     const char *const *names, const lmx_shape *shapes, lmx_executor **out);
+
+#endif

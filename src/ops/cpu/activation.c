@@ -1,0 +1,218 @@
+/* activation.c — CPU glue of Activation, LeakyReLU, softmax, log_softmax and
+ * SoftmaxActivation.
+ *
+ * Activation maps act_type onto the elementwise kernels (relu, sigmoid, tanh, softrelu,
+ * softsign); its gradient uses the output except softsign (input). LeakyReLU's leaky,
+ * elu, selu and gelu are elementwise; prelu has a gamma input with one slope per channel
+ * (axis 1) or one for all; rrelu in inference uses the mean slope
+ * (lower_bound + upper_bound) / 2 and in training is not supported on the CPU yet.
+ * softmax / log_softmax work along `axis` with `temperature`; SoftmaxActivation
+ * mode=instance is softmax over all dims but the first, mode=channel over axis 1.
+ * MXNet 1.9: src/operator/nn/activation-inl.h, leaky_relu-inl.h, softmax-inl.h.
+ */
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../tensor/dtype.h"
+#include "../op_impl.h"
+#include "cpu_ops.h"
+
+static int check_pair(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor *ref,
+                      const char *what) {
+  return lmx_cpu_check_like(c, t, &ref->shape, ref->dtype, what);
+}
+
+/* ---- Activation ----------------------------------------------------------------------- */
+
+static int act_code(const lmx_op_ctx *c) {
+  if (lmx_cpu_penum(c, "act_type", "relu")) return LMX_UN_RELU;
+  if (lmx_cpu_penum(c, "act_type", "sigmoid")) return LMX_UN_SIGMOID;
+  if (lmx_cpu_penum(c, "act_type", "tanh")) return LMX_UN_TANH;
+  if (lmx_cpu_penum(c, "act_type", "softrelu")) return LMX_UN_SOFTRELU;
+  if (lmx_cpu_penum(c, "act_type", "softsign")) return LMX_UN_SOFTSIGN;
+  return -1;
+}
+
+int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int op = act_code(c);
+  if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
+  lmx_cpu_unary(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data,
+                req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                           const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                           const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int op = act_code(c);
+  if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
+  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  LMX_TRY(check_pair(c, &og[0], &ig[0], "output gradient"));
+  if (op == LMX_UN_SOFTSIGN) LMX_TRY(check_pair(c, &in[0], &ig[0], "input 'data'"));
+  else LMX_TRY(check_pair(c, &out[0], &ig[0], "output"));
+  lmx_cpu_unary_bwd(op, ig[0].dtype, lmx_cpu_size(&ig[0]), ig[0].data, og[0].data,
+                    op == LMX_UN_SOFTSIGN ? in[0].data : NULL,
+                    op == LMX_UN_SOFTSIGN ? NULL : out[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+/* ---- LeakyReLU -------------------------------------------------------------------------- */
+
+static int leaky_kind(const lmx_op_ctx *c, double *slope) {
+  *slope = lmx_cpu_pnum(c, "slope", 0.25);
+  if (lmx_cpu_penum(c, "act_type", "elu")) return LMX_LEAKY_ELU;
+  if (lmx_cpu_penum(c, "act_type", "selu")) return LMX_LEAKY_SELU;
+  if (lmx_cpu_penum(c, "act_type", "gelu")) return LMX_LEAKY_GELU;
+  if (lmx_cpu_penum(c, "act_type", "prelu")) return 100;
+  if (lmx_cpu_penum(c, "act_type", "rrelu")) {
+    if (c->is_train) return -1;
+    *slope = (lmx_cpu_pnum(c, "lower_bound", 0.125) + lmx_cpu_pnum(c, "upper_bound", 0.334)) / 2;
+  }
+  return LMX_LEAKY_LEAKY;
+}
+
+static int prelu_dims(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer, int64_t *C,
+                      int64_t *inner) {
+  const lmx_shape *s = &in[0].shape;
+  *outer = s->ndim > 0 ? s->dim[0] : 1;
+  *C = s->ndim > 1 ? s->dim[1] : 1;
+  *inner = lmx_cpu_inner(s, 1);
+  int64_t ng = lmx_cpu_size(&in[1]);
+  if (ng != 1 && ng != *C)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'gamma': expected %lld or 1 elements, got %lld",
+                       (long long)*C, (long long)ng);
+  if (in[1].dtype != in[0].dtype || !in[1].data) return lmx_cpu_fail_dtype(c, &in[1], "input 'gamma'");
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                          const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  double slope;
+  int kind = leaky_kind(c, &slope);
+  if (kind < 0)
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "act_type 'rrelu' in training is not supported "
+                       "on the CPU");
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
+  int acc = req[0] == LMX_REQ_ADD, dt = in[0].dtype;
+  if (kind == 100) {
+    int64_t o, C, inner;
+    LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
+    lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]), acc);
+    return LMX_OK;
+  }
+  lmx_cpu_leaky(kind, dt, lmx_cpu_size(&in[0]), out[0].data, in[0].data, slope, acc);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                          const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                          const lmx_tensor *aux) {
+  (void)aux;
+  double slope;
+  int kind = leaky_kind(c, &slope);
+  if (kind < 0)
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "act_type 'rrelu' in training is not supported "
+                       "on the CPU");
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(check_pair(c, &og[0], &in[0], "output gradient"));
+  int dt = in[0].dtype;
+  if (req[0]) LMX_TRY(check_pair(c, &ig[0], &in[0], "gradient of 'data'"));
+  if (kind == 100) {
+    int64_t o, C, inner;
+    LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
+    if (req[1]) LMX_TRY(check_pair(c, &ig[1], &in[1], "gradient of 'gamma'"));
+    lmx_cpu_prelu_bwd(dt, o, C, inner, req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
+                      og[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]),
+                      req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD);
+    return LMX_OK;
+  }
+  if (!req[0]) return LMX_OK;
+  LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
+  lmx_cpu_leaky_bwd(kind, dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, in[0].data,
+                    out[0].data, slope, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+/* ---- softmax family ----------------------------------------------------------------- */
+
+typedef struct {
+  int64_t outer, len, inner;
+  double temp;
+} sm_dims;
+
+static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, sm_dims *d) {
+  int axis;
+  if (activation) {
+    int channel = lmx_cpu_penum(c, "mode", "channel");
+    axis = channel ? 1 : 0;
+    if (channel && s->ndim < 2)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': mode 'channel' needs at least 2-D");
+    d->temp = 1.0;
+    if (!channel) { /* instance: over everything but the first dim */
+      d->outer = s->ndim ? s->dim[0] : 1;
+      d->len = d->outer ? lmx_shape_size(s) / d->outer : 0;
+      d->inner = 1;
+      return LMX_OK;
+    }
+  } else {
+    LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", -1), s->ndim, &axis));
+    d->temp = lmx_cpu_pnum(c, "temperature", 1.0);
+    if (d->temp == 0.0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'temperature': must not be 0");
+  }
+  d->outer = lmx_cpu_outer(s, axis);
+  d->len = s->dim[axis];
+  d->inner = lmx_cpu_inner(s, axis);
+  return LMX_OK;
+}
+
+static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                  const int *req, int logm, int activation) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (lmx_cpu_pnum(c, "use_length", 0))
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'use_length': not supported on the CPU");
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
+  sm_dims d;
+  LMX_TRY(sm_dims_of(c, &in[0].shape, activation, &d));
+  lmx_cpu_softmax(in[0].dtype, d.outer, d.len, d.inner, out[0].data, in[0].data, d.temp, logm,
+                  req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *out,
+                  const lmx_tensor *ig, const int *req, int logm, int activation) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
+  LMX_TRY(check_pair(c, &og[0], &out[0], "output gradient"));
+  LMX_TRY(check_pair(c, &ig[0], &out[0], "gradient of 'data'"));
+  sm_dims d;
+  LMX_TRY(sm_dims_of(c, &out[0].shape, activation, &d));
+  lmx_cpu_softmax_bwd(out[0].dtype, d.outer, d.len, d.inner, ig[0].data, og[0].data,
+                      out[0].data, d.temp, logm, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+#define CPU_SOFTMAX(id, LOGM, ACT)                                                          \
+  int lmx_cpu_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
+                       const int *req, const lmx_tensor *aux) {                             \
+    (void)aux;                                                                              \
+    return sm_fwd(c, in, out, req, LOGM, ACT);                                              \
+  }                                                                                         \
+  int lmx_cpu_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
+                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
+                       const lmx_tensor *aux) {                                             \
+    (void)aux, (void)in;                                                                    \
+    return sm_bwd(c, og, out, ig, req, LOGM, ACT);                                          \
+  }
+
+CPU_SOFTMAX(softmax, 0, 0)
+CPU_SOFTMAX(log_softmax, 1, 0)
+CPU_SOFTMAX(SoftmaxActivation, 0, 1)

@@ -1,0 +1,198 @@
+/* loss.c — CPU glue of the output layers: SoftmaxOutput, Linear/Logistic/MAE
+ * RegressionOutput, MakeLoss, BlockGrad.
+ *
+ * Their backward needs no head gradient (LMX_OPF_LOSS): SoftmaxOutput's input gradient
+ * is (softmax - onehot(label)) * grad_scale / valid_cnt with MXNet's normalization
+ * (null: 1, batch: data.shape[0], valid: labels != ignore_label, at least 1), label
+ * smoothing (smooth_alpha), use_ignore, multi_output (softmax over axis 1 of
+ * (n, k, rest...)), preserve_shape (over the last axis) and out_grad (times the head
+ * gradient). The regression outputs give (out - label) * grad_scale / (label.size /
+ * label.shape[0]) (MAE: its sign). MakeLoss gives grad_scale (/ batch or / count of
+ * data > valid_thresh). The label gets no gradient (zeros, like MXNet).
+ * MXNet 1.9: src/operator/softmax_output-inl.h, regression_output-inl.h, make_loss-inl.h.
+ */
+#include <math.h>
+
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../tensor/dtype.h"
+#include "../op_impl.h"
+#include "cpu_ops.h"
+
+/* ---- SoftmaxOutput -------------------------------------------------------------------- */
+
+typedef struct {
+  int64_t outer, k, inner;
+} smo_dims;
+
+static int smo_layout(const lmx_op_ctx *c, const lmx_tensor *in, smo_dims *d) {
+  const lmx_shape *s = &in[0].shape;
+  int64_t size = lmx_cpu_size(&in[0]);
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  if (s->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
+  if (lmx_cpu_pnum(c, "multi_output", 0)) {
+    if (s->ndim < 2)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': multi_output needs at least 2-D");
+    d->outer = s->dim[0], d->k = s->dim[1], d->inner = lmx_cpu_inner(s, 1);
+  } else if (lmx_cpu_pnum(c, "preserve_shape", 0)) {
+    d->k = s->dim[s->ndim - 1], d->outer = d->k ? size / d->k : 0, d->inner = 1;
+  } else {
+    d->outer = s->ndim == 1 ? 1 : s->dim[0], d->inner = 1;
+    d->k = d->outer ? size / d->outer : 0;
+  }
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                              const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  smo_dims d;
+  LMX_TRY(smo_layout(c, in, &d));
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  lmx_cpu_softmax(in[0].dtype, d.outer, d.k, d.inner, out[0].data, in[0].data, 1.0, 0,
+                  req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+static double smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label, const smo_dims *d) {
+  if (lmx_cpu_penum(c, "normalization", "batch")) return (double)d->outer;
+  if (!lmx_cpu_penum(c, "normalization", "valid")) return 1.0;
+  int64_t n = lmx_cpu_size(label), cnt = n;
+  int ign = (int)lmx_cpu_pnum(c, "ignore_label", -1.0);
+  for (int64_t i = 0; i < n; i++)
+    if ((int)lmx_load_f64(label->data, label->dtype, i) == ign) cnt--;
+  return cnt > 0 ? (double)cnt : 1.0;
+}
+
+int lmx_cpu_bwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                              const lmx_tensor *aux) {
+  (void)aux;
+  lmx_cpu_zero_grad(&ig[1], req[1]);
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  smo_dims d;
+  LMX_TRY(smo_layout(c, in, &d));
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_cpu_check_size(c, &in[1], d.outer * d.inner, "input 'label'"));
+  if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'label'");
+  const void *g = NULL;
+  if (lmx_cpu_pnum(c, "out_grad", 0)) {
+    LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
+    g = og[0].data;
+  }
+  double scale = lmx_cpu_pnum(c, "grad_scale", 1.0) / smo_valid_cnt(c, &in[1], &d);
+  lmx_cpu_softmax_output_grad(in[0].dtype, d.outer, d.k, d.inner, ig[0].data, out[0].data,
+                              in[1].data, g, lmx_cpu_pnum(c, "smooth_alpha", 0.0),
+                              (int)lmx_cpu_pnum(c, "use_ignore", 0),
+                              lmx_cpu_pnum(c, "ignore_label", -1.0), scale,
+                              req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+/* ---- regression outputs --------------------------------------------------------------- */
+
+static int reg_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                   const int *req, int logistic) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  lmx_cpu_unary(logistic ? LMX_UN_SIGMOID : LMX_UN_COPY, in[0].dtype, lmx_cpu_size(&in[0]),
+                out[0].data, in[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+static int reg_bwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                   const lmx_tensor *ig, const int *req, int mae) {
+  lmx_cpu_zero_grad(&ig[1], req[1]);
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
+  int64_t n = lmx_cpu_size(&out[0]);
+  LMX_TRY(lmx_cpu_check_size(c, &out[0], n, "output"));
+  LMX_TRY(lmx_cpu_check_size(c, &in[1], n, "input 'label'"));
+  if (in[1].dtype != out[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'label'");
+  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &out[0].shape, out[0].dtype, "gradient of 'data'"));
+  const lmx_shape *ls = &in[1].shape;
+  int64_t lead = ls->ndim > 0 ? ls->dim[0] : 1;
+  double num_output = lead ? (double)lmx_cpu_size(&in[1]) / (double)lead : 1.0;
+  double scale = lmx_cpu_pnum(c, "grad_scale", 1.0) / (num_output > 0 ? num_output : 1.0);
+  lmx_cpu_regression_grad(out[0].dtype, n, ig[0].data, out[0].data, in[1].data, mae, scale,
+                          req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+#define CPU_REG(id, LOGISTIC, MAE)                                                          \
+  int lmx_cpu_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
+                       const int *req, const lmx_tensor *aux) {                             \
+    (void)aux;                                                                              \
+    return reg_fwd(c, in, out, req, LOGISTIC);                                              \
+  }                                                                                         \
+  int lmx_cpu_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
+                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
+                       const lmx_tensor *aux) {                                             \
+    (void)aux, (void)og;                                                                    \
+    return reg_bwd(c, in, out, ig, req, MAE);                                               \
+  }
+
+CPU_REG(LinearRegressionOutput, 0, 0)
+CPU_REG(LogisticRegressionOutput, 1, 0)
+CPU_REG(MAERegressionOutput, 0, 1)
+
+/* ---- MakeLoss, BlockGrad ---------------------------------------------------------------- */
+
+static int identity_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  if (lmx_cpu_scale(in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, 1.0,
+                    req[0] == LMX_REQ_ADD) < 0)
+    return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_MakeLoss(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                         const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return identity_fwd(c, in, out, req);
+}
+
+int lmx_cpu_bwd_MakeLoss(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
+  (void)og, (void)in, (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  double v = lmx_cpu_pnum(c, "grad_scale", 1.0);
+  const lmx_shape *s = &ig[0].shape;
+  if (lmx_cpu_penum(c, "normalization", "batch")) {
+    v /= (double)(s->ndim > 0 && s->dim[0] > 0 ? s->dim[0] : 1);
+  } else if (lmx_cpu_penum(c, "normalization", "valid")) {
+    /* the output equals data (identity forward); backward_needs asks for the output */
+    LMX_TRY(lmx_cpu_check_like(c, &out[0], s, ig[0].dtype, "output"));
+    double th = lmx_cpu_pnum(c, "valid_thresh", 0.0);
+    int64_t n = lmx_cpu_size(&out[0]), cnt = 0;
+    for (int64_t i = 0; i < n; i++) cnt += lmx_load_f64(out[0].data, out[0].dtype, i) > th;
+    v /= (double)(cnt > 1 ? cnt : 1);
+  }
+  int64_t n = lmx_cpu_size(&ig[0]);
+  if (req[0] == LMX_REQ_ADD)
+    lmx_cpu_scalar_op(LMX_SC_PLUS, ig[0].dtype, n, ig[0].data, ig[0].data, v, 0);
+  else
+    lmx_cpu_fill(ig[0].data, ig[0].dtype, n, v);
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_BlockGrad(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                          const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return identity_fwd(c, in, out, req);
+}
+
+int lmx_cpu_bwd_BlockGrad(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                          const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                          const lmx_tensor *aux) {
+  (void)c, (void)og, (void)in, (void)out, (void)aux;
+  lmx_cpu_zero_grad(&ig[0], req[0]);
+  return LMX_OK;
+}

@@ -1,0 +1,327 @@
+/* test_gradcheck.c — the shared finite-difference gradient checker for every operator
+ * with CPU kernels (float64).
+ *
+ * Each case names an op, its parameters (MXNet strings), the shape of every input and
+ * how to draw it ('u' uniform [-1, 1], 'a' away from 0 (|x| in [0.2, 1], random sign:
+ * keeps relu/abs/max off their kinks), 'p' positive [0.5, 1.5], 'l' integer labels /
+ * indices in [0, K), 'c' constant 1 (states that must stay fixed), 'z' zeros). For each
+ * case the checker
+ *  1. runs forward, then backward with a random head gradient, passing data only for
+ *     what the descriptor's backward_needs asks for (so a kernel that reads more fails);
+ *  2. compares every input gradient (except 'l'/'c' inputs) with central differences of
+ *     sum(out * head) over up to 24 elements per input (|a-n| <= 1e-6 + 1e-5 max(|a|,|n|));
+ *  3. runs backward again with req ADD into buffers holding known values (must give
+ *     values + gradient), and with req NULL (buffers must be untouched);
+ *  4. for each in-place pair of the descriptor, runs forward with the output over the
+ *     input and compares with the out-of-place result.
+ * Loss ops (LMX_OPF_LOSS) skip step 2 (their gradient is not that of sum(out*head); the
+ * Lua spec checks them against known values) but still run 3 and 4. Random ops reseed
+ * the global generator before every forward, so each forward draws the same mask.
+ * Prints "N passed, N failed"; exits 1 on any failure.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "luamx.h"
+#include "ops/op.h"
+#include "tensor/random.h"
+#include "tensor/shape.h"
+
+static int g_pass, g_fail;
+
+typedef struct {
+  const char *op, *params, *shapes, *kinds;
+  int K;        /* label range for 'l' inputs */
+  int is_train;
+} gc_case;
+
+enum { MAXT = 16 };
+
+typedef struct {
+  const lmx_op *op;
+  void *param;
+  lmx_op_ctx c;
+  int nin, nout, naux, nvis;
+  lmx_tensor in[MAXT], out[MAXT], aux[MAXT], og[MAXT], ig[MAXT];
+  double *head[MAXT];
+  const gc_case *k;
+} gc_run;
+
+static double urand(void) { return (double)rand() / ((double)RAND_MAX + 1.0); }
+
+static int parse_kv(const char *s, char keys[][64], char vals[][64], const char **kp,
+                    const char **vp) {
+  int n = 0;
+  while (s && *s) {
+    const char *e = strchr(s, ';'), *eq = strchr(s, '=');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    if (!eq || (size_t)(eq - s) > len) break;
+    snprintf(keys[n], 64, "%.*s", (int)(eq - s), s);
+    snprintf(vals[n], 64, "%.*s", (int)(len - (size_t)(eq - s) - 1), eq + 1);
+    kp[n] = keys[n], vp[n] = vals[n];
+    n++;
+    s = e ? e + 1 : NULL;
+  }
+  return n;
+}
+
+static int parse_shapes(const char *s, lmx_shape *sh) {
+  int n = 0;
+  while (*s) {
+    if (*s != '(') { s++; continue; }
+    s++;
+    lmx_shape x = {0, {0}};
+    while (*s && *s != ')') {
+      char *e;
+      long v = strtol(s, &e, 10);
+      if (e == s) { s++; continue; }
+      x.dim[x.ndim++] = v;
+      s = e;
+    }
+    sh[n++] = x;
+    if (*s) s++;
+  }
+  return n;
+}
+
+static double *alloc_t(lmx_tensor *t, const lmx_shape *s) {
+  int64_t n = lmx_shape_size(s);
+  t->shape = *s;
+  t->dtype = LMX_FLOAT64;
+  t->data = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+  return t->data;
+}
+
+static void fill_input(double *p, int64_t n, char kind, int K) {
+  for (int64_t i = 0; i < n; i++) {
+    double u = urand();
+    switch (kind) {
+      case 'a': p[i] = (0.2 + 0.8 * u) * (urand() < 0.5 ? -1 : 1); break;
+      case 'p': p[i] = 0.5 + u; break;
+      case 'l': p[i] = (double)(int)(u * K); break;
+      case 'c': p[i] = 1.0; break;
+      case 'z': p[i] = 0.0; break;
+      default: p[i] = 2 * u - 1;
+    }
+  }
+}
+
+static void fail(const gc_run *r, const char *what, const char *msg) {
+  g_fail++;
+  fprintf(stderr, "FAIL %s {%s} %s: %s\n", r->k->op, r->k->params, what, msg);
+}
+
+static int setup(gc_run *r, const gc_case *k) {
+  memset(r, 0, sizeof *r);
+  r->k = k;
+  r->op = lmx_op_find(k->op);
+  if (!r->op) return fail(r, "lookup", "unknown op"), -1;
+  char keys[16][64], vals[16][64];
+  const char *kp[16], *vp[16];
+  int np = parse_kv(k->params, keys, vals, kp, vp);
+  if (lmx_op_params_parse(r->op, "gc", kp, vp, np, &r->param) != LMX_OK)
+    return fail(r, "params", lmx_errmsg()), -1;
+  r->c = (lmx_op_ctx){.op = r->op, .param = r->param, .node = "gc", .is_train = k->is_train,
+                      .dev_type = LMX_CPU};
+  r->nin = lmx_op_num_inputs(r->op, r->param);
+  r->nout = lmx_op_num_outputs(r->op, r->param);
+  r->nvis = lmx_op_num_visible_outputs(r->op, r->param);
+  r->naux = lmx_op_num_aux(r->op, r->param);
+  lmx_shape is[MAXT] = {{0}}, os[MAXT] = {{0}}, as[MAXT] = {{0}};
+  if (parse_shapes(k->shapes, is) != r->nin) return fail(r, "case", "wrong number of shapes"), -1;
+  if (lmx_op_infer_shape(&r->c, is, r->nin, os, r->nout, as, r->naux) != LMX_OK)
+    return fail(r, "infer_shape", lmx_errmsg()), -1;
+  for (int i = 0; i < r->nin; i++) {
+    double *p = alloc_t(&r->in[i], &is[i]);
+    fill_input(p, lmx_shape_size(&is[i]), k->kinds[i], k->K);
+    alloc_t(&r->ig[i], &is[i]);
+  }
+  for (int i = 0; i < r->nout; i++) {
+    alloc_t(&r->out[i], &os[i]);
+    double *h = alloc_t(&r->og[i], &os[i]);
+    for (int64_t j = 0; j < lmx_shape_size(&os[i]); j++) h[j] = i < r->nvis ? 2 * urand() - 1 : 0;
+    r->head[i] = h;
+  }
+  for (int i = 0; i < r->naux; i++) {
+    double *p = alloc_t(&r->aux[i], &as[i]);
+    fill_input(p, lmx_shape_size(&as[i]), i % 2 ? 'p' : 'u', 1); /* mean / var */
+  }
+  if (r->op->workspace) {
+    r->c.workspace_bytes = r->op->workspace(&r->c, is, os);
+    r->c.workspace = calloc(1, r->c.workspace_bytes + 1);
+  }
+  return 0;
+}
+
+static void teardown(gc_run *r) {
+  for (int i = 0; i < r->nin; i++) free(r->in[i].data), free(r->ig[i].data);
+  for (int i = 0; i < r->nout; i++) free(r->out[i].data), free(r->og[i].data);
+  for (int i = 0; i < r->naux; i++) free(r->aux[i].data);
+  free(r->c.workspace);
+  if (r->param) lmx_op_params_free(r->op, r->param);
+}
+
+static int forward(gc_run *r, const lmx_tensor *out) {
+  int req[MAXT];
+  for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
+  lmx_rng_seed(1234);
+  return r->op->forward[LMX_DEV_SLOT_CPU](&r->c, r->in, out, req, r->aux);
+}
+
+static double objective(gc_run *r) {
+  if (forward(r, r->out) != LMX_OK) return NAN;
+  double s = 0;
+  for (int i = 0; i < r->nvis; i++) {
+    const double *o = r->out[i].data;
+    for (int64_t j = 0; j < lmx_shape_size(&r->out[i].shape); j++) s += o[j] * r->head[i][j];
+  }
+  return s;
+}
+
+/* Backward with the tensors backward_needs asks for (others get data NULL). */
+static int backward(gc_run *r, const int *req) {
+  lmx_tensor in[MAXT], out[MAXT], og[MAXT];
+  unsigned needs = r->op->backward_needs;
+  int loss = (r->op->flags & LMX_OPF_LOSS) != 0;
+  for (int i = 0; i < r->nin; i++) {
+    in[i] = r->in[i];
+    if (!(needs & LMX_NEEDS_INPUTS)) in[i].data = NULL;
+  }
+  for (int i = 0; i < r->nout; i++) {
+    out[i] = r->out[i], og[i] = r->og[i];
+    if (!(needs & LMX_NEEDS_OUTPUTS)) out[i].data = NULL;
+    if (!(needs & LMX_NEEDS_OUT_GRADS) && !loss) og[i].data = NULL;
+  }
+  return r->op->backward[LMX_DEV_SLOT_CPU](&r->c, og, in, out, r->ig, req, r->aux);
+}
+
+static int grad_input(const gc_run *r, int i) {
+  char k = r->k->kinds[i];
+  return k != 'l' && k != 'c';
+}
+
+static void check_fd(gc_run *r) {
+  for (int i = 0; i < r->nin; i++) {
+    if (!grad_input(r, i)) continue;
+    double *x = r->in[i].data, *g = r->ig[i].data;
+    int64_t n = lmx_shape_size(&r->in[i].shape), bad = 0;
+    for (int t = 0; t < 24 && t < n; t++) {
+      int64_t j = n <= 24 ? t : (int64_t)(urand() * (double)n);
+      double x0 = x[j], eps = 1e-6;
+      x[j] = x0 + eps;
+      double fp = objective(r);
+      x[j] = x0 - eps;
+      double fm = objective(r);
+      x[j] = x0;
+      double num = (fp - fm) / (2 * eps), an = g[j];
+      if (!(fabs(an - num) <= 1e-6 + 1e-5 * fmax(fabs(an), fabs(num)))) {
+        if (!bad++) {
+          char m[160];
+          snprintf(m, sizeof m, "input %d elem %lld: analytic %.9g numeric %.9g", i,
+                   (long long)j, an, num);
+          fail(r, "gradient", m);
+        }
+      }
+    }
+    if (!bad) g_pass++;
+  }
+  objective(r); /* restore the outputs for the caller */
+}
+
+static void check_req(gc_run *r, double **g1) {
+  int req[MAXT];
+  for (int i = 0; i < r->nin; i++) req[i] = grad_input(r, i) ? LMX_REQ_ADD : LMX_REQ_NULL;
+  for (int i = 0; i < r->nin; i++) {
+    double *g = r->ig[i].data;
+    for (int64_t j = 0; j < lmx_shape_size(&r->ig[i].shape); j++) g[j] = 0.25 * (double)(j % 7);
+  }
+  if (backward(r, req) != LMX_OK) return fail(r, "backward ADD", lmx_errmsg());
+  int ok = 1;
+  for (int i = 0; i < r->nin; i++) {
+    if (!grad_input(r, i)) continue;
+    double *g = r->ig[i].data;
+    for (int64_t j = 0; j < lmx_shape_size(&r->ig[i].shape); j++)
+      if (fabs(g[j] - (0.25 * (double)(j % 7) + g1[i][j])) > 1e-9 * (1 + fabs(g1[i][j]))) ok = 0;
+  }
+  if (ok) g_pass++;
+  else fail(r, "req ADD", "accumulated gradient differs from values + gradient");
+  for (int i = 0; i < r->nin; i++) req[i] = LMX_REQ_NULL;
+  for (int i = 0; i < r->nin; i++) memset(r->ig[i].data, 0x5a, (size_t)lmx_shape_size(&r->ig[i].shape) * 8);
+  if (backward(r, req) != LMX_OK) return fail(r, "backward NULL", lmx_errmsg());
+  ok = 1;
+  for (int i = 0; i < r->nin; i++) {
+    const unsigned char *b = r->ig[i].data;
+    for (size_t j = 0; j < (size_t)lmx_shape_size(&r->ig[i].shape) * 8; j++) ok &= b[j] == 0x5a;
+  }
+  if (ok) g_pass++;
+  else fail(r, "req NULL", "a gradient buffer was written");
+}
+
+static void check_inplace(gc_run *r) {
+  for (int p = 0; p < r->op->num_inplace; p++) {
+    int i = r->op->inplace[p][0], o = r->op->inplace[p][1];
+    if (i >= r->nin || o >= r->nout) continue;
+    if (lmx_shape_size(&r->in[i].shape) != lmx_shape_size(&r->out[o].shape)) continue;
+    int64_t n = lmx_shape_size(&r->out[o].shape);
+    if (forward(r, r->out) != LMX_OK) return fail(r, "forward", lmx_errmsg());
+    double *ref = malloc((size_t)n * 8), *save = malloc((size_t)n * 8);
+    memcpy(ref, r->out[o].data, (size_t)n * 8);
+    memcpy(save, r->in[i].data, (size_t)n * 8);
+    lmx_tensor out[MAXT];
+    memcpy(out, r->out, sizeof out);
+    out[o].data = r->in[i].data; /* output over input i */
+    out[o].shape = r->out[o].shape;
+    int rc = forward(r, out);
+    int ok = rc == LMX_OK && memcmp(ref, r->in[i].data, (size_t)n * 8) == 0;
+    memcpy(r->in[i].data, save, (size_t)n * 8);
+    free(ref), free(save);
+    if (ok) g_pass++;
+    else fail(r, "in-place", rc == LMX_OK ? "result differs from out-of-place" : lmx_errmsg());
+  }
+}
+
+static void run_case(const gc_case *k) {
+  gc_run r;
+  if (setup(&r, k) != 0) return teardown(&r);
+  if (!r.op->forward[LMX_DEV_SLOT_CPU]) {
+    fail(&r, "forward", "no CPU kernel");
+    return teardown(&r);
+  }
+  if (forward(&r, r.out) != LMX_OK) {
+    fail(&r, "forward", lmx_errmsg());
+    return teardown(&r);
+  }
+  g_pass++;
+  if (r.op->backward[LMX_DEV_SLOT_CPU] && !(r.op->flags & LMX_OPF_NO_GRAD)) {
+    int req[MAXT];
+    for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
+    if (backward(&r, req) != LMX_OK) {
+      fail(&r, "backward", lmx_errmsg());
+      return teardown(&r);
+    }
+    double *g1[MAXT];
+    for (int i = 0; i < r.nin; i++) {
+      size_t b = (size_t)lmx_shape_size(&r.ig[i].shape) * 8;
+      g1[i] = malloc(b ? b : 8);
+      memcpy(g1[i], r.ig[i].data, b);
+    }
+    if (!(r.op->flags & LMX_OPF_LOSS)) check_fd(&r);
+    check_req(&r, g1);
+    for (int i = 0; i < r.nin; i++) free(g1[i]);
+  }
+  check_inplace(&r);
+  teardown(&r);
+}
+
+#include "gradcheck_cases.h"
+
+int main(void) {
+  srand(7);
+  int n = (int)(sizeof g_cases / sizeof g_cases[0]);
+  for (int i = 0; i < n; i++) run_case(&g_cases[i]);
+  printf("%d cases\n%d passed, %d failed\n", n, g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}
