@@ -35,7 +35,23 @@ mx.__version__ = ('%d.%d.%d'):format(math.floor(v / 10000), math.floor(v / 100) 
 
 -- Layers above NDArray: each module's install(mx) adds its namespace.
 require('luamx.files').install(mx)
+require('luamx.io').install(mx)
+require('luamx.metric').install(mx)
+require('luamx.initializer').install(mx)
+require('luamx.lr_scheduler').install(mx)
+require('luamx.optimizer').install(mx)
+require('luamx.callback').install(mx)
+require('luamx.model').install(mx)
+require('luamx.monitor').install(mx)
+require('luamx.datasets').install(mx)
+require('luamx.rnn.init').install(mx)
 require('luamx.symbol').install(mx)
 require('luamx.op').install(mx)
+require('luamx.executor').install(mx)
+require('luamx.module').install(mx)
+require('luamx.executor_manager').install(mx)
+require('luamx.kvstore').install(mx)
+require('luamx.bucketing').install(mx)
+require('luamx.ndarray_ops').install(mx)
 
 return mx

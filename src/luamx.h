@@ -524,6 +524,415 @@ LMX_API int lmx_symbol_from_json(const char *text, size_t len, lmx_symbol **out)
 /* The same from a file (LMX_ERR_IO names it). */
 LMX_API int lmx_symbol_load(const char *path, lmx_symbol **out);
 
+/* ================================================================ Executors === */
+
+/* An executor is a symbol bound to arrays and contexts: its gradient graph, memory plan
+ * and execution order are computed once, at bind; forward and backward then run the
+ * precomputed op list and allocate nothing. A binder collects the configuration one
+ * call at a time (SQLite style) and makes executors:
+ *
+ *   lmx_binder_new(sym, LMX_CPU, 0, &b);
+ *   lmx_binder_set_arg(b, "data", -1, data, NULL, LMX_GRAD_NULL);   (or by index)
+ *   lmx_binder_set_arg(b, NULL, 1, w, w_grad, LMX_GRAD_WRITE);
+ *   lmx_binder_bind(b, &exe);            (every argument given an array)
+ *   lmx_binder_free(b);
+ *
+ * or lmx_binder_set_shape(...) + lmx_binder_simple_bind (the executor allocates every
+ * array it was not given). Handles: lmx_binder and lmx_executor, reference counted as
+ * everywhere; an executor holds references to its symbol, arrays and memory pool, so
+ * handles may be freed in any order. Thread safety: an executor is used by one thread
+ * at a time; executors that share a pool (reshape, shared executor) must not run at the
+ * same time. Arrays handed out by accessors share the executor's storage. */
+typedef struct lmx_binder lmx_binder;
+typedef struct lmx_executor lmx_executor;
+
+/* Gradient write requests (MXNet's OpReqType): null never touches the gradient array,
+ * write overwrites it, add accumulates into it (never zeroed by the engine). */
+enum { LMX_GRAD_NULL = 0, LMX_GRAD_WRITE = 1, LMX_GRAD_ADD = 3 };
+
+/* Binder options (lmx_binder_set_option). LMX_BIND_NO_SHARE: 1 gives every
+ * intermediate result its own buffer and disables in-place reuse (for bisecting memory
+ * planner bugs; the environment variable LUAMX_EXEC_NO_SHARE=1 does the same). */
+enum { LMX_BIND_NO_SHARE = 1 };
+
+/* Lists of an executor (lmx_executor_count / lmx_executor_name). */
+enum { LMX_EXEC_ARGS = 0, LMX_EXEC_OUTPUTS = 1, LMX_EXEC_AUX = 2 };
+
+/* New binder for sym on the default context (dev_type, dev_id). The binder holds a
+ * reference to sym. out: one reference. LMX_ERR_DEVICE for an unknown context. */
+LMX_API int lmx_binder_new(lmx_symbol *sym, int dev_type, int dev_id, lmx_binder **out);
+
+/* Releases a binder (and its references to arrays, symbol, shared executor). NULL is a
+ * no-op. Executors it made are independent of it. Always LMX_OK. */
+LMX_API int lmx_binder_free(lmx_binder *b);
+
+/* Gives an argument, chosen by name (name != NULL) or by index in list_arguments()
+ * order (name NULL), its array, its gradient array (NULL: none) and its write request
+ * (LMX_GRAD_*). The executor uses the arrays themselves (no copy). arr may be NULL for
+ * simple_bind (allocated then). In bind, an argument without a gradient array gets
+ * req null whatever req says (MXNet's rule). The binder takes one reference to each
+ * array. LMX_ERR_NOTFOUND (names the argument and lists the symbol's arguments),
+ * LMX_ERR_ARG (bad index, bad req). */
+LMX_API int lmx_binder_set_arg(lmx_binder *b, const char *name, int index, lmx_ndarray *arr,
+                               lmx_ndarray *grad, int req);
+
+/* Sets the write request of one argument (name or index) or, with name NULL and index
+ * -1, of every argument. Default: write. Errors as lmx_binder_set_arg. */
+LMX_API int lmx_binder_set_grad_req(lmx_binder *b, const char *name, int index, int req);
+
+/* Gives an auxiliary state (name or index in list_auxiliary_states() order) its array
+ * (one reference taken). Errors as lmx_binder_set_arg. */
+LMX_API int lmx_binder_set_aux(lmx_binder *b, const char *name, int index, lmx_ndarray *arr);
+
+/* simple_bind: the shape of an argument or aux state (by name). Shapes not given are
+ * inferred; LMX_ERR_NOTFOUND for an unknown name, LMX_ERR_ARG for a bad shape. */
+LMX_API int lmx_binder_set_shape(lmx_binder *b, const char *name, const int64_t *dims,
+                                 int ndim);
+
+/* simple_bind: the dtype of an argument or aux state (by name); arguments with none and
+ * no __dtype__ attribute are float32. */
+LMX_API int lmx_binder_set_dtype(lmx_binder *b, const char *name, int dtype);
+
+/* group2ctx: ops and variables whose __ctx_group__ attribute is `group` are placed on
+ * (dev_type, dev_id); data crossing contexts goes through copy nodes. With no group,
+ * every bound array must be on the default context. Each context's kernels run on the
+ * calling thread; results equal a single-context run. */
+LMX_API int lmx_binder_set_group(lmx_binder *b, const char *group, int dev_type, int dev_id);
+
+/* Intermediate buffers come from exe's memory pool (shared_exec); the binder holds a
+ * reference to exe. The two executors must never run at the same time. NULL clears. */
+LMX_API int lmx_binder_set_shared(lmx_binder *b, lmx_executor *exe);
+
+/* Sets an option (LMX_BIND_*) to value. LMX_ERR_ARG for an unknown option. */
+LMX_API int lmx_binder_set_option(lmx_binder *b, int option, int value);
+
+/* Binds: every argument and aux state must have been given an array (LMX_ERR_ARG names
+ * the missing one); shapes and dtypes come from the arrays and are checked against
+ * each other (LMX_ERR_SHAPE / LMX_ERR_DTYPE name operator, node, input, expected and
+ * actual). out: one reference. On failure nothing leaks and the binder is unchanged. */
+LMX_API int lmx_binder_bind(lmx_binder *b, lmx_executor **out);
+
+/* simple_bind: like lmx_binder_bind, but every argument, gradient (req != null) and
+ * aux state not given is allocated zero-filled, from the shapes given and inferred
+ * (LMX_ERR_SHAPE lists the arguments whose shapes cannot be decided). */
+LMX_API int lmx_binder_simple_bind(lmx_binder *b, lmx_executor **out);
+
+/* Releases one reference to an executor. NULL is a no-op. Always LMX_OK. */
+LMX_API int lmx_executor_free(lmx_executor *exe);
+
+/* Adds one reference. */
+LMX_API int lmx_executor_retain(lmx_executor *exe);
+
+/* Runs the forward pass (is_train selects training behaviour: Dropout, BatchNorm).
+ * Allocates nothing. Kernel errors name the operator and node; LMX_ERR_UNSUPPORTED
+ * when an operator has no kernel for its context yet. */
+LMX_API int lmx_executor_forward(lmx_executor *exe, int is_train);
+
+/* Runs the backward pass. head_grads[i] is the gradient of output i (n may be 0 and
+ * entries NULL where the output is a loss operator's, whose gradient is ignored); the
+ * arrays are copied into the executor's buffers. LMX_ERR_STATE before any forward;
+ * LMX_ERR_ARG when a needed out_grad is missing (names the output), LMX_ERR_SHAPE when
+ * its shape is wrong (expected and actual). Allocates nothing. */
+LMX_API int lmx_executor_backward(lmx_executor *exe, lmx_ndarray *const *head_grads, int n,
+                                  int is_train);
+
+/* Number of arguments, outputs or aux states (LMX_EXEC_*). */
+LMX_API int lmx_executor_count(const lmx_executor *exe, int what, int *n);
+
+/* Name of item i of a list (LMX_EXEC_*), borrowed from the executor. */
+LMX_API int lmx_executor_name(const lmx_executor *exe, int what, int i, const char **name);
+
+/* Array of item i of a list (LMX_EXEC_*): the executor's own array (one new reference;
+ * it shares the executor's storage, so later runs change it). */
+LMX_API int lmx_executor_array(lmx_executor *exe, int what, int i, lmx_ndarray **out);
+
+/* Gradient array of argument i (one new reference) and its request; *out is NULL when
+ * the request is null. */
+LMX_API int lmx_executor_grad(lmx_executor *exe, int i, lmx_ndarray **out, int *req);
+
+/* Copies n named arrays into the arguments (aux = 0) or aux states (aux = 1) of the
+ * same names, converting dtypes. Unknown names fail with LMX_ERR_NOTFOUND ("Find name
+ * "x" that is not in the arguments") unless allow_extra; shapes must match
+ * (LMX_ERR_SHAPE). Nothing is copied when any check fails. */
+LMX_API int lmx_executor_copy_params(lmx_executor *exe, const char *const *names,
+                                     lmx_ndarray *const *arrays, int n, int aux,
+                                     int allow_extra);
+
+/* New executor for new shapes that shares memory and parameters with exe (MXNet's
+ * reshape): n names with shapes given as ndims[i] dims each, concatenated in dims.
+ * Arrays with no more elements than before become views of the old ones; larger ones
+ * need allow_up_sizing (else LMX_ERR_SHAPE naming the argument); other arguments must
+ * keep their shape unless partial_shaping. Intermediates come from exe's pool.
+ * out: one reference. */
+LMX_API int lmx_executor_reshape(lmx_executor *exe, int partial_shaping, int allow_up_sizing,
+                                 int n, const char *const *names, const int64_t *dims,
+                                 const int *ndims, lmx_executor **out);
+
+/* Monitor callback: name as MXNet names it ("fc_output", "fc_backward_output0", with
+ * monitor_all also "fc_data" and variables' names); arr is the executor's array,
+ * borrowed for the duration of the call (lmx_ndarray_retain to keep it). Called on the
+ * thread that called forward/backward, during that call. */
+typedef void (*lmx_monitor_fn)(const char *name, lmx_ndarray *arr, void *user);
+
+/* Installs (fn != NULL) or removes (fn NULL) the monitor callback: called after every
+ * operator with each of its outputs, and with monitor_all also before it with each of
+ * its inputs. user is passed back untouched; the caller keeps fn and user valid while
+ * installed. */
+LMX_API int lmx_executor_set_monitor(lmx_executor *exe, lmx_monitor_fn fn, void *user,
+                                     int monitor_all);
+
+/* The plan as text (MXNet's debug_str: every op of the forward and backward graph, its
+ * inputs and attributes, then a "Memory plan:" line and MXNet's two "Total" lines).
+ * Borrowed from the executor until its next debug_str call. */
+LMX_API int lmx_executor_debug_str(lmx_executor *exe, const char **text);
+
+/* Memory figures: planned (bytes of the intermediate buffers the plan allocates),
+ * naive (sum over the intermediates if none were shared), pool (bytes of the memory
+ * pool, shared with other executors). Any out pointer may be NULL. */
+LMX_API int lmx_executor_memory(const lmx_executor *exe, int64_t *planned, int64_t *naive,
+                                int64_t *pool);
+
+/* The symbol the executor runs (after common-subexpression elimination). out: one
+ * reference. */
+LMX_API int lmx_executor_optimized_symbol(lmx_executor *exe, lmx_symbol **out);
+
+/* ================================================================= Training === */
+
+/* The helpers under mx.mod / mx.executor_manager / mx.kv: the bucketing executor pool,
+ * the data-parallel executor group and the local kvstore (src/exec/bucket.c, group.c,
+ * kvstore.c). Handles are owned by the caller (one reference from *_new, released by
+ * *_free, NULL a no-op); executors and arrays they hand out carry their own references
+ * and stay valid after the handle is freed. Thread safety: each handle is used by one
+ * thread at a time. Host callbacks (group monitor, kvstore updater) run only on the
+ * thread that called the API function, during that call. */
+typedef struct lmx_bucketing lmx_bucketing;
+typedef struct lmx_group lmx_group;
+typedef struct lmx_kvstore lmx_kvstore;
+
+/* MXNet's _split_input_slice: the n slices [begin[i], end[i]) of `batch` rows for the
+ * work loads w[0..n) (all >= 0): n_i = round-half-even(w_i * batch / sum(w)), the last
+ * slice takes what rounding left, ranges clipped to batch. LMX_ERR_ARG with MXNet's
+ * "Too many slices such that some splits are empty" (plus the batch, the device count
+ * and the empty slice) when a slice would be empty. Caller buffers of n. Thread-safe. */
+LMX_API int lmx_split_slices(int64_t batch, int n, const double *workload, int64_t *begin,
+                             int64_t *end);
+
+/* ---- bucketing ---- */
+
+/* New bucketing pool whose default bucket `default_key` runs default_exec (bound by the
+ * caller, normally with simple_bind; the pool takes one reference). Every other bucket
+ * is bound against it: parameters, gradients and aux states of the same names are the
+ * default executor's arrays, intermediates come from its memory pool. out: one ref. */
+LMX_API int lmx_bucketing_new(int64_t default_key, lmx_executor *default_exec,
+                              lmx_bucketing **out);
+
+/* Releases the pool (its executors live on while other references hold them). */
+LMX_API int lmx_bucketing_free(lmx_bucketing *bp);
+
+/* Binds bucket `key` (not yet bound: LMX_ERR_STATE otherwise) for sym on the default
+ * executor's context. n inputs (data, labels) with shapes: names[i], ndims[i] dims taken
+ * in order from dims. Inputs get their own arrays and the default executor's write
+ * request for that name (null if it has none); other arguments the default executor has
+ * are shared with it (its request); the rest get own arrays, request null. The pool
+ * grows only by the blocks that fit in none of its free slabs. out: one reference.
+ * Errors name the bucket key ("bucket key 7: ..."): shape conflicts with the shared
+ * parameters (LMX_ERR_SHAPE), unknown input names (LMX_ERR_NOTFOUND). */
+LMX_API int lmx_bucketing_bind(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
+                               const char *const *names, const int64_t *dims,
+                               const int *ndims, lmx_executor **out);
+
+/* The executor of a bound key (one new reference); LMX_ERR_NOTFOUND naming the key
+ * otherwise. Allocates nothing. */
+LMX_API int lmx_bucketing_get(lmx_bucketing *bp, int64_t key, lmx_executor **out);
+
+/* Bound keys in bind order (the default first): min(cap, count) written, count in *n. */
+LMX_API int lmx_bucketing_keys(const lmx_bucketing *bp, int cap, int64_t *keys, int *n);
+
+/* Memory: pool = bytes of the shared memory pool; arrays = bytes of the argument,
+ * gradient and aux arrays of all buckets counted once (shared ones once). Either out
+ * pointer may be NULL. */
+LMX_API int lmx_bucketing_memory(const lmx_bucketing *bp, int64_t *pool, int64_t *arrays);
+
+/* ---- data-parallel executor group ---- */
+
+/* Monitor callback of a group: ctx is the context's index (0-based) in the group, name
+ * MXNet's monitor name, arr a copy of the array owned by the group (borrowed for the
+ * call). Records are delivered on the caller's thread after each step, context 0's
+ * first, each context's in the order its executor produced them. */
+typedef void (*lmx_group_monitor_fn)(int ctx, const char *name, lmx_ndarray *arr, void *user);
+
+/* New group for sym over n contexts (dev_types[i], dev_ids[i]) with work loads
+ * (workload NULL: all 1). Configure with add_input / add_param, then bind.
+ * out: one reference. LMX_ERR_DEVICE for an unknown context, LMX_ERR_ARG for n < 1 or a
+ * negative work load. */
+LMX_API int lmx_group_new(lmx_symbol *sym, int n, const int *dev_types, const int *dev_ids,
+                          const double *workload, lmx_group **out);
+
+/* Stops the group's worker threads and releases it. NULL is a no-op. Always LMX_OK. */
+LMX_API int lmx_group_free(lmx_group *g);
+
+/* Declares an input (data or label) with its full-batch shape, its batch axis (0: sliced
+ * over the contexts; -1: copied whole to every context; others LMX_ERR_UNSUPPORTED), its
+ * dtype (-1: float32 unless __dtype__) and write request (LMX_GRAD_*: inputs_need_grad).
+ * Before bind only (LMX_ERR_STATE). */
+LMX_API int lmx_group_add_input(lmx_group *g, const char *name, const int64_t *dims, int ndim,
+                                int batch_axis, int dtype, int req);
+
+/* Declares a parameter with its write request (fixed parameters: LMX_GRAD_NULL).
+ * Parameters are shared by name with the shared group; every other argument that is not
+ * an input (states) gets request null. Before bind only. */
+LMX_API int lmx_group_add_param(lmx_group *g, const char *name, int req);
+
+/* Slices the batch and binds one executor per context (simple_bind style); with shared
+ * (bound, same number of contexts) executor i shares parameters, gradients, aux states
+ * and memory pool with shared's executor i. Starts one worker thread per context when
+ * n >= 2. Errors name the context ("group: context cpu(1): ..."); inputs disagreeing on
+ * the batch size: LMX_ERR_SHAPE; MXNet's slicing error as lmx_split_slices. */
+LMX_API int lmx_group_bind(lmx_group *g, lmx_group *shared);
+
+/* New full-batch shapes for n inputs (names[i], ndims[i] dims from dims): a no-op when
+ * nothing changes; otherwise re-slices and binds new executors against the group's first
+ * executors (parameters, gradients, aux and pool shared; MXNet reshapes _default_execs).
+ * On failure the group keeps its executors and shapes. */
+LMX_API int lmx_group_reshape(lmx_group *g, int n, const char *const *names,
+                              const int64_t *dims, const int *ndims);
+
+/* Number of contexts, the bound batch size and the number of outputs (any may be NULL). */
+LMX_API int lmx_group_info(const lmx_group *g, int *num_ctx, int64_t *batch, int *num_outputs);
+
+/* The slices of the bound batch: begin[i], end[i] for each context (caller buffers of
+ * num_ctx). LMX_ERR_STATE before bind. */
+LMX_API int lmx_group_slices(const lmx_group *g, int64_t *begin, int64_t *end);
+
+/* Executor of context i (one new reference). It changes after a reshape that changed
+ * shapes. */
+LMX_API int lmx_group_executor(lmx_group *g, int i, lmx_executor **exe);
+
+/* Copies n full-batch arrays (names[i]: inputs of the group; shapes must equal the
+ * bound ones, LMX_ERR_SHAPE otherwise) into every context's input arrays: rows
+ * [begin_i, end_i) of each (no intermediate copy; contexts in parallel). */
+LMX_API int lmx_group_load(lmx_group *g, int n, const char *const *names,
+                           lmx_ndarray *const *arrays);
+
+/* Loads as lmx_group_load (n may be 0) and runs forward on every context, each in its
+ * own worker thread; waits for all. A failing context's error is reported with its name
+ * ("group: context cpu(1) (device 2 of 2): ..."). Allocates nothing unless a monitor is
+ * set (its records are copies). */
+LMX_API int lmx_group_forward(lmx_group *g, int n, const char *const *names,
+                              lmx_ndarray *const *arrays, int is_train);
+
+/* Backward on every context; head_grads[h] (n may be 0, entries NULL for loss outputs)
+ * are merged-shape gradients of output h, sliced by rows for each context. Each context's
+ * gradient arrays then hold the gradient of its own slice (as in MXNet). */
+LMX_API int lmx_group_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads);
+
+/* Sums every gradient over the contexts into each context's gradient array (the result
+ * equals a one-context run within float rounding). CPU float32/float64 gradients only.
+ * Allocates nothing. */
+LMX_API int lmx_group_sum_grads(lmx_group *g);
+
+/* Output h: of context ctx (its executor's array), or merged (ctx = -1): the contexts'
+ * outputs concatenated along axis 0 into a group-owned CPU array (rewritten by each
+ * call). out: one new reference. */
+LMX_API int lmx_group_output(lmx_group *g, int h, int ctx, lmx_ndarray **out);
+
+/* Gradient of input i (in add_input order), per context or merged as lmx_group_output.
+ * LMX_ERR_STATE when the input has no gradient (request null). */
+LMX_API int lmx_group_input_grad(lmx_group *g, int i, int ctx, lmx_ndarray **out);
+
+/* Installs (fn != NULL) or removes the monitor callback on every context (and on the
+ * executors of later reshapes). The caller keeps fn and user valid while installed. */
+LMX_API int lmx_group_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user,
+                                  int monitor_all);
+
+/* ---- kvstore ---- */
+
+/* Updater: called once per push with the summed gradient and the stored weight (both
+ * owned by the store, borrowed for the call); it updates weight in place. Returns 0, or
+ * non-zero to fail the push (LMX_ERR_STATE-style status; the host keeps its own error).
+ * Runs on the thread that called push. */
+typedef int (*lmx_kv_updater_fn)(const char *key, lmx_ndarray *grad, lmx_ndarray *weight,
+                                 void *user);
+
+/* New store of type "local" or "device" (the same on CPU contexts). "nccl" and "dist_*"
+ * fail with LMX_ERR_UNSUPPORTED naming what is missing (NCCL support; an MPI launcher),
+ * other names with LMX_ERR_ARG. out: one reference. */
+LMX_API int lmx_kvstore_new(const char *type, lmx_kvstore **out);
+
+/* Releases the store and its arrays. NULL is a no-op. Always LMX_OK. */
+LMX_API int lmx_kvstore_free(lmx_kvstore *kv);
+
+/* The type name given at creation, borrowed from the store. */
+LMX_API int lmx_kvstore_type(const lmx_kvstore *kv, const char **type);
+
+/* Stores a copy of value (on the CPU) under key and makes its merge buffer, so push and
+ * pull allocate nothing. LMX_ERR_STATE when the key exists. */
+LMX_API int lmx_kvstore_init(lmx_kvstore *kv, const char *key, const lmx_ndarray *value);
+
+/* Sums the n values (one per device; same shape, float32/float64 CPU arrays); with an
+ * updater, calls it once with (key, sum, stored), else stores the sum.
+ * LMX_ERR_NOTFOUND names an uninitialized key. */
+LMX_API int lmx_kvstore_push(lmx_kvstore *kv, const char *key, lmx_ndarray *const *values,
+                             int n);
+
+/* Copies the stored value into the n outputs (any context; shapes must match). */
+LMX_API int lmx_kvstore_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs,
+                             int n);
+
+/* Sets (fn != NULL) or clears the updater; user is passed back untouched. The caller
+ * keeps fn and user valid while set. */
+LMX_API int lmx_kvstore_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user);
+
+/* ================================================ Imperative operator calls === */
+
+/* Runs one registered operator (`op_name`: a name or alias, see lmx_op_lookup) on
+ * NDArrays, outside any symbol: MXNet's mx.nd.<Op>(...). Parameters are nkeys
+ * key/value strings in MXNet's forms ("num_hidden" = "128", "kernel" = "(3, 3)",
+ * "no_bias" = "True"; keys "__x__" are ignored). Shapes and dtypes of the outputs are
+ * inferred from the inputs with the operator's own rules.
+ *  - inputs: nin arrays in the op's input order (lmx_op_io_names kind 0). An op with
+ *    auxiliary states (BatchNorm) also accepts them appended after its inputs (nin =
+ *    inputs + aux states, MXNet's NDArray convention); they are read, and updated in
+ *    place when the op writes them in training. Without them, temporary states are used
+ *    (moving variances 1, everything else 0) and dropped. Inputs are borrowed.
+ *  - outputs / nout: on entry *nout is the capacity of `outputs`: at least the number
+ *    of visible outputs; with room for every output (lmx_op_io_names kind 1 count), the
+ *    hidden ones (Dropout's mask, BatchNorm's mean/var) are returned too. A NULL entry
+ *    receives a new array (one reference for the caller); a non-NULL entry must have the
+ *    inferred shape and dtype and is overwritten (the caller keeps its reference; it may
+ *    be an input when the op allows in-place). On return *nout is the number of arrays
+ *    written.
+ *  - is_train: 1 for training behaviour (Dropout masks, BatchNorm batch statistics).
+ * Random operators draw from the global generator (lmx_random_seed).
+ * Errors: LMX_ERR_NOTFOUND (unknown operator), LMX_ERR_ARG (bad parameters, wrong input
+ * count, capacity too small), LMX_ERR_SHAPE / LMX_ERR_DTYPE (inputs that violate the
+ * op's rules, or a supplied output of the wrong shape), LMX_ERR_UNSUPPORTED (an array not
+ * on the CPU, or an op with no CPU kernel), LMX_ERR_NOMEM. Messages name the operator and
+ * the argument. On failure no new array is returned (supplied outputs may have been
+ * partly written). Thread safety: distinct arrays on distinct threads. */
+LMX_API int lmx_imperative_invoke(const char *op_name, int nkeys, const char *const *keys,
+                                  const char *const *vals, int nin, lmx_ndarray *const *inputs,
+                                  int *nout, lmx_ndarray **outputs, int is_train);
+
+/* The gradient of one operator call: given the same op, parameters and inputs as an
+ * lmx_imperative_invoke, its outputs (nout = every output, hidden ones included, or only
+ * the visible ones when the op's backward does not read outputs) and the head gradients
+ * out_grads[nout] (the array may be NULL, and so may entries: a missing head gradient of
+ * a visible output counts as ones; loss operators such as SoftmaxOutput ignore them),
+ * computes the input gradients into in_grads[nin_op] (nin_op = the op's input count;
+ * gradients of aux states are not computed). reqs[nin_op] (NULL: all LMX_REQ_WRITE =
+ * 1) says per input: 0 skip (in_grads[i] untouched), 1 overwrite, 3 accumulate into the
+ * existing values. A NULL in_grads[i] with a non-zero req receives a new zero-filled array
+ * (one reference for the caller); a non-NULL one must have the input's shape and dtype.
+ * Errors as lmx_imperative_invoke, plus LMX_ERR_UNSUPPORTED for an op without a gradient
+ * and LMX_ERR_ARG when outputs the backward needs are missing. */
+LMX_API int lmx_imperative_backward(const char *op_name, int nkeys, const char *const *keys,
+                                    const char *const *vals, int nin,
+                                    lmx_ndarray *const *inputs, int nout,
+                                    lmx_ndarray *const *outputs,
+                                    lmx_ndarray *const *out_grads, lmx_ndarray **in_grads,
+                                    const int *reqs, int is_train);
+
 #ifdef __cplusplus
 }
 #endif

@@ -149,4 +149,63 @@ int lmx_cpu_reduce_bwd(int kind, int dt, int ndim, const int64_t *shape, void *g
 int lmx_cpu_argmax(int want_min, int dt, int64_t outer, int64_t len, int64_t inner,
                    const void *x, void *y);
 
+/* ---- conv.c: im2col / col2im and pooling on channel-first data -------------------- */
+/* Spatial geometry of one convolution or pooling: k spatial dims (1..3); in/out sizes,
+ * kernel, stride, pad, dilate per dim. */
+typedef struct {
+  int k;
+  int64_t in[3], out[3], kernel[3], stride[3], pad[3], dilate[3];
+} lmx_cpu_geom;
+/* Rewrites a 1-D / 2-D geometry as 3-D with leading dims of 1 (the kernels' form). */
+void lmx_cpu_geom_norm(lmx_cpu_geom *g);
+/* col[C*K, O] <- patches of x[C, in...] (K = kernel volume, O = out volume; g normalized) */
+int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col);
+/* x[C, in...] += the transpose of im2col applied to col[C*K, O] */
+int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x);
+enum { LMX_POOL_MAX, LMX_POOL_AVG, LMX_POOL_SUM, LMX_POOL_LP };
+/* y[planes, out...] (+)= pooling of x[planes, in...] (g normalized; p_value for lp) */
+int lmx_cpu_pool(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
+                 int64_t planes, const void *x, void *y, int acc);
+/* gx[planes, in...] += gradient from gy[planes, out...], x and y (caller zeroes gx for
+ * WRITE) */
+int lmx_cpu_pool_bwd(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
+                     int64_t planes, void *gx, const void *gy, const void *x, const void *y);
+
+/* ---- norm.c: BatchNorm / LayerNorm on x[outer, C, inner] (float32/float64) --------- */
+typedef struct {
+  int64_t outer, C, inner;
+  double eps, momentum;
+  int fix_gamma;     /* gamma read as 1, its gradient 0 */
+  int batch_stats;   /* normalize with batch statistics (training) or moving ones */
+  int update_moving; /* batch_stats: fold them into mmean/mvar with momentum */
+} lmx_cpu_bn;
+/* y (+)= (x - mean) * invstd * gamma + beta per channel (y NULL: statistics only); mean[C], invstd[C] (may be NULL)
+ * receive the statistics used; mmean/mvar[C] are the moving statistics. */
+int lmx_cpu_bn_fwd(int dt, const lmx_cpu_bn *b, const void *x, void *y, const void *gamma,
+                   const void *beta, void *mean, void *invstd, void *mmean, void *mvar,
+                   int acc);
+/* gx, ggamma[C], gbeta[C] (each may be NULL; acc[3] per gradient) from x, head g, gamma
+ * and the statistics of the forward pass (mean, invstd) */
+int lmx_cpu_bn_bwd(int dt, const lmx_cpu_bn *b, const void *x, const void *g, const void *gamma,
+                   const void *mean, const void *invstd, void *gx, void *ggamma, void *gbeta,
+                   const int *acc);
+/* y (+)= (x - mean) / std * gamma[c] + beta[c] over C; mean/std[outer, inner] (may be NULL) */
+int lmx_cpu_ln_fwd(int dt, int64_t outer, int64_t C, int64_t inner, double eps, const void *x,
+                   void *y, const void *gamma, const void *beta, void *mean, void *std, int acc);
+/* gx, ggamma[C], gbeta[C] (may be NULL; acc[3]) from x, g, gamma, mean, std */
+int lmx_cpu_ln_bwd(int dt, int64_t outer, int64_t C, int64_t inner, const void *x, const void *g,
+                   const void *gamma, const void *mean, const void *std, void *gx, void *ggamma,
+                   void *gbeta, const int *acc);
+
+/* ---- optim.c: fused optimizer updates (float32/float64) ---------------------------- */
+enum { LMX_UPD_SGD, LMX_UPD_SGD_MOM, LMX_UPD_NAG, LMX_UPD_ADAM, LMX_UPD_RMSPROP, LMX_UPD_ADAGRAD };
+typedef struct {
+  int rule;
+  double lr, wd, rescale, clip, momentum, beta1, beta2, epsilon, gamma1, clip_weights;
+} lmx_cpu_upd;
+/* out[n] (+)= updated w[n] from grad[n]; states s0[n] (mom / mean / n / history) and
+ * s1[n] (adam's var) updated in place; out may alias w. See optim.c for the rules. */
+int lmx_cpu_update(int dt, const lmx_cpu_upd *u, int64_t n, void *out, const void *w,
+                   const void *grad, void *s0, void *s1, int acc);
+
 #endif

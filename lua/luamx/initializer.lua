@@ -103,6 +103,10 @@ local function json_encode(v)
   elseif type(v) == 'boolean' then return tostring(v)
   elseif type(v) == 'number' then
     if v % 1 == 0 and math.abs(v) < 2 ^ 53 then return ('%d'):format(v) end
+    for p = 1, 17 do
+      local t = ('%.' .. p .. 'g'):format(v)
+      if tonumber(t) == v then return t end
+    end
     return ('%.17g'):format(v)
   end
   return 'null'
@@ -157,7 +161,7 @@ function Initializer:init_array(desc, arr)
   if not nd.is_ndarray(arr) then raise('initializer: arr must be an NDArray, got ' .. type(arr)) end
   local name, attr = desc_parts(desc)
   if attr and attr ~= '' then
-    M.create(attr):_init_weight(name, arr)
+    M.create(attr):_init_weight(name, arr, self) -- self: the global initializer (FusedRNN uses it)
     return
   end
   if ends(name, 'weight') then self:_init_weight(name, arr)

@@ -14,7 +14,6 @@
 --   devices are copied to the CPU first).
 -- * CompositeEvalMetric:get() returns two arrays (names, values); get_name_value()
 --   always returns a flat array of {name, value} pairs.
-local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise

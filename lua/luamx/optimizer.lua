@@ -17,8 +17,9 @@
 -- * Weights and states are updated in place. The formulas are MXNet's kernels
 --   (optimizer_op-inl.h); clip_gradient applies when > 0. SGD, NAG, Adam and RMSProp run
 --   the fused operators (mx.nd.sgd_update, ...) when the engine has them and
---   M.use_fused is true; AdaGrad (MXNet 1.9 writes its dense update in Python) and
---   AdaDelta use NDArray arithmetic.
+--   M.use_fused is true, AdaGrad too when wd is 0 (the fused adagrad_update has no weight
+--   decay; otherwise MXNet 1.9's dense Python formula in NDArray arithmetic); AdaDelta
+--   has no fused operator and uses NDArray arithmetic.
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
 --   single array, '/none' for a stateless one), '<key>/count' for its update count,
@@ -40,13 +41,19 @@ local function sqrt(x) return x ^ 0.5 end
 local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = w.dtype}) end
 
 --- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
+-- A fused operator that fails (its calling convention or kernel not ready) is reported
+-- once on stderr and replaced by the arithmetic path from then on.
+local broken = {}
 local function fused(name, args)
-  if not M.use_fused then return false end
-  local f = rawget(nd, name)
-  if type(f) ~= 'function' and not (type(f) == 'table' and getmetatable(f) and getmetatable(f).__call) then
+  if not M.use_fused or broken[name] then return false end
+  local ok, f = pcall(function() return nd[name] end)
+  if not ok or f == nil then return false end
+  local called, err = pcall(f, args)
+  if not called then
+    broken[name] = true
+    io.stderr:write(('luamx.optimizer: mx.nd.%s failed (%s); using NDArray arithmetic instead\n'):format(name, tostring(err)))
     return false
   end
-  f(args)
   return true
 end
 
@@ -293,6 +300,10 @@ function M.AdaGrad:create_state(_, weight) return zeros_like(weight) end
 function M.AdaGrad:update(index, weight, grad, state)
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  -- the fused operator (MXNet's _sparse_adagrad_update) has no weight decay
+  if wd == 0 and fused('adagrad_update', {weight = weight, grad = grad, history = state, out = weight, lr = lr,
+      epsilon = self.float_stable_eps, wd = 0, rescale_grad = self.rescale_grad,
+      clip_gradient = clip_arg(self)}) then return end
   local g = clip(grad * self.rescale_grad, self.clip_gradient)
   state:set(state + g * g)
   weight:set(weight - (g / sqrt(state + self.float_stable_eps) + weight * wd) * lr)

@@ -7,9 +7,8 @@
 --   booleans "True"/"False", tables tuples "(2, 2)" ("(2,)" for one element), strings
 --   as they are;
 --   shapes: Lua arrays of integers; dtypes: names ('float32').
--- Operator constructors mx.sym.<Op>{...} are built at load time from the registry
--- (lmx_op_count / lmx_op_name when the library has them); a name not in the table is
--- still tried against the registry on first use, so aliases work too.
+-- Operator constructors mx.sym.<Op>{...} are built at load time for every registered
+-- operator and alias through the introspection API (symbol/ops.lua).
 -- Non-partial inference returns nil, nil, nil (and a message as a 4th value) when not
 -- enough is known, as MXNet does; contradictions raise errors.
 local ffi = require 'ffi'

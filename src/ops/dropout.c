@@ -6,6 +6,7 @@
  * global generator: LMX_OPF_RANDOM. MXNet 1.9: src/operator/nn/dropout.cc, dropout-inl.h.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   double p;
@@ -48,6 +49,8 @@ static int dropout_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Dropout = {
     .name = "Dropout",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Dropout},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Dropout},
     .doc = "Applies dropout operation to input array.",
     LMX_PARAMS(dropout_fields, dropout_param),
     .outputs = dropout_outputs,

@@ -62,6 +62,8 @@ static int take_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
 
 const lmx_op lmx_op_take = {
     .name = "take",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_take},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_take},
     .doc = "Takes elements from an input array along the given axis.",
     LMX_PARAMS(take_fields, take_param),
     .inputs = take_inputs,
@@ -111,6 +113,7 @@ static int dtype_param_out_type(const lmx_op_ctx *c, int *in, int nin, int *out,
 
 const lmx_op lmx_op_one_hot = {
     .name = "one_hot",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_one_hot},
     .doc = "Returns a one-hot array.",
     LMX_PARAMS(onehot_fields, onehot_param),
     .inputs = onehot_inputs,
@@ -149,6 +152,8 @@ static int where_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int
 
 const lmx_op lmx_op_where = {
     .name = "where",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_where},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_where},
     .doc = "Return the elements, either from x or y, depending on the condition.",
     .inputs = where_inputs,
     .infer_shape = where_infer_shape,
@@ -244,6 +249,8 @@ static int embed_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int
 
 const lmx_op lmx_op_Embedding = {
     .name = "Embedding",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Embedding},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Embedding},
     .doc = "Maps integer indices to vector representations (embeddings).",
     LMX_PARAMS(embed_fields, embed_param),
     .inputs = embed_inputs,

@@ -10,6 +10,7 @@
  * MXNet 1.9: src/operator/tensor/matrix_op-inl.h, nn/concat.cc, slice_channel-inl.h.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 static const int inplace_00[][2] = {{0, 0}};
 enum { G = LMX_NEEDS_OUT_GRADS };
@@ -175,6 +176,8 @@ static int reshape_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Reshape = {
     .name = "Reshape",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Reshape},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Reshape},
     .doc = "Reshapes the input array (special codes 0, -1, -2, -3, -4).",
     LMX_PARAMS(reshape_fields, reshape_param),
     .infer_shape = reshape_infer_shape,
@@ -198,6 +201,8 @@ static int flatten_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Flatten = {
     .name = "Flatten",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Flatten},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Flatten},
     .doc = "Flattens the input array into a 2-D array by collapsing the higher dimensions.",
     .infer_shape = flatten_infer_shape,
     .backward_needs = G,
@@ -242,6 +247,8 @@ static int transpose_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lm
 
 const lmx_op lmx_op_transpose = {
     .name = "transpose",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_transpose},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_transpose},
     .doc = "Permutes the dimensions of an array.",
     LMX_PARAMS(transpose_fields, transpose_param),
     .infer_shape = transpose_infer_shape,
@@ -273,6 +280,8 @@ static int swap_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_SwapAxis = {
     .name = "SwapAxis",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SwapAxis},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SwapAxis},
     .doc = "Interchanges two axes of an array.",
     LMX_PARAMS(swap_fields, swap_param),
     .infer_shape = swap_infer_shape,
@@ -305,6 +314,8 @@ static int expand_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_expand_dims = {
     .name = "expand_dims",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_expand_dims},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_expand_dims},
     .doc = "Inserts a new axis of size 1 into the array shape.",
     LMX_PARAMS(expand_fields, expand_param),
     .infer_shape = expand_infer_shape,
@@ -347,6 +358,8 @@ static int squeeze_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_squeeze = {
     .name = "squeeze",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_squeeze},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_squeeze},
     .doc = "Remove single-dimensional entries from the shape of an array.",
     LMX_PARAMS(squeeze_fields, squeeze_param),
     .infer_shape = squeeze_infer_shape,
@@ -408,6 +421,8 @@ static int slice_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_slice = {
     .name = "slice",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_slice},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_slice},
     .doc = "Slices a region of the array.",
     LMX_PARAMS(slice_fields, slice_param),
     .infer_shape = slice_infer_shape,
@@ -451,6 +466,8 @@ static int slice_axis_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, l
 
 const lmx_op lmx_op_slice_axis = {
     .name = "slice_axis",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_slice_axis},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_slice_axis},
     .doc = "Slices along a given axis.",
     LMX_PARAMS(slice_axis_fields, slice_axis_param),
     .infer_shape = slice_axis_infer_shape,
@@ -531,6 +548,8 @@ static int concat_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_Concat = {
     .name = "Concat",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Concat},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Concat},
     .doc = "Joins input arrays along a given axis.",
     LMX_PARAMS(concat_fields, concat_param),
     .num_inputs = concat_num_inputs,
@@ -605,6 +624,8 @@ static int split_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_SliceChannel = {
     .name = "SliceChannel",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SliceChannel},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SliceChannel},
     .doc = "Splits an array along a particular axis into multiple sub-arrays (alias split).",
     LMX_PARAMS(split_fields, split_param),
     .num_outputs = split_num_outputs,

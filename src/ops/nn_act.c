@@ -21,6 +21,14 @@ static const lmx_param_field act_fields[] = {
 
 static const int inplace_00[][2] = {{0, 0}};
 
+/* The backward kernel reads the input only for softsign (act_type index 4); the rest
+ * use the output, so the planner may free (or overwrite in place) the input. */
+static unsigned act_backward_needs(const void *p) {
+  return ((const act_param *)p)->act_type == 4
+             ? LMX_NEEDS_INPUTS | LMX_NEEDS_OUT_GRADS
+             : LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS;
+}
+
 const lmx_op lmx_op_Activation = {
     .name = "Activation",
     .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Activation},
@@ -30,6 +38,9 @@ const lmx_op lmx_op_Activation = {
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
     .inplace = inplace_00,
     .num_inplace = 1,
+    .backward_needs_of = act_backward_needs,
+    .backward_inplace = inplace_00,
+    .num_backward_inplace = 1,
 };
 
 /* ---- LeakyReLU ------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
  * MXNet 1.9: src/operator/nn/convolution.cc, deconvolution.cc (-inl.h for the params).
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   lmx_shape kernel, stride, dilate, pad;
@@ -214,6 +215,9 @@ static int deconv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_Convolution = {
     .name = "Convolution",
+    .workspace = lmx_cpu_ws_Convolution,
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Convolution},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Convolution},
     .doc = "Compute N-D convolution on (N+2)-D input.",
     LMX_PARAMS(conv_fields, conv_param),
     .param_check = conv_check,
@@ -225,6 +229,9 @@ const lmx_op lmx_op_Convolution = {
 
 const lmx_op lmx_op_Deconvolution = {
     .name = "Deconvolution",
+    .workspace = lmx_cpu_ws_Deconvolution,
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Deconvolution},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Deconvolution},
     .doc = "Computes 1D, 2D or 3D transposed convolution (aka fractionally strided "
            "convolution) of the input tensor.",
     LMX_PARAMS(deconv_fields, conv_param),

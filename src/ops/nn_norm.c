@@ -9,6 +9,7 @@
  * MXNet 1.9: src/operator/nn/batch_norm.cc, layer_norm.cc.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 static const char *const norm_inputs[] = {"data", "gamma", "beta", NULL};
 
@@ -95,6 +96,8 @@ static int bn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int no
 
 const lmx_op lmx_op_BatchNorm = {
     .name = "BatchNorm",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_BatchNorm},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_BatchNorm},
     .doc = "Batch normalization.",
     LMX_PARAMS(bn_fields, bn_param),
     .inputs = norm_inputs,
@@ -146,6 +149,8 @@ static int ln_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
 
 const lmx_op lmx_op_LayerNorm = {
     .name = "LayerNorm",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_LayerNorm},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_LayerNorm},
     .doc = "Layer normalization.",
     LMX_PARAMS(ln_fields, ln_param),
     .inputs = norm_inputs,

@@ -9,6 +9,7 @@
  * MXNet 1.9: src/operator/nn/pooling.cc, pooling-inl.h.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   lmx_shape kernel;
@@ -112,6 +113,8 @@ static int pool_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_Pooling = {
     .name = "Pooling",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Pooling},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Pooling},
     .doc = "Performs pooling on the input.",
     LMX_PARAMS(pool_fields, pool_param),
     .param_check = pool_check,

@@ -150,6 +150,14 @@ struct lmx_op {
    * attribute given to a variable bound to it when it has none (BatchNorm:
    * {"[\"zero\", {}]", "[\"one\", {}]"}); NULL: nothing. Used by src/graph. */
   const char *const *aux_init;
+  /* Optional, read by the executor's memory planner: backward_needs for a parsed
+   * parameter block when it depends on parameters (Activation reads its input only for
+   * softsign); NULL: backward_needs. And backward in-place pairs {out_grad index,
+   * input-gradient index}: the backward kernel may write that input's gradient over
+   * that out_grad (elementwise backward kernels; only used with req write). */
+  unsigned (*backward_needs_of)(const void *param);
+  const int (*backward_inplace)[2];
+  int num_backward_inplace;
 };
 
 /* ---- registry and helpers (src/ops/registry.c, params.c, infer_util.c) ------------- */

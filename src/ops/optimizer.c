@@ -11,6 +11,7 @@
  * MXNet 1.9: src/operator/optimizer_op.cc, optimizer_op-inl.h.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   double lr, momentum, beta1, beta2, epsilon, gamma1, wd, rescale_grad, clip_gradient;
@@ -68,6 +69,7 @@ static const int inplace_00[][2] = {{0, 0}};
 #define UPDATE_OP(id, fields, ins, docstr)                     \
   const lmx_op lmx_op_##id = {                                 \
       .name = #id,                                             \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
       .doc = docstr,                                           \
       .params = fields,                                        \
       .num_params = LMX_COUNT(fields),                         \

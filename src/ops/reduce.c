@@ -8,6 +8,7 @@
  * MXNet 1.9: src/operator/tensor/broadcast_reduce_op_value.cc, broadcast_reduce_norm_value.cc.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   lmx_shape axis;
@@ -61,6 +62,8 @@ static int red_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 #define REDUCE_OP(id, needs, docstr)                     \
   const lmx_op lmx_op_##id = {                           \
       .name = #id,                                       \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                     \
       LMX_PARAMS(red_fields, red_param),                 \
       .infer_shape = red_infer_shape,                    \
@@ -116,6 +119,8 @@ static int norm_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
 
 const lmx_op lmx_op_norm = {
     .name = "norm",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_norm},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_norm},
     .doc = "Computes the norm on an NDArray.",
     LMX_PARAMS(norm_fields, norm_param),
     .infer_shape = norm_infer_shape,
@@ -156,6 +161,7 @@ static int arg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_argmax = {
     .name = "argmax",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_argmax},
     .doc = "Returns indices of the maximum values along an axis.",
     LMX_PARAMS(arg_fields, arg_param),
     .infer_shape = arg_infer_shape,
@@ -164,6 +170,7 @@ const lmx_op lmx_op_argmax = {
 
 const lmx_op lmx_op_argmin = {
     .name = "argmin",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_argmin},
     .doc = "Returns indices of the minimum values along an axis.",
     LMX_PARAMS(arg_fields, arg_param),
     .infer_shape = arg_infer_shape,

@@ -39,8 +39,9 @@ typedef struct {
   int *first;       /* forward entry -> first contribution entry, or -1 */
 } grad_state;
 
-static int consumes_og(const lmx_op *op) {
-  return !(op->flags & LMX_OPF_LOSS) && (op->backward_needs & LMX_NEEDS_OUT_GRADS);
+static int consumes_og(const lmx_pnode *n) {
+  return !(n->op->flags & LMX_OPF_LOSS) &&
+         (lmx_plan_bwd_needs(n->op, n->src) & LMX_NEEDS_OUT_GRADS);
 }
 
 static void mark_needs(const lmx_plan *p, grad_state *s) {
@@ -52,7 +53,7 @@ static void mark_needs(const lmx_plan *p, grad_state *s) {
     int na = lmx_plan_fwd_nargs(p, n), need = 0;
     for (int k = 0; k < na; k++) need |= s->need_entry[p->in_entry[nd->in0 + k]];
     s->need_node[n] = (char)need;
-    if (need && consumes_og(nd->op))
+    if (need && consumes_og(nd))
       for (int j = 0; j < nd->nout; j++) s->need_entry[nd->out0 + j] = 1;
   }
 }
@@ -154,7 +155,7 @@ static int add_backward_node(lmx_plan *p, grad_state *s, int n) {
 
 static int has_gradient(const lmx_plan *p, const grad_state *s, int n) {
   const lmx_pnode *nd = &p->nodes[n];
-  if (!consumes_og(nd->op)) return 1;
+  if (!consumes_og(nd)) return 1;
   for (int j = 0; j < nd->nout; j++)
     if (s->first[nd->out0 + j] >= 0) return 1;
   return 0;

@@ -108,6 +108,8 @@ void lmx_plan_release(lmx_plan *p);
  * id. name is copied. */
 int lmx_plan_add_node(lmx_plan *p, int kind, const char *name, const int *in, int nin,
                       int nout, int *id);
+/* The backward_needs bits of an op node (per parameters when the op says so). */
+unsigned lmx_plan_bwd_needs(const lmx_op *op, const lmx_node *src);
 /* Does node n read input slot k (backward nodes read only what backward_needs says)? */
 int lmx_plan_reads(const lmx_plan *p, int n, int k);
 /* Number of arguments (without aux) of a forward op node. */

@@ -147,11 +147,15 @@ int lmx_plan_fwd_nargs(const lmx_plan *p, int n) {
   return nd->src && nd->src->op ? lmx_node_num_args(nd->src) : 0;
 }
 
+unsigned lmx_plan_bwd_needs(const lmx_op *op, const lmx_node *src) {
+  return op->backward_needs_of ? op->backward_needs_of(src->param) : op->backward_needs;
+}
+
 int lmx_plan_reads(const lmx_plan *p, int n, int k) {
   const lmx_pnode *nd = &p->nodes[n];
   if (nd->kind != LMX_PN_BWD) return 1;
   const lmx_pnode *f = &p->nodes[nd->fwd];
-  unsigned needs = nd->op->backward_needs;
+  unsigned needs = lmx_plan_bwd_needs(nd->op, nd->src);
   if (k < f->nout) return (needs & LMX_NEEDS_OUT_GRADS) != 0;
   if (k < f->nout + f->nin) return (needs & LMX_NEEDS_INPUTS) != 0;
   return (needs & LMX_NEEDS_OUTPUTS) != 0;

@@ -8,7 +8,8 @@
  *     backward_needs names; every forward head counts once more, so outputs are never
  *     freed);
  *  2. walking the execution order, a node first reuses in place the storage of an input
- *     it reads last (plan_inplace.c's candidates), then takes a free block for each other
+ *     it reads last (plan_inplace.c's candidates; forward outputs then get req
+ *     LMX_REQ_INPLACE, backward gradients keep write), then takes a free block for each other
  *     output, largest first: a free block on the same context of size within
  *     [size, 16 x size] (the smallest such), else one within [size / 16, size) that
  *     grows (the largest), else a new block; then it releases the blocks of inputs whose
@@ -108,7 +109,7 @@ static void take_inplace(lmx_plan *p, mem_state *m, int n) {
     p->sid[eout] = s;
     m->use[s] += p->refs[eout];
     p->inplace[eout] = k;
-    p->req[eout] = LMX_REQ_INPLACE;
+    if (nd->kind == LMX_PN_OP) p->req[eout] = LMX_REQ_INPLACE;
     if (k < 32) taken |= 1u << k;
   }
 }
@@ -127,8 +128,6 @@ static int alloc_outputs(lmx_plan *p, mem_state *m, int n) {
     if (pick < 0) return LMX_OK;
     LMX_TRY(request(p, m, pb, nd->ctx, &p->sid[pick]));
     m->use[p->sid[pick]] = p->refs[pick];
-    p->naive_bytes += pb;
-    p->planned_entries++;
   }
 }
 
@@ -200,5 +199,10 @@ int lmx_pass_memory(lmx_plan *p, int share) {
   lmx_free(m.is_free);
   LMX_TRY(rc);
   for (int b = 0; b < p->nblocks; b++) p->planned_bytes += p->blk_bytes[b];
+  for (int e = 0; e < p->num_entries; e++) {
+    if (!is_planned(p, e) || p->sid[e] < 0) continue;
+    p->naive_bytes += round64(lmx_plan_entry_bytes(p, e));
+    p->planned_entries++;
+  }
   return workspaces(p);
 }

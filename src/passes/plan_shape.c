@@ -55,16 +55,24 @@ static int forward_known(const lmx_plan *p, int nentries, const lmx_shape *sh, c
   return LMX_OK;
 }
 
+/* Appended entries take their shapes from earlier ones; a backward node may read a copy
+ * appended after it (place.c), so sweep until nothing changes. */
 static void derive(lmx_plan *p) {
-  for (int n = p->num_fwd_nodes; n < p->num_nodes; n++) {
-    const lmx_pnode *nd = &p->nodes[n];
-    for (int k = 0; k < nd->nout; k++) {
-      int e = nd->out0 + k, from;
-      if (nd->kind == LMX_PN_BWD) from = p->in_entry[p->nodes[nd->fwd].in0 + k];
-      else if (nd->kind == LMX_PN_COPY) from = p->in_entry[nd->in0];
-      else from = nd->like;
-      p->shape[e] = p->shape[from];
-      p->dtype[e] = p->dtype[from];
+  for (int changed = 1, round = 0; changed && round <= p->num_nodes; round++) {
+    changed = 0;
+    for (int n = p->num_fwd_nodes; n < p->num_nodes; n++) {
+      const lmx_pnode *nd = &p->nodes[n];
+      for (int k = 0; k < nd->nout; k++) {
+        int e = nd->out0 + k, from;
+        if (nd->kind == LMX_PN_BWD) from = p->in_entry[p->nodes[nd->fwd].in0 + k];
+        else if (nd->kind == LMX_PN_COPY) from = p->in_entry[nd->in0];
+        else from = nd->like;
+        if (p->dtype[e] == p->dtype[from] && lmx_shape_equal(&p->shape[e], &p->shape[from]))
+          continue;
+        p->shape[e] = p->shape[from];
+        p->dtype[e] = p->dtype[from];
+        changed = 1;
+      }
     }
   }
 }

@@ -20,16 +20,9 @@ function M.install(S)
   local new_from, handle, cstrings, param_string = S.new_from, S.handle, S.cstrings, S.param_string
 
   -- -------------------------------------------------------- registry access --
-  local function has_symbol(name)
-    return pcall(function() return C[name] end)
-  end
-  local op_params = {} -- op name -> set of parameter names (when introspection exists)
-  local function needs_num_args(opname)
-    local p = op_params[opname]
-    if p then return p.num_args ~= nil end
-    return opname == 'Concat' or opname == 'concat' or opname == 'add_n' or
-           opname == 'ElementWiseSum' or opname == 'stack'
-  end
+  -- op name (canonical or alias) -> true when the op has a num_args parameter
+  local has_num_args = {}
+  local function needs_num_args(opname) return has_num_args[opname] == true end
 
   -- ------------------------------------------------------------ creation -----
   local function compose(s, pos, named, level)
@@ -122,31 +115,29 @@ function M.install(S)
     end
   end
 
-  -- Build mx.sym.<Op> from the registry when the library exposes it.
-  if has_symbol('lmx_op_count') and has_symbol('lmx_op_name') then
-    local cnt = ffi.new('int[1]')
-    check(C.lmx_op_count(cnt))
-    for i = 0, cnt[0] - 1 do
-      local nm = ffi.new('const char *[1]')
-      check(C.lmx_op_name(i, nm))
-      local name = ffi.string(nm[0])
-      S[name] = constructor(name)
+  -- Build mx.sym.<Op> for every registered operator and alias (luamx.h "Operators").
+  local cnt, str, idx = ffi.new('int[1]'), ffi.new('const char *[1]'), ffi.new('int[1]')
+  local np = ffi.new('int[1]')
+  check(C.lmx_op_registry_size(cnt))
+  local canon = {}
+  for i = 0, cnt[0] - 1 do
+    check(C.lmx_op_get_name(i, str))
+    local name = ffi.string(str[0])
+    canon[i] = name
+    check(C.lmx_op_info(i, nil, nil, nil, np, nil))
+    for j = 0, np[0] - 1 do
+      check(C.lmx_op_param_info(i, j, str, nil, nil, nil, nil))
+      if ffi.string(str[0]) == 'num_args' then has_num_args[name] = true end
     end
+    S[name] = constructor(name)
   end
-  setmetatable(S, {__index = function(t, k)
-    if type(k) ~= 'string' then return nil end
-    local ok = pcall(function()
-      local h = ffi.new('lmx_symbol *[1]')
-      -- probe: an unknown op fails with NOTFOUND; any other failure means it exists
-      local rc = C.lmx_symbol_new_op(k, 'probe', 0, nil, nil, h)
-      if rc == 0 then C.lmx_symbol_free(h[0]) end
-      assert(rc ~= C.LMX_ERR_NOTFOUND)
-    end)
-    if not ok then return nil end
-    local f = constructor(k)
-    rawset(t, k, f)
-    return f
-  end})
+  check(C.lmx_op_alias(-1, cnt, nil, nil))
+  for i = 0, cnt[0] - 1 do
+    check(C.lmx_op_alias(i, nil, str, idx))
+    local alias = ffi.string(str[0])
+    has_num_args[alias] = has_num_args[canon[idx[0]]]
+    if rawget(S, alias) == nil then S[alias] = constructor(alias) end
+  end
 
   -- ------------------------------------------------------------ variables ----
   function S.Variable(name, opts)
@@ -247,9 +238,10 @@ function M.install(S)
   Symbol.__call = function(s, kw)
     if type(kw) ~= 'table' then error('Symbol call: expected a table of named inputs', 2) end
     local c = s:copy()
-    local named = {}
+    local named, pos = {}, {}
+    for i = 1, #kw do pos[i] = kw[i] end
     for k, v in pairs(kw) do
-      if k ~= 'name' then
+      if k ~= 'name' and type(k) ~= 'number' then
         if not is_symbol(v) then
           error(('Symbol call: input \'%s\' must be a Symbol'):format(tostring(k)), 2)
         end
@@ -257,7 +249,7 @@ function M.install(S)
       end
     end
     table.sort(named, function(x, y) return x[1] < y[1] end)
-    compose(c, {}, named, 2)
+    compose(c, pos, named, 2)
     if kw.name then check(C.lmx_symbol_set_attr(c._h, 'name', kw.name), 2) end
     return c
   end

@@ -55,7 +55,7 @@
   X(_greater_equal_scalar) X(_lesser_scalar) X(_lesser_equal_scalar)                       \
   X(exp) X(log) X(sqrt) X(rsqrt) X(square) X(abs) X(sign) X(sin) X(cos) X(tanh)            \
   X(sigmoid) X(relu) X(negative) X(reciprocal) X(floor) X(ceil) X(round) X(clip) X(Cast)   \
-  /* matrix.c */ X(Concat) X(SliceChannel) X(Flatten) X(Reshape) X(expand_dims)           \
+  /* matrix.c */ X(Concat) X(SliceChannel) X(Flatten) X(Reshape) X(expand_dims) X(squeeze) \
   X(transpose) X(SwapAxis) X(slice_axis) X(slice) X(take) X(one_hot) X(where)              \
   X(Embedding)                                                                             \
   /* broadcast.c */ X(broadcast_add) X(broadcast_sub) X(broadcast_mul) X(broadcast_div)    \

@@ -40,6 +40,10 @@ static int unary_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
 static int unary_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                      const lmx_tensor *out, const lmx_tensor *ig, const int *req, int op) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (op == LMX_UN_SIGN || op == LMX_UN_FLOOR || op == LMX_UN_CEIL || op == LMX_UN_ROUND) {
+    lmx_cpu_zero_grad(&ig[0], req[0]); /* zero gradient: needs nothing */
+    return LMX_OK;
+  }
   int64_t n = lmx_cpu_size(&ig[0]);
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
@@ -99,6 +103,10 @@ static int scalar_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
 static int scalar_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                       const lmx_tensor *out, const lmx_tensor *ig, const int *req, int op) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (op >= LMX_SC_EQ) { /* comparisons: zero gradient, needs nothing */
+    lmx_cpu_zero_grad(&ig[0], req[0]);
+    return LMX_OK;
+  }
   int64_t n = lmx_cpu_size(&ig[0]);
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));

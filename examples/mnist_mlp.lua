@@ -1,0 +1,114 @@
+-- examples/mnist_mlp.lua — train a multilayer perceptron with mx.mod.Module (the default example).
+--
+--   luajit examples/mnist_mlp.lua                 -- the shipped 8x8 digits (examples/data)
+--   luajit examples/mnist_mlp.lua --num-epochs 1 --quick
+--   luajit examples/mnist_mlp.lua --train-images train-images-idx3-ubyte \
+--     --train-labels train-labels-idx1-ubyte --test-images t10k-images-idx3-ubyte \
+--     --test-labels t10k-labels-idx1-ubyte        -- full MNIST (IDX files)
+--
+-- Network: data -> FC 128 -> ReLU -> FC 64 -> ReLU -> FC 10 -> SoftmaxOutput (MXNet's
+-- example/image-classification MLP, narrower). On the digits every 6th image is held out
+-- (299) and the other 1498 train. It prints, per epoch, lines such as
+--   Epoch[0] Train-accuracy=0.671333
+--   Epoch[0] Time cost=0.210
+--   Epoch[0] Validation-accuracy=0.892256
+-- (a progress bar too when stdout is a terminal) and ends with
+--   final validation accuracy: 0.97...
+-- With the defaults (20 epochs) the final validation accuracy is about 0.97, in about a second.
+local dir = (arg and arg[0] or ''):match('^(.-)[^/\\]*$')
+local root = (dir == '' and '.' or dir:sub(1, -2)) .. '/..'
+package.path = root .. '/lua/?.lua;' .. root .. '/lua/?/init.lua;' .. package.path
+local mx = require 'luamx'
+io.stdout:setvbuf('line')
+
+local function parse_args(defaults)
+  local opts, i = {}, 1
+  for k, v in pairs(defaults) do opts[k] = v end
+  while arg and arg[i] do
+    local key = arg[i]:match('^%-%-([%w-]+)$')
+    if not key or opts[key] == nil then error('unknown option ' .. tostring(arg[i]) .. ' (see the top of this file)', 0) end
+    if type(opts[key]) == 'boolean' then opts[key] = true; i = i + 1
+    else
+      local v = arg[i + 1]
+      if v == nil then error('option --' .. key .. ' needs a value', 0) end
+      opts[key] = type(opts[key]) == 'number' and assert(tonumber(v), '--' .. key .. ' needs a number') or v
+      i = i + 2
+    end
+  end
+  return opts
+end
+
+local args = parse_args{['num-epochs'] = 20, ['batch-size'] = 32, lr = 0.1, mom = 0.9, wd = 0.0001,
+  ['num-hidden'] = 128, quick = false, seed = 42, ['train-images'] = '', ['train-labels'] = '',
+  ['test-images'] = '', ['test-labels'] = ''}
+mx.random.seed(args.seed)
+
+-- The digits are split by position: every 6th image is held out (299 images), the rest
+-- (1498) train; --quick keeps 300 and 100 of them.
+local function digits_split(x, y, quick)
+  local train_rows, val_rows = {}, {}
+  for i = 0, x.shape[1] - 1 do
+    if i % 6 == 5 then val_rows[#val_rows + 1] = i else train_rows[#train_rows + 1] = i end
+  end
+  if quick then
+    for i = #train_rows, 301, -1 do train_rows[i] = nil end
+    for i = #val_rows, 101, -1 do val_rows[i] = nil end
+  end
+  local function take(src, rows)
+    local shape = src.shape
+    shape[1] = #rows
+    local dst = mx.nd.empty(shape)
+    mx.io.gather_rows(dst, src, rows)
+    return dst
+  end
+  return take(x, train_rows), take(y, train_rows), take(x, val_rows), take(y, val_rows)
+end
+
+local function digits_iters(bs, quick)
+  local x, y = mx.datasets.digits()
+  local tx, ty, vx, vy = digits_split(x, y, quick)
+  local train = mx.io.NDArrayIter{data = tx, label = ty, batch_size = bs, shuffle = true}
+  local val = mx.io.NDArrayIter{data = vx, label = vy, batch_size = bs}
+  return train, val, ('digits: %d training and %d held-out 8x8 images'):format(tx.shape[1], vx.shape[1])
+end
+
+local function mnist_iters(bs)
+  local train = mx.io.MNISTIter{image = args['train-images'], label = args['train-labels'],
+                                batch_size = bs, flat = true, shuffle = true}
+  local val = mx.io.MNISTIter{image = args['test-images'], label = args['test-labels'],
+                              batch_size = bs, flat = true, shuffle = false}
+  return train, val, 'MNIST IDX files'
+end
+
+local train, val, what
+if args['train-images'] ~= '' then train, val, what = mnist_iters(args['batch-size'])
+else train, val, what = digits_iters(args['batch-size'], args.quick) end
+print(('luamx %s: MLP on %s'):format(mx.__version__, what))
+
+local net = mx.sym.Variable('data')
+net = mx.sym.FullyConnected{data = net, num_hidden = args['num-hidden'], name = 'fc1'}
+net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu1'}
+net = mx.sym.FullyConnected{data = net, num_hidden = 64, name = 'fc2'}
+net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu2'}
+net = mx.sym.FullyConnected{data = net, num_hidden = 10, name = 'fc3'}
+net = mx.sym.SoftmaxOutput{data = net, name = 'softmax'}
+
+local mod = mx.mod.Module{symbol = net, context = mx.cpu()}
+local tic = mx.callback.clock()
+mod:fit(train, {eval_data = val, eval_metric = 'acc', num_epoch = args['num-epochs'],
+                initializer = mx.init.Xavier{magnitude = 2},
+                optimizer = 'sgd',
+                optimizer_params = {learning_rate = args.lr, momentum = args.mom, wd = args.wd}})
+-- Accuracy over exactly the held-out images (predict drops the padding rows that score
+-- counts, as MXNet's score does, in the last batch).
+local probs = mod:predict(val)
+local labels = {}
+val:reset()
+for batch in val do
+  local l = batch.label[1]:toflat()
+  for i = 1, #l - batch.pad do labels[#labels + 1] = l[i] end
+end
+local metric = mx.metric.Accuracy()
+metric:update({mx.nd.array(labels)}, {probs})
+local _, acc = metric:get()
+print(('final validation accuracy: %.4f (%d epochs, %.1f s)'):format(acc, args['num-epochs'], mx.callback.clock() - tic))

@@ -1,0 +1,170 @@
+/* norm.c — BatchNorm and LayerNorm forward/backward on [outer, C, inner] data.
+ *
+ * BatchNorm normalizes each channel c over outer × inner (parallel over channels);
+ * LayerNorm normalizes each (outer, inner) position over C (parallel over positions).
+ * Statistics are accumulated in double whatever the dtype. BatchNorm's `invstd` is
+ * 1/sqrt(var + eps) with the biased variance, MXNet's saved form (its "var" output);
+ * the moving statistics take the biased variance with momentum. Gradients follow MXNet
+ * (src/operator/nn/batch_norm.cc, layer_norm-inl.h).
+ */
+#include <math.h>
+
+#include "../../src/tensor/dtype.h"
+#include "cpu_kernels.h"
+#include "cpu_par.h"
+
+#define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
+
+#define DEF_BN(T, S)                                                                       \
+  static void bn_fwd_##S(const lmx_cpu_bn *b, const T *x, T *y, const T *gam, const T *bet, \
+                         T *mean, T *invstd, T *mmean, T *mvar, int acc) {                 \
+    int64_t cnt = b->outer * b->inner;                                                     \
+    LMX_PAR_FOR_W(b->C, cnt, c, {                                                          \
+      double m, is;                                                                        \
+      if (b->batch_stats) {                                                                \
+        double s = 0, ss = 0;                                                              \
+        for (int64_t o = 0; o < b->outer; o++)                                             \
+          for (int64_t i = 0; i < b->inner; i++) s += x[(o * b->C + c) * b->inner + i];    \
+        m = cnt ? s / (double)cnt : 0;                                                     \
+        for (int64_t o = 0; o < b->outer; o++)                                             \
+          for (int64_t i = 0; i < b->inner; i++) {                                         \
+            double d = x[(o * b->C + c) * b->inner + i] - m;                               \
+            ss += d * d;                                                                   \
+          }                                                                                \
+        double var = cnt ? ss / (double)cnt : 0;                                           \
+        is = (var == 0 && b->eps == 0) ? 0 : 1.0 / sqrt(var + b->eps);                     \
+        if (b->update_moving) {                                                            \
+          mmean[c] = (T)(mmean[c] * b->momentum + m * (1 - b->momentum));                  \
+          mvar[c] = (T)(mvar[c] * b->momentum + var * (1 - b->momentum));                  \
+        }                                                                                  \
+      } else {                                                                             \
+        m = mmean[c];                                                                      \
+        is = 1.0 / sqrt((double)mvar[c] + b->eps);                                         \
+      }                                                                                    \
+      if (mean) mean[c] = (T)m;                                                            \
+      if (invstd) invstd[c] = (T)is;                                                       \
+      double w = b->fix_gamma ? 1.0 : gam[c], bb = bet[c];                                 \
+      for (int64_t o = 0; y && o < b->outer; o++)                                          \
+        for (int64_t i = 0; i < b->inner; i++) {                                           \
+          int64_t q = (o * b->C + c) * b->inner + i;                                       \
+          PUT(acc, y[q], (T)((x[q] - m) * is * w + bb));                                   \
+        }                                                                                  \
+    });                                                                                    \
+  }                                                                                        \
+  static void bn_bwd_##S(const lmx_cpu_bn *b, const T *x, const T *g, const T *gam,        \
+                         const T *mean, const T *invstd, T *gx, T *ggam, T *gbet,          \
+                         const int *acc) {                                                 \
+    int64_t cnt = b->outer * b->inner;                                                     \
+    LMX_PAR_FOR_W(b->C, cnt, c, {                                                          \
+      double m = mean[c], is = invstd[c], sg = 0, dot = 0;                                 \
+      double w = b->fix_gamma ? 1.0 : gam[c];                                              \
+      for (int64_t o = 0; o < b->outer; o++)                                               \
+        for (int64_t i = 0; i < b->inner; i++) {                                           \
+          int64_t q = (o * b->C + c) * b->inner + i;                                       \
+          sg += g[q];                                                                      \
+          dot += (x[q] - m) * g[q];                                                        \
+        }                                                                                  \
+      if (gx) {                                                                            \
+        double k = dot * is * is / (double)(cnt ? cnt : 1), gm = sg / (double)(cnt ? cnt : 1); \
+        for (int64_t o = 0; o < b->outer; o++)                                             \
+          for (int64_t i = 0; i < b->inner; i++) {                                         \
+            int64_t q = (o * b->C + c) * b->inner + i;                                     \
+            double v = b->batch_stats ? (g[q] - gm - (x[q] - m) * k) * is * w : g[q] * is * w; \
+            PUT(acc[0], gx[q], (T)v);                                                      \
+          }                                                                                \
+      }                                                                                    \
+      if (ggam) PUT(acc[1], ggam[c], (T)(b->fix_gamma ? 0.0 : dot * is));                  \
+      if (gbet) PUT(acc[2], gbet[c], (T)sg);                                               \
+    });                                                                                    \
+  }
+DEF_BN(float, f32)
+DEF_BN(double, f64)
+
+int lmx_cpu_bn_fwd(int dt, const lmx_cpu_bn *b, const void *x, void *y, const void *gamma,
+                   const void *beta, void *mean, void *invstd, void *mmean, void *mvar,
+                   int acc) {
+  if (dt == LMX_FLOAT32) bn_fwd_f32(b, x, y, gamma, beta, mean, invstd, mmean, mvar, acc);
+  else if (dt == LMX_FLOAT64) bn_fwd_f64(b, x, y, gamma, beta, mean, invstd, mmean, mvar, acc);
+  else return -1;
+  return 0;
+}
+
+int lmx_cpu_bn_bwd(int dt, const lmx_cpu_bn *b, const void *x, const void *g, const void *gamma,
+                   const void *mean, const void *invstd, void *gx, void *ggamma, void *gbeta,
+                   const int *acc) {
+  if (dt == LMX_FLOAT32) bn_bwd_f32(b, x, g, gamma, mean, invstd, gx, ggamma, gbeta, acc);
+  else if (dt == LMX_FLOAT64) bn_bwd_f64(b, x, g, gamma, mean, invstd, gx, ggamma, gbeta, acc);
+  else return -1;
+  return 0;
+}
+
+/* ---- LayerNorm ------------------------------------------------------------------------ */
+
+#define DEF_LN(T, S)                                                                       \
+  static void ln_fwd_##S(int64_t outer, int64_t C, int64_t inner, double eps, const T *x,   \
+                         T *y, const T *gam, const T *bet, T *mean, T *std, int acc) {      \
+    LMX_PAR_FOR_W(outer * inner, C, r, {                                                   \
+      int64_t o = r / inner, i = r % inner, base = o * C * inner + i;                      \
+      double s = 0, ss = 0;                                                                \
+      for (int64_t c = 0; c < C; c++) s += x[base + c * inner];                            \
+      double m = C ? s / (double)C : 0;                                                    \
+      for (int64_t c = 0; c < C; c++) {                                                    \
+        double d = x[base + c * inner] - m;                                                \
+        ss += d * d;                                                                       \
+      }                                                                                    \
+      double sd = sqrt((C ? ss / (double)C : 0) + eps);                                    \
+      if (mean) mean[r] = (T)m;                                                            \
+      if (std) std[r] = (T)sd;                                                             \
+      for (int64_t c = 0; c < C; c++)                                                      \
+        PUT(acc, y[base + c * inner], (T)((x[base + c * inner] - m) / sd * gam[c] + bet[c])); \
+    });                                                                                    \
+  }                                                                                        \
+  static void ln_bwd_##S(int64_t outer, int64_t C, int64_t inner, const T *x, const T *g,   \
+                         const T *gam, const T *mean, const T *std, T *gx, T *ggam,        \
+                         T *gbet, const int *acc) {                                        \
+    if (gx)                                                                                \
+      LMX_PAR_FOR_W(outer * inner, C, r, {                                                 \
+        int64_t o = r / inner, i = r % inner, base = o * C * inner + i;                    \
+        double m = mean[r], sd = std[r], a = 0, bsum = 0;                                  \
+        for (int64_t c = 0; c < C; c++) {                                                  \
+          double xh = (x[base + c * inner] - m) / sd, gh = g[base + c * inner] * gam[c];   \
+          a += gh, bsum += gh * xh;                                                        \
+        }                                                                                  \
+        a /= (double)C, bsum /= (double)C;                                                 \
+        for (int64_t c = 0; c < C; c++) {                                                  \
+          double xh = (x[base + c * inner] - m) / sd, gh = g[base + c * inner] * gam[c];   \
+          PUT(acc[0], gx[base + c * inner], (T)((gh - a - xh * bsum) / sd));               \
+        }                                                                                  \
+      });                                                                                  \
+    for (int64_t c = 0; c < C; c++) {                                                      \
+      double sgam = 0, sbet = 0;                                                           \
+      for (int64_t o = 0; o < outer; o++)                                                  \
+        for (int64_t i = 0; i < inner; i++) {                                              \
+          int64_t q = (o * C + c) * inner + i, r = o * inner + i;                          \
+          sgam += g[q] * (x[q] - mean[r]) / std[r];                                        \
+          sbet += g[q];                                                                    \
+        }                                                                                  \
+      if (ggam) PUT(acc[1], ggam[c], (T)sgam);                                             \
+      if (gbet) PUT(acc[2], gbet[c], (T)sbet);                                             \
+    }                                                                                      \
+  }
+DEF_LN(float, f32)
+DEF_LN(double, f64)
+
+int lmx_cpu_ln_fwd(int dt, int64_t outer, int64_t C, int64_t inner, double eps, const void *x,
+                   void *y, const void *gamma, const void *beta, void *mean, void *std, int acc) {
+  if (dt == LMX_FLOAT32) ln_fwd_f32(outer, C, inner, eps, x, y, gamma, beta, mean, std, acc);
+  else if (dt == LMX_FLOAT64) ln_fwd_f64(outer, C, inner, eps, x, y, gamma, beta, mean, std, acc);
+  else return -1;
+  return 0;
+}
+
+int lmx_cpu_ln_bwd(int dt, int64_t outer, int64_t C, int64_t inner, const void *x, const void *g,
+                   const void *gamma, const void *mean, const void *std, void *gx, void *ggamma,
+                   void *gbeta, const int *acc) {
+  if (dt == LMX_FLOAT32) ln_bwd_f32(outer, C, inner, x, g, gamma, mean, std, gx, ggamma, gbeta, acc);
+  else if (dt == LMX_FLOAT64)
+    ln_bwd_f64(outer, C, inner, x, g, gamma, mean, std, gx, ggamma, gbeta, acc);
+  else return -1;
+  return 0;
+}

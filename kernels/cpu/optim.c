@@ -1,0 +1,73 @@
+/* optim.c — fused optimizer updates: one pass over weight, gradient and state.
+ *
+ * g = rescale_grad * grad, clipped to ±clip_gradient when that is >= 0, then per rule
+ * (MXNet 1.9 src/operator/optimizer_op-inl.h):
+ *   SGD      w' = (1 - lr wd) w - lr g
+ *   SGD_MOM  m = momentum m - lr wd w - lr g;            w' = w + m
+ *   NAG      g += wd w; m = momentum m + g;              w' = w - lr (momentum m + g)
+ *   ADAM     g = clip(rescale grad + wd w); m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
+ *            w' = w - lr m / (sqrt(v) + eps)   (bias correction is the caller's lr)
+ *   RMSPROP  g = clip(rescale grad + wd w); n = (1-g1) g² + g1 n;
+ *            w' = w - lr g / sqrt(n + eps), clipped to ±clip_weights when > 0
+ *   ADAGRAD  h += g²; w' = w - lr (g / sqrt(h + eps) + wd w)
+ * States s0/s1 are updated in place; out may alias w (in-place update). float32/float64.
+ */
+#include <math.h>
+
+#include "../../src/tensor/dtype.h"
+#include "cpu_kernels.h"
+#include "cpu_par.h"
+
+#define CLIPV(v, c) ((c) >= 0 ? ((v) > (c) ? (c) : (v) < -(c) ? -(c) : (v)) : (v))
+
+#define DEF_UPD(T, S)                                                                      \
+  static void upd_##S(const lmx_cpu_upd *u, int64_t n, T *out, const T *w, const T *gr,     \
+                      T *s0, T *s1, int acc) {                                             \
+    const T lr = (T)u->lr, wd = (T)u->wd, rs = (T)u->rescale, cl = (T)u->clip;             \
+    const T mo = (T)u->momentum, b1 = (T)u->beta1, b2 = (T)u->beta2, ep = (T)u->epsilon;   \
+    const T g1 = (T)u->gamma1, cw = (T)u->clip_weights;                                    \
+    LMX_PAR_FOR(n, i, {                                                                    \
+      T wi = w[i], g = rs * gr[i], nw;                                                     \
+      switch (u->rule) {                                                                   \
+        case LMX_UPD_SGD: g = CLIPV(g, cl); nw = (1 - lr * wd) * wi - lr * g; break;       \
+        case LMX_UPD_SGD_MOM:                                                              \
+          g = CLIPV(g, cl);                                                                \
+          s0[i] = mo * s0[i] - lr * wd * wi - lr * g;                                      \
+          nw = wi + s0[i];                                                                 \
+          break;                                                                           \
+        case LMX_UPD_NAG:                                                                  \
+          g = CLIPV(g, cl) + wd * wi;                                                      \
+          s0[i] = mo * s0[i] + g;                                                          \
+          nw = wi - lr * (mo * s0[i] + g);                                                 \
+          break;                                                                           \
+        case LMX_UPD_ADAM:                                                                 \
+          g = CLIPV(g + wd * wi, cl);                                                      \
+          s0[i] = b1 * s0[i] + (1 - b1) * g;                                               \
+          s1[i] = b2 * s1[i] + (1 - b2) * g * g;                                           \
+          nw = wi - lr * s0[i] / (sqrt(s1[i]) + ep);                                       \
+          break;                                                                           \
+        case LMX_UPD_RMSPROP:                                                              \
+          g = CLIPV(g + wd * wi, cl);                                                      \
+          s0[i] = (1 - g1) * g * g + g1 * s0[i];                                           \
+          nw = wi - lr * g / sqrt(s0[i] + ep);                                             \
+          if (cw > 0) nw = CLIPV(nw, cw);                                                  \
+          break;                                                                           \
+        default: /* ADAGRAD */                                                             \
+          g = CLIPV(g, cl);                                                                \
+          s0[i] += g * g;                                                                  \
+          nw = wi - lr * (g / sqrt(s0[i] + ep) + wd * wi);                                 \
+      }                                                                                    \
+      if (acc) out[i] += nw;                                                               \
+      else out[i] = nw;                                                                    \
+    });                                                                                    \
+  }
+DEF_UPD(float, f32)
+DEF_UPD(double, f64)
+
+int lmx_cpu_update(int dt, const lmx_cpu_upd *u, int64_t n, void *out, const void *w,
+                   const void *grad, void *s0, void *s1, int acc) {
+  if (dt == LMX_FLOAT32) upd_f32(u, n, out, w, grad, s0, s1, acc);
+  else if (dt == LMX_FLOAT64) upd_f64(u, n, out, w, grad, s0, s1, acc);
+  else return -1;
+  return 0;
+}

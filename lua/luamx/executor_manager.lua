@@ -1,0 +1,561 @@
+--- luamx.executor_manager — mx.executor_manager: DataParallelExecutorGroup (MXNet 1.9
+-- python/mxnet/module/executor_group.py) and the legacy DataParallelExecutorManager
+-- (python/mxnet/executor_manager.py), over the engine's group (src/exec/group.c).
+--
+-- The engine owns the executors (one per context), the slicing (MXNet's
+-- _split_input_slice), loading (each context copies its rows of the batch), forward and
+-- backward (one persistent worker thread per context), merging outputs along axis 0 and
+-- summing gradients. This file resolves MXNet's grad_req rules and layouts, wraps the
+-- executors as Executor objects (their arrays are the engine's own, so they see every
+-- step's results) and keeps MXNet's names:
+--   param_arrays[i][k] / grad_arrays[i][k]: parameter i (param_names order) on context k
+--   (grad_arrays[i] is false when the parameter has no gradient); aux_arrays likewise;
+--   slices[k] = {begin, end} (0-based, end exclusive), as MXNet's slice objects.
+-- Batch axes: position of 'N' in a DataDesc layout (no layout: 0; no 'N': not sliced).
+-- Only axis 0 or unsliced inputs are supported (the engine says so otherwise); outputs
+-- are merged along axis 0.
+-- Monitor callbacks are delivered on the calling thread after each step (context 0's
+-- records first); the C calls that may deliver them are kept out of JIT traces.
+-- Extension: group:sum_gradients() writes the sum over contexts into every context's
+-- gradient arrays (what a kvstore push/pull of the gradients would do).
+local ffi = require 'ffi'
+local capi = require 'luamx.capi'
+local context = require 'luamx.context'
+local nd = require 'luamx.ndarray'
+local C, check, raise = capi.C, capi.check, capi.raise
+
+local M = {}
+local Group = {}
+M.DataParallelExecutorGroup = Group
+
+local REQ = {null = 0, write = 1, add = 3}
+
+local function c_forward(h, n, names, arrays, is_train)
+  return C.lmx_group_forward(h, n, names, arrays, is_train)
+end
+local function c_backward(h, n, arrays) return C.lmx_group_backward(h, n, arrays) end
+jit.off(c_forward)
+jit.off(c_backward)
+
+-- ------------------------------------------------------------------ helpers --------
+local function set_of(list)
+  local s = {}
+  for _, n in ipairs(list or {}) do s[n] = true end
+  return s
+end
+
+--- {name=, shape=, layout=} from a DataDesc or a {name, shape} pair.
+local function desc(d, who)
+  local name, shape = d.name or d[1], d.shape or d[2]
+  if type(name) ~= 'string' or type(shape) ~= 'table' then
+    raise(who .. ': data and label shapes are DataDesc objects or {name, shape} pairs')
+  end
+  return {name = name, shape = shape, layout = d.layout, dtype = d.dtype}
+end
+
+local function descs(list, who)
+  local out = {}
+  for i, d in ipairs(list or {}) do out[i] = desc(d, who) end
+  return out
+end
+
+local function batch_axis(layout)
+  if layout == nil then return 0 end
+  local p = tostring(layout):find('N', 1, true)
+  return p and p - 1 or -1
+end
+
+--- MXNet's _split_input_slice: {{begin, end}, ...} (0-based, end exclusive).
+function M.split_input_slice(batch_size, work_load_list)
+  local n = #work_load_list
+  local w = ffi.new('double[?]', n)
+  for i, v in ipairs(work_load_list) do w[i - 1] = v end
+  local b, e = ffi.new('int64_t[?]', n), ffi.new('int64_t[?]', n)
+  check(C.lmx_split_slices(batch_size, n, w, b, e), 2)
+  local out = {}
+  for i = 1, n do out[i] = {tonumber(b[i - 1]), tonumber(e[i - 1])} end
+  return out
+end
+M._split_input_slice = M.split_input_slice
+
+local function contexts_of(ctx)
+  if ctx == nil then return {context.cpu()} end
+  if type(ctx) == 'table' and #ctx > 0 then return ctx end
+  return {ctx}
+end
+
+-- MXNet's grad_req resolution (executor_group.py _get_grad_req semantics).
+local function grad_reqs(self, gr)
+  local reqs = {}
+  local params, fixed, data = set_of(self.param_names), set_of(self.fixed_param_names),
+    set_of(self.data_names)
+  local default = type(gr) == 'string' and gr or 'write'
+  for _, a in ipairs(self.arg_names) do
+    local r = 'null'
+    if self.for_training then
+      if params[a] then r = fixed[a] and 'null' or default
+      elseif data[a] and self.inputs_need_grad then r = default end
+    end
+    reqs[a] = r
+  end
+  if type(gr) == 'table' then
+    if #gr > 0 then for i, a in ipairs(self.arg_names) do reqs[a] = gr[i] end
+    else for k, v in pairs(gr) do reqs[k] = v end end
+  end
+  for a, r in pairs(reqs) do
+    if REQ[r] == nil then raise(('DataParallelExecutorGroup: grad_req %q for %q (expected write, add or null)'):format(tostring(r), a)) end
+  end
+  return reqs
+end
+
+local function int64s(shape)
+  local d = ffi.new('int64_t[?]', #shape + 1)
+  for i, v in ipairs(shape) do d[i - 1] = v end
+  return d
+end
+
+-- ------------------------------------------------------------------ the group ------
+local function make_group(self, o)
+  local n = #self.contexts
+  local types, ids = ffi.new('int[?]', n), ffi.new('int[?]', n)
+  local wl = ffi.new('double[?]', n)
+  for i, ctx in ipairs(self.contexts) do
+    local c = context.resolve(ctx, 4)
+    types[i - 1], ids[i - 1], wl[i - 1] = c.dev_code, c.device_id, self.workload[i]
+  end
+  local out = ffi.new('lmx_group *[1]')
+  check(C.lmx_group_new(self.symbol._h, n, types, ids, wl, out), 4)
+  local holder = {}
+  self._holder = holder
+  self._g = ffi.gc(out[0], function(p)
+    C.lmx_group_free(p)
+    if holder.cb then holder.cb:free() end
+  end)
+  local reqs = grad_reqs(self, o.grad_req or 'write')
+  for _, d in ipairs(self._inputs) do
+    local dt = d.dtype and nd.dtype_code(d.dtype, 4) or -1
+    check(C.lmx_group_add_input(self._g, d.name, int64s(d.shape), #d.shape, batch_axis(d.layout),
+                                dt, REQ[reqs[d.name] or 'null']), 4)
+  end
+  for _, p in ipairs(self.param_names) do
+    check(C.lmx_group_add_param(self._g, p, REQ[reqs[p] or 'null']), 4)
+  end
+  check(C.lmx_group_bind(self._g, o.shared_group and o.shared_group._g or nil), 4)
+end
+
+local function by_name(names, arrays)
+  local t = {}
+  for i, n in ipairs(names) do t[n] = arrays[i] end
+  return t
+end
+
+-- Executors and the per-parameter lists, after bind and after each reshape.
+function Group:_collect()
+  local n = #self.contexts
+  local out = ffi.new('lmx_executor *[1]')
+  local wrap = require('luamx.executor').wrap
+  self.execs = {}
+  for k = 1, n do
+    check(C.lmx_group_executor(self._g, k - 1, out), 3)
+    self.execs[k] = wrap(out[0], self.symbol, context.resolve(self.contexts[k]))
+  end
+  local slices = M.slices_of(self)
+  self.slices, self.batch_size = slices, slices[#slices][2]
+  self.param_arrays, self.grad_arrays, self.aux_arrays, self.state_arrays = {}, {}, {}, {}
+  local args, grads, auxs = {}, {}, {}
+  for k, e in ipairs(self.execs) do
+    args[k], auxs[k] = by_name(e._arg_names, e.arg_arrays), by_name(e._aux_names, e.aux_arrays)
+    grads[k] = {}
+    for i, name in ipairs(e._arg_names) do grads[k][name] = e.grad_arrays[i] end
+  end
+  for i, p in ipairs(self.param_names) do
+    local ws, gs = {}, {}
+    for k = 1, n do ws[k], gs[k] = args[k][p], grads[k][p] end
+    self.param_arrays[i], self.grad_arrays[i] = ws, (#gs == n) and gs or false
+  end
+  for i, a in ipairs(self.aux_names) do
+    local t = {}
+    for k = 1, n do t[k] = auxs[k][a] end
+    self.aux_arrays[i] = t
+  end
+  for i, s in ipairs(self.state_names) do
+    local t = {}
+    for k = 1, n do t[k] = args[k][s] end
+    self.state_arrays[i] = t
+  end
+  self.output_shapes = {}
+  for j, name in ipairs(self.execs[1]._out_names) do
+    local shape = self.execs[1].outputs[j].shape
+    for k = 2, n do shape[1] = shape[1] + self.execs[k].outputs[j].shape[1] end
+    self.output_shapes[j] = {name = name, shape = shape, [1] = name, [2] = shape}
+  end
+end
+
+function M.slices_of(self)
+  local n = #self.contexts
+  local b, e = ffi.new('int64_t[?]', n), ffi.new('int64_t[?]', n)
+  check(C.lmx_group_slices(self._g, b, e), 3)
+  local s = {}
+  for k = 1, n do s[k] = {tonumber(b[k - 1]), tonumber(e[k - 1])} end
+  return s
+end
+
+--- DataParallelExecutorGroup{symbol=, contexts=, workload=, data_shapes=, label_shapes=,
+--- param_names=, for_training=, inputs_need_grad=, shared_group=, fixed_param_names=,
+--- grad_req=, state_names=, logger=}
+local function new_group(_, o)
+  local sym_mod = require('luamx.symbol')
+  if type(o) ~= 'table' or not sym_mod.is_symbol(o.symbol) then
+    raise('DataParallelExecutorGroup: symbol must be a Symbol')
+  end
+  local self = setmetatable({}, Group)
+  self.symbol, self.contexts = o.symbol, contexts_of(o.contexts)
+  self.workload = o.workload or {}
+  if #self.workload == 0 then for i = 1, #self.contexts do self.workload[i] = 1 end end
+  if #self.workload ~= #self.contexts then raise('Invalid settings for work load. ') end
+  self.arg_names = o.symbol:list_arguments()
+  self.aux_names = o.symbol:list_auxiliary_states()
+  self.param_names = o.param_names or {}
+  self.fixed_param_names = o.fixed_param_names or {}
+  self.state_names = o.state_names or {}
+  self.for_training = o.for_training ~= false
+  self.inputs_need_grad = o.inputs_need_grad and true or false
+  self.logger = o.logger
+  self.data_shapes = descs(o.data_shapes, 'DataParallelExecutorGroup')
+  self.label_shapes = o.label_shapes and descs(o.label_shapes, 'DataParallelExecutorGroup') or nil
+  if #self.data_shapes == 0 then raise('DataParallelExecutorGroup: data_shapes is required') end
+  self.data_names, self.label_names, self._inputs = {}, {}, {}
+  for i, d in ipairs(self.data_shapes) do self.data_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
+  for i, d in ipairs(self.label_shapes or {}) do self.label_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
+  self._mon_fns = {}
+  make_group(self, o)
+  self:_collect()
+  return self
+end
+setmetatable(Group, {__call = new_group})
+
+Group.__index = Group
+Group.bind_exec = function(self) return self end -- binding happens at construction
+
+local function same_descs(a, b)
+  if #a ~= #(b or {}) then return false end
+  for i, d in ipairs(a) do
+    if d.name ~= b[i].name or table.concat(d.shape, ',') ~= table.concat(b[i].shape, ',') then
+      return false
+    end
+  end
+  return true
+end
+
+--- reshape(data_shapes, label_shapes): new executors for a new batch (shared memory).
+function Group:reshape(data_shapes, label_shapes)
+  local d = descs(data_shapes, 'reshape')
+  local l = label_shapes and descs(label_shapes, 'reshape') or nil
+  if same_descs(d, self.data_shapes) and same_descs(l or {}, self.label_shapes or {}) then return end
+  local all = {}
+  for _, x in ipairs(d) do all[#all + 1] = x end
+  for _, x in ipairs(l or {}) do all[#all + 1] = x end
+  local n = #all
+  local names, ndims = ffi.new('const char *[?]', n), ffi.new('int[?]', n)
+  local total = 0
+  for _, x in ipairs(all) do total = total + #x.shape end
+  local dims, at = ffi.new('int64_t[?]', total + 1), 0
+  for i, x in ipairs(all) do
+    names[i - 1], ndims[i - 1] = x.name, #x.shape
+    for _, v in ipairs(x.shape) do dims[at] = v; at = at + 1 end
+  end
+  check(C.lmx_group_reshape(self._g, n, names, dims, ndims), 2)
+  self.data_shapes = d
+  if l then self.label_shapes = l end
+  self:_collect()
+end
+
+function Group:set_params(arg_params, aux_params, allow_extra)
+  for _, e in ipairs(self.execs) do e:copy_params_from(arg_params, aux_params, allow_extra) end
+end
+
+local function average_into(list, dst)
+  local cpu = context.cpu()
+  local sum = list[1]:copyto(cpu)
+  for k = 2, #list do sum = sum + list[k]:copyto(cpu) end
+  if #list > 1 then sum = sum / #list end
+  sum:astype(dst.dtype):copyto(dst)
+end
+
+--- get_params(arg_params, aux_params): device averages copied into the given tables.
+function Group:get_params(arg_params, aux_params)
+  for i, p in ipairs(self.param_names) do
+    if arg_params[p] then average_into(self.param_arrays[i], arg_params[p]) end
+  end
+  for i, a in ipairs(self.aux_names) do
+    if aux_params and aux_params[a] then average_into(self.aux_arrays[i], aux_params[a]) end
+  end
+end
+
+-- names/arrays of a batch's data (and labels when both exist) as C lists.
+local function batch_lists(self, batch)
+  local names, arrays = {}, {}
+  for i, a in ipairs(batch.data or {}) do names[#names + 1], arrays[#arrays + 1] = self.data_names[i], a end
+  if batch.label and #batch.label > 0 and #self.label_names > 0 then
+    for i, a in ipairs(batch.label) do names[#names + 1], arrays[#arrays + 1] = self.label_names[i], a end
+  end
+  local n = #names
+  local cn, ca = ffi.new('const char *[?]', n + 1), ffi.new('lmx_ndarray *[?]', n + 1)
+  for i = 1, n do
+    if not names[i] then raise(('forward: the batch has more arrays than the group has inputs (%d)'):format(#self._inputs)) end
+    cn[i - 1], ca[i - 1] = names[i], nd.handle(arrays[i])
+  end
+  return n, cn, ca, names
+end
+
+local function raise_monitor_error(self)
+  local err = self._holder.err
+  if err then
+    self._holder.err = nil
+    raise('monitor callback failed: ' .. tostring(err))
+  end
+end
+
+--- forward(data_batch, is_train): loads the batch (data, and labels when present) and
+--- runs every context. is_train defaults to for_training.
+function Group:forward(data_batch, is_train)
+  if is_train == nil then is_train = self.for_training end
+  local n, cn, ca, anchor = batch_lists(self, data_batch or {})
+  local rc = c_forward(self._g, n, cn, ca, is_train and 1 or 0)
+  local _ = anchor
+  raise_monitor_error(self)
+  check(rc, 2)
+end
+
+--- load_data_batch(data_batch): copies the batch's slices in without running.
+function Group:load_data_batch(data_batch)
+  local n, cn, ca, anchor = batch_lists(self, data_batch)
+  check(C.lmx_group_load(self._g, n, cn, ca), 2)
+  local _ = anchor
+end
+
+--- backward(out_grads): out_grads in the merged (whole-batch) shapes, or nil.
+function Group:backward(out_grads)
+  local n = out_grads and #out_grads or 0
+  local arr = ffi.new('lmx_ndarray *[?]', n + 1)
+  for i = 1, n do arr[i - 1] = out_grads[i] and nd.handle(out_grads[i]) or nil end
+  local rc = c_backward(self._g, n, arr)
+  raise_monitor_error(self)
+  check(rc, 2)
+end
+
+--- Sums gradients over the contexts into every context's gradient arrays.
+function Group:sum_gradients() check(C.lmx_group_sum_grads(self._g), 2) end
+
+local function gather(self, count, per_ctx, merged, merge)
+  local out, n = {}, #self.execs
+  for j = 1, count do
+    if merge and n > 1 then
+      out[j] = merged(j):copy()
+    elseif merge then
+      out[j] = per_ctx(1, j)
+    else
+      local parts = {}
+      for k = 1, n do parts[k] = per_ctx(k, j) end
+      out[j] = parts
+    end
+  end
+  return out
+end
+
+--- get_outputs(merge_multi_context = true)
+function Group:get_outputs(merge_multi_context)
+  local a = ffi.new('lmx_ndarray *[1]')
+  return gather(self, #self.execs[1].outputs,
+    function(k, j) return self.execs[k].outputs[j] end,
+    function(j) check(C.lmx_group_output(self._g, j - 1, -1, a), 4) return nd.wrap(a[0]) end,
+    merge_multi_context ~= false)
+end
+
+--- get_input_grads(merge_multi_context = true): gradients of the data inputs.
+function Group:get_input_grads(merge_multi_context)
+  if not self.inputs_need_grad then raise('get_input_grads: bind with inputs_need_grad = true') end
+  local a = ffi.new('lmx_ndarray *[1]')
+  return gather(self, #self.data_names,
+    function(k, j) return self.execs[k].grad_dict[self.data_names[j]] end,
+    function(j) check(C.lmx_group_input_grad(self._g, j - 1, -1, a), 4) return nd.wrap(a[0]) end,
+    merge_multi_context ~= false)
+end
+
+function Group:get_states(merge_multi_context)
+  if merge_multi_context then raise('get_states: merge_multi_context = true is not supported') end
+  return self.state_arrays
+end
+
+function Group:set_states(states, value)
+  if states ~= nil and value ~= nil then raise('set_states: give states or value, not both') end
+  if states ~= nil then
+    for i, per_dev in ipairs(states) do
+      for k, a in ipairs(per_dev) do a:copyto(self.state_arrays[i][k]) end
+    end
+  else
+    for _, per_dev in ipairs(self.state_arrays) do
+      for _, a in ipairs(per_dev) do a:fill(value) end
+    end
+  end
+end
+
+--- update_metric(eval_metric, labels, pre_sliced): per context, its rows of the labels
+--- against its outputs.
+function Group:update_metric(eval_metric, labels, pre_sliced)
+  for k, e in ipairs(self.execs) do
+    local ls
+    if pre_sliced then ls = labels[k]
+    elseif #self.execs == 1 then ls = labels
+    else
+      local s = self.slices[k]
+      ls = {}
+      for j, l in ipairs(labels) do ls[j] = l:slice(s[1] + 1, s[2]) end
+    end
+    eval_metric:update(ls, e.outputs)
+  end
+end
+
+-- One monitor target per context: what Monitor:install needs (set_monitor_callback,
+-- arg_arrays, aux_arrays, names), always reading the group's current executor.
+local Target = {}
+Target.__index = function(t, k)
+  local v = Target[k]
+  if v ~= nil then return v end
+  return t._group.execs[t._k][k]
+end
+function Target:set_monitor_callback(fn, monitor_all)
+  local g = self._group
+  g._mon_fns[self._k] = fn
+  g._mon_all = g._mon_all or monitor_all
+  g:_install_callback()
+end
+function Target:list_arguments() return self._group.execs[self._k]:list_arguments() end
+function Target:list_auxiliary_states() return self._group.execs[self._k]:list_auxiliary_states() end
+
+function Group:_install_callback()
+  local holder, fns = self._holder, self._mon_fns
+  if not holder.cb then
+    holder.cb = ffi.cast('lmx_group_monitor_fn', function(k, name, arr)
+      local fn = fns[k + 1]
+      if not fn or holder.err then return end
+      C.lmx_ndarray_retain(arr)
+      local ok, err = pcall(fn, ffi.string(name), nd.wrap(arr))
+      if not ok then holder.err = err end
+    end)
+  end
+  check(C.lmx_group_set_monitor(self._g, holder.cb, nil, self._mon_all and 1 or 0), 3)
+end
+
+--- install_monitor(mon): mon:install on one target per context.
+function Group:install_monitor(mon)
+  for k = 1, #self.execs do mon:install(setmetatable({_group = self, _k = k}, Target)) end
+end
+
+Group.__tostring = function(g)
+  return ('<DataParallelExecutorGroup: %d contexts, batch %d>'):format(#g.contexts, g.batch_size)
+end
+
+-- ------------------------------------------------------- the legacy manager ------
+local Manager = {}
+Manager.__index = Manager
+M.DataParallelExecutorManager = Manager
+
+local function provide(data, what)
+  local p = data[what]
+  if type(p) == 'function' then p = p(data) end
+  return p or {}
+end
+
+local function legacy_group(self, sym, data, shared)
+  return Group{symbol = sym, contexts = self.ctx, workload = self.work_load_list,
+               data_shapes = provide(data, 'provide_data'),
+               label_shapes = provide(data, 'provide_label'),
+               param_names = self.param_names, for_training = true, shared_group = shared}
+end
+
+--- DataParallelExecutorManager{symbol=, ctx=, train_data=, arg_names=, param_names=,
+--- aux_names=, work_load_list=, logger=, sym_gen=}
+setmetatable(Manager, {__call = function(cls, o)
+  local self = setmetatable({}, cls)
+  self.ctx = contexts_of(o.ctx)
+  local n = #self.ctx
+  local wl = o.work_load_list or {}
+  if #wl == 0 then for i = 1, n do wl[i] = 1 end end
+  if #wl ~= n then raise('Invalid settings for work load. ') end
+  self.work_load_list = wl
+  self.arg_names, self.param_names = o.arg_names or o.symbol:list_arguments(), o.param_names or {}
+  self.aux_names = o.aux_names or o.symbol:list_auxiliary_states()
+  self.symbol, self.sym_gen, self.logger = o.symbol, o.sym_gen, o.logger
+  if self.logger and self.logger.info then
+    local t = {}
+    for i, c in ipairs(self.ctx) do t[i] = tostring(c) end
+    self.logger.info(('Start training with [%s]'):format(table.concat(t, ', ')))
+  end
+  self.execgrp = legacy_group(self, o.symbol, o.train_data, nil)
+  self.slices = self.execgrp.slices
+  self.curr_execgrp = nil
+  if self.sym_gen then self.execgrp_bucket = {[o.train_data.default_bucket_key] = self.execgrp} end
+  return self
+end})
+
+function Manager:install_monitor(monitor)
+  if self.sym_gen then raise('Monitoring is not implemented for bucketing') end
+  self.execgrp:install_monitor(monitor)
+end
+
+function Manager:set_params(arg_params, aux_params)
+  self.execgrp:set_params(arg_params, aux_params)
+end
+
+--- copy_to(arg_params, aux_params): device averages into the given arrays.
+function Manager:copy_to(arg_params, aux_params)
+  self.execgrp:get_params(arg_params, aux_params)
+end
+
+function Manager:load_data_batch(data_batch)
+  if self.sym_gen then
+    local key = data_batch.bucket_key
+    local grp = self.execgrp_bucket[key]
+    if not grp then
+      local sym = self.sym_gen(key)
+      if not require('luamx.symbol').is_symbol(sym) then
+        raise(('sym_gen(%s) must return a Symbol, got %s'):format(tostring(key), type(sym)))
+      end
+      grp = legacy_group(self, sym, data_batch, self.execgrp)
+      self.execgrp_bucket[key] = grp
+    end
+    self.curr_execgrp = grp
+  else
+    self.curr_execgrp = self.execgrp
+  end
+  self.curr_execgrp:load_data_batch(data_batch)
+end
+
+local function current(self)
+  if not self.curr_execgrp then raise('DataParallelExecutorManager: call load_data_batch first') end
+  return self.curr_execgrp
+end
+
+function Manager:forward(is_train) current(self):forward({}, is_train and true or false) end
+function Manager:backward() current(self):backward() end
+function Manager:update_metric(metric, labels) current(self):update_metric(metric, labels) end
+
+local manager_props = {
+  param_arrays = function(m) return m.execgrp.param_arrays end,
+  grad_arrays = function(m) return m.execgrp.grad_arrays end,
+  aux_arrays = function(m) return m.execgrp.aux_arrays end,
+}
+Manager.__index = function(m, k)
+  local v = Manager[k]
+  if v ~= nil then return v end
+  local p = manager_props[k]
+  if p then return p(m) end
+  return nil
+end
+
+function M.install(mx)
+  mx.executor_manager = M
+end
+
+return M

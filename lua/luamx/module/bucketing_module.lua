@@ -1,0 +1,352 @@
+--- luamx.module.bucketing_module — mx.mod.BucketingModule: one Module per bucket key, all
+--- sharing parameters, gradients, optimizer state and memory with the default bucket
+--- (MXNet 1.9 python/mxnet/module/bucketing_module.py).
+--
+--   local function sym_gen(len) ... return sym, {'data'}, {'softmax_label'} end
+--   local mod = mx.mod.BucketingModule{sym_gen = sym_gen, default_bucket_key = 60}
+--   mod:fit(bucket_iter, {num_epoch = 5, eval_metric = mx.metric.Perplexity(0)})
+--
+-- Invariants:
+-- * sym_gen is called once per bucket key over the module's life (the result is cached
+--   with the key's data/label names), and must return a Symbol first.
+-- * The default bucket is bound first and without sharing; every other bucket is bound
+--   with shared_module = the default bucket's module (not the current one, as MXNet's
+--   PR #5133), so parameter arrays, gradient arrays (grad_req 'add' accumulates across
+--   buckets), the CPU parameter dicts and the executor memory pool are the default's.
+--   Choose the largest bucket as the default so every other bucket fits in its memory.
+-- * init_optimizer runs on the current bucket; every other bucket borrows it (and later
+--   buckets borrow at bind), so optimizer state is one.
+-- * forward(batch) switches to batch.bucket_key (default key when nil) by itself.
+-- * Checkpoints (MXNet's §4 layout): prefix-%04d.params, one prefix-<key>-symbol.json
+--   per bound bucket, prefix.buckets (an NDArray list file with one int32 array of the
+--   bucket keys; keys must then be integers), prefix-%04d.states when asked.
+local capi = require 'luamx.capi'
+local nd = require 'luamx.ndarray'
+local base = require 'luamx.module.base'
+local modmod = require 'luamx.module.module'
+local raise = capi.raise
+local Module = modmod.Module
+
+local M = {}
+local BucketingModule = base.class(base.BaseModule)
+M.BucketingModule = BucketingModule
+
+local function key_str(k) return tostring(k) end
+
+--- mx.mod.BucketingModule{sym_gen=, default_bucket_key=, context=, work_load_list=,
+--- fixed_param_names=, state_names=, logger=}
+local function new(_, o)
+  if type(o) ~= 'table' then raise('mx.mod.BucketingModule: expected a table of options {sym_gen = ..., ...}') end
+  if type(o.sym_gen) ~= 'function' then
+    raise('mx.mod.BucketingModule: sym_gen must be a function(key) returning symbol, data_names, label_names; got ' .. type(o.sym_gen))
+  end
+  if o.default_bucket_key == nil then raise('mx.mod.BucketingModule: default_bucket_key is required') end
+  local self = setmetatable({}, BucketingModule)
+  self.logger = o.logger
+  self._sym_gen, self._default_bucket_key = o.sym_gen, o.default_bucket_key
+  self._gen_cache = {}
+  self._context, self._work_load_list = o.context, o.work_load_list
+  self._fixed_param_names, self._state_names = o.fixed_param_names, o.state_names
+  self._buckets, self._bucket_order = {}, {}
+  self._curr_module, self._curr_bucket_key = nil, nil
+  self._params_dirty = false
+  self.binded, self.for_training, self.inputs_need_grad = false, false, false
+  self.params_initialized, self.optimizer_initialized = false, false
+  local sym, dn, ln = self:_call_sym_gen(self._default_bucket_key)
+  self._default_symbol, self._default_data_names, self._default_label_names = sym, dn, ln
+  return self
+end
+setmetatable(BucketingModule, {__index = base.BaseModule, __call = new})
+
+--- symbol, data_names, label_names for `key` (sym_gen called once per key).
+function BucketingModule:_call_sym_gen(key)
+  local c = self._gen_cache[key]
+  if c then return c[1], c[2], c[3] end
+  local sym, data_names, label_names = self._sym_gen(key)
+  if not require('luamx.symbol').is_symbol(sym) then
+    raise(('BucketingModule: sym_gen(%s) must return a Symbol (then data_names, label_names), got %s')
+      :format(key_str(key), type(sym)))
+  end
+  data_names = data_names or {'data'}
+  label_names = label_names or {'softmax_label'}
+  if type(data_names) ~= 'table' or type(label_names) ~= 'table' then
+    raise(('BucketingModule: sym_gen(%s) must return data_names and label_names as arrays of names')
+      :format(key_str(key)))
+  end
+  self._gen_cache[key] = {sym, data_names, label_names}
+  return sym, data_names, label_names
+end
+
+local function make_module(self, key)
+  local sym, dn, ln = self:_call_sym_gen(key)
+  return Module{symbol = sym, data_names = dn, label_names = ln, logger = self.logger,
+                context = self._context, work_load_list = self._work_load_list,
+                fixed_param_names = self._fixed_param_names, state_names = self._state_names}
+end
+
+-- ------------------------------------------------------------------ properties -----
+local P = BucketingModule._props
+function P.default_bucket_key(self) return self._default_bucket_key end
+function P.symbol(self)
+  if self._curr_module then return self._curr_module.symbol end
+  return self._default_symbol
+end
+function P.data_names(self)
+  if self.binded then return self._curr_module.data_names end
+  return self._default_data_names
+end
+function P.output_names(self)
+  if self.binded then return self._curr_module.output_names end
+  return self._default_symbol:list_outputs()
+end
+function P.data_shapes(self) self:_check_ready('data_shapes') return self._curr_module.data_shapes end
+function P.label_shapes(self) self:_check_ready('label_shapes') return self._curr_module.label_shapes end
+function P.output_shapes(self) self:_check_ready('output_shapes') return self._curr_module.output_shapes end
+--- {key = Module} of the buckets created so far.
+function P.buckets(self) return self._buckets end
+function P.bucket_key(self) return self._curr_bucket_key end
+
+-- ------------------------------------------------------------------ binding --------
+function BucketingModule:_reset_bind()
+  self.binded = false
+  self._buckets, self._bucket_order = {}, {}
+  self._curr_module, self._curr_bucket_key = nil, nil
+end
+
+local function add_bucket(self, key, mod)
+  self._buckets[key] = mod
+  self._bucket_order[#self._bucket_order + 1] = key
+end
+
+--- bind{data_shapes=, label_shapes=, for_training=true, inputs_need_grad=false,
+--- force_rebind=false, grad_req='write'}: binds the default bucket.
+function BucketingModule:bind(o)
+  o = o or {}
+  local arg_params, aux_params
+  if self.params_initialized and o.force_rebind then arg_params, aux_params = self:get_params() end
+  if o.force_rebind then self:_reset_bind() end
+  if self.binded then
+    self:_log('warning', 'Already bound, ignoring bind()')
+    return
+  end
+  if o.shared_module ~= nil then raise('BucketingModule.bind: shared_module is not supported') end
+  self.for_training = o.for_training ~= false
+  self.inputs_need_grad = o.inputs_need_grad and true or false
+  self._grad_req = o.grad_req or 'write'
+  local mod = make_module(self, self._default_bucket_key)
+  mod:bind{data_shapes = o.data_shapes, label_shapes = o.label_shapes, for_training = self.for_training,
+           inputs_need_grad = self.inputs_need_grad, grad_req = self._grad_req}
+  add_bucket(self, self._default_bucket_key, mod)
+  self._curr_module, self._curr_bucket_key = mod, self._default_bucket_key
+  self.binded = true
+  if self._monitor then mod:install_monitor(self._monitor) end
+  if self._preloaded then
+    mod._arg_params, mod._aux_params = self._preloaded[1], self._preloaded[2]
+    mod.params_initialized = true
+    mod._exec_group:set_params(mod._arg_params, mod._aux_params)
+    self._preloaded = nil
+  end
+  if arg_params then self:set_params(arg_params, aux_params) end
+end
+
+--- switch_bucket(key, data_shapes [, label_shapes]): binds the bucket on first use
+--- (sharing with the default bucket) and makes it current.
+function BucketingModule:switch_bucket(key, data_shapes, label_shapes)
+  if not self.binded then raise('switch_bucket: call bind before switching buckets') end
+  if key == nil then raise('switch_bucket: bucket key is nil') end
+  local mod = self._buckets[key]
+  if not mod then
+    mod = make_module(self, key)
+    mod:bind{data_shapes = data_shapes, label_shapes = label_shapes, for_training = self._curr_module.for_training,
+             inputs_need_grad = self._curr_module.inputs_need_grad, grad_req = self._grad_req,
+             shared_module = self._buckets[self._default_bucket_key]}
+    if self._monitor then mod:install_monitor(self._monitor) end
+    add_bucket(self, key, mod)
+  end
+  self._curr_module, self._curr_bucket_key = mod, key
+end
+
+-- ------------------------------------------------------------------ parameters -----
+function BucketingModule:init_params(o)
+  o = o or {}
+  if self.params_initialized and not o.force_init then return end
+  self:_check_ready('init_params')
+  self._curr_module:init_params(o)
+  self._params_dirty, self.params_initialized = false, true
+end
+
+function BucketingModule:get_params()
+  self:_check_ready('get_params', true)
+  self._curr_module._params_dirty = self._params_dirty or self._curr_module._params_dirty
+  local a, x = self._curr_module:get_params()
+  self._params_dirty = false
+  return a, x
+end
+
+function BucketingModule:set_params(arg_params, aux_params, o)
+  o = o or {}
+  if not o.allow_missing then
+    return self:init_params{_no_initializer = true, arg_params = arg_params, aux_params = aux_params,
+                            allow_missing = false, force_init = o.force_init ~= false, allow_extra = o.allow_extra}
+  end
+  if self.params_initialized and o.force_init == false then
+    self:_log('warning', 'Parameters already initialized and force_init=False. set_params call ignored.')
+    return
+  end
+  self:_check_ready('set_params')
+  self._curr_module:set_params(arg_params, aux_params, o)
+  self._params_dirty, self.params_initialized = true, true
+end
+
+function BucketingModule:init_optimizer(o)
+  o = o or {}
+  self:_check_ready('init_optimizer', true)
+  if self.optimizer_initialized and not o.force_init then
+    self:_log('warning', 'optimizer already initialized, ignoring.')
+    return
+  end
+  self._curr_module:init_optimizer(o)
+  for _, key in ipairs(self._bucket_order) do
+    local mod = self._buckets[key]
+    if mod ~= self._curr_module then mod:borrow_optimizer(self._curr_module) end
+  end
+  self.optimizer_initialized = true
+  if self._preload_opt_states then
+    self._curr_module:load_optimizer_states(self._preload_opt_states)
+    self._preload_opt_states = nil
+  end
+end
+
+-- ------------------------------------------------------------------ computation ----
+function BucketingModule:prepare(batch)
+  self:_check_ready('prepare', true)
+  local key = batch.bucket_key
+  if key == nil or key == self._curr_bucket_key then return self._curr_module:prepare(batch) end
+  local orig = self._curr_bucket_key
+  self:switch_bucket(key, batch.provide_data, batch.provide_label)
+  self._curr_module:prepare(batch)
+  self:switch_bucket(orig)
+end
+
+function BucketingModule:forward(batch, is_train)
+  self:_check_ready('forward', true)
+  if type(batch) ~= 'table' then raise('forward: expected a DataBatch, got ' .. type(batch)) end
+  local key = batch.bucket_key
+  if key == nil then key = self._default_bucket_key end
+  if key ~= self._curr_bucket_key or not self._buckets[key] then
+    self:switch_bucket(key, batch.provide_data or self:_shapes_of(batch, key, 'data'),
+      batch.provide_label or self:_shapes_of(batch, key, 'label'))
+  end
+  self._curr_module:forward(batch, is_train)
+end
+
+function BucketingModule:_shapes_of(batch, key, field)
+  local arrays = batch[field]
+  if not arrays then return nil end
+  local _, dn, ln = self:_call_sym_gen(key)
+  local names = field == 'data' and dn or ln
+  local out = {}
+  for i, a in ipairs(arrays) do out[i] = {names[i], a.shape} end
+  return out
+end
+
+function BucketingModule:backward(out_grads)
+  self:_check_ready('backward', true)
+  self._curr_module:backward(out_grads)
+end
+
+function BucketingModule:update()
+  self:_check_ready('update', true)
+  if not self.optimizer_initialized then raise('update: the optimizer is not initialized; call init_optimizer first') end
+  self._params_dirty = true
+  self._curr_module:update()
+end
+
+function BucketingModule:get_outputs(merge)
+  self:_check_ready('get_outputs', true)
+  return self._curr_module:get_outputs(merge)
+end
+
+function BucketingModule:get_input_grads(merge)
+  self:_check_ready('get_input_grads', true)
+  return self._curr_module:get_input_grads(merge)
+end
+
+function BucketingModule:get_states(merge)
+  self:_check_ready('get_states', true)
+  return self._curr_module:get_states(merge)
+end
+
+function BucketingModule:set_states(states, value)
+  self:_check_ready('set_states', true)
+  self._curr_module:set_states(states, value)
+end
+
+function BucketingModule:update_metric(eval_metric, labels, pre_sliced)
+  self:_check_ready('update_metric', true)
+  self._curr_module:update_metric(eval_metric, labels, pre_sliced)
+end
+
+function BucketingModule:install_monitor(mon)
+  self:_check_ready('install_monitor')
+  self._monitor = mon
+  for _, key in ipairs(self._bucket_order) do self._buckets[key]:install_monitor(mon) end
+end
+
+-- ------------------------------------------------------------------ checkpoints ----
+--- save_checkpoint(prefix, epoch [, save_optimizer_states]) in MXNet's bucketing layout.
+function BucketingModule:save_checkpoint(prefix, epoch, save_optimizer_states)
+  if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
+  if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  self:_check_ready('save_checkpoint', true)
+  local keys = {}
+  for _, key in ipairs(self._bucket_order) do
+    if type(key) ~= 'number' or key % 1 ~= 0 then
+      raise(('save_checkpoint: bucket keys must be integers to be saved, got %s'):format(key_str(key)))
+    end
+    keys[#keys + 1] = key
+    local sym = self:_call_sym_gen(key)
+    modmod.write_atomic(('%s-%s-symbol.json'):format(prefix, key_str(key)), sym:tojson())
+  end
+  table.sort(keys)
+  local arg_params, aux_params = self:get_params()
+  local pname = ('%s-%04d.params'):format(prefix, epoch)
+  modmod.save_params(pname, arg_params, aux_params)
+  nd.save(prefix .. '.buckets', {nd.array(keys, {dtype = 'int32'})})
+  self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
+  if save_optimizer_states then
+    local sname = ('%s-%04d.states'):format(prefix, epoch)
+    self._curr_module:save_optimizer_states(sname)
+    self:_log('info', ('Saved optimizer state to "%s"'):format(sname))
+  end
+end
+
+--- BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key [, load_optimizer_states
+--- [, opts]]): parameters from the checkpoint, symbols from sym_gen (as MXNet).
+function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_optimizer_states, opts)
+  if type(prefix) ~= 'string' then raise('BucketingModule.load: prefix must be a string, got ' .. type(prefix)) end
+  if type(epoch) ~= 'number' then raise('BucketingModule.load: epoch must be a number, got ' .. type(epoch)) end
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.sym_gen, o.default_bucket_key = sym_gen, default_bucket_key
+  local mod = BucketingModule(o)
+  local arg, aux = modmod.load_params(('%s-%04d.params'):format(prefix, epoch))
+  mod._preloaded = {arg, aux}
+  mod.params_initialized = true
+  if load_optimizer_states then mod._preload_opt_states = ('%s-%04d.states'):format(prefix, epoch) end
+  return mod
+end
+
+--- Bucket keys saved next to a bucketing checkpoint (prefix.buckets).
+function BucketingModule.load_bucket_keys(prefix)
+  local list = nd.load(prefix .. '.buckets')
+  local keys = {}
+  for _, v in ipairs(list[1]:toflat()) do keys[#keys + 1] = v end
+  return keys
+end
+
+function BucketingModule.__tostring(self)
+  return ('BucketingModule(default_bucket_key=%s, %d bucket(s) bound)'):format(key_str(self._default_bucket_key), #self._bucket_order)
+end
+
+return M

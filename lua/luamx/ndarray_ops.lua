@@ -1,0 +1,171 @@
+--- luamx.ndarray_ops — every registered operator as an imperative NDArray function.
+--
+--   mx.nd.FullyConnected{data = x, weight = w, bias = b, num_hidden = 6}
+--   mx.nd.relu(x)                       mx.nd.Activation(x, {act_type = 'relu'})
+--   mx.nd.Concat(a, b, {dim = 0})       mx.nd.SliceChannel(x, {num_outputs = 2})  -> {a, b}
+--   mx.nd.Dropout(x, {p = 0.5, is_train = true})
+--
+-- Built at load time from the C registry (luamx.h "Operators"): one function per
+-- canonical name and alias, installed into mx.nd unless that name is already taken by
+-- the NDArray module (mx.nd.dot, mx.nd.zeros...), and always into mx.nd.op.
+-- Arguments: NDArrays positionally, in the op's input order, and/or one table of
+-- keyword arguments: inputs by name, parameters (Lua values converted to MXNet's
+-- strings by mx.op.to_param_string: 128 -> "128", 0.1 -> "0.1", true -> "True",
+-- {2, 2} -> "(2, 2)"), and the extras `out` (an NDArray or list to write into),
+-- `is_train` (training behaviour, default false) and `name` (ignored, as in MXNet).
+-- Ops with a `num_args` parameter (Concat, add_n) get it from the number of arrays.
+-- Aux states (BatchNorm's moving_mean / moving_var) may be given by name; they are then
+-- updated in place in training. Returns one NDArray, or a list for several visible
+-- outputs. Errors are raised at the caller's line with the engine's message.
+local ffi = require 'ffi'
+local capi = require 'luamx.capi'
+local nd = require 'luamx.ndarray'
+local opmod = require 'luamx.op'
+local C, check = capi.C, capi.check
+
+local M = {}
+local EXTRA = { out = true, is_train = true, name = true, attr = true }
+
+local function io_names(idx, n, ck, cv, kind)
+  local buf, cnt, vis = ffi.new('char[4096]'), ffi.new('int[1]'), ffi.new('int[1]')
+  check(C.lmx_op_io_names(idx, n, ck, cv, kind, buf, 4096, cnt, vis), 4)
+  local list = {}
+  for s in ffi.string(buf):gmatch('[^,]+') do list[#list + 1] = s end
+  return list, vis[0], cnt[0]
+end
+
+-- Splits the call's arguments into arrays (positional), named arrays and parameters.
+local function split_args(opname, has_num_args, ...)
+  local pos, named, params = {}, {}, {}
+  local nargs = select('#', ...)
+  local extras = {}
+  for i = 1, nargs do
+    local v = select(i, ...)
+    if nd.is_ndarray(v) then
+      pos[#pos + 1] = v
+    elseif type(v) == 'table' and i == nargs then
+      for k, x in pairs(v) do
+        if type(k) == 'number' and nd.is_ndarray(x) then pos[k] = x
+        elseif EXTRA[k] then extras[k] = x
+        elseif nd.is_ndarray(x) then named[k] = x
+        else params[k] = x end
+      end
+    elseif v ~= nil then
+      capi.raise(('mx.nd.%s: argument %d must be an NDArray or a table of keyword arguments, '
+        .. 'got %s'):format(opname, i, type(v)))
+    end
+  end
+  if has_num_args and params.num_args == nil then params.num_args = #pos end
+  return pos, named, params, extras
+end
+
+local function kv(params)
+  local keys, vals = {}, {}
+  for k in pairs(params) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do vals[i] = opmod.to_param_string(params[k]) end
+  local n = #keys
+  local ck, cv = ffi.new('const char *[?]', n + 1), ffi.new('const char *[?]', n + 1)
+  for i = 1, n do ck[i - 1], cv[i - 1] = keys[i], vals[i] end
+  return n, ck, cv, { keys, vals }
+end
+
+-- Orders the arrays as the op's inputs (then aux states when any is given by name).
+local function gather_inputs(opname, inames, anames, pos, named)
+  local list, used = {}, 0
+  for i, nm in ipairs(inames) do
+    local a = named[nm]
+    if a then named[nm] = nil else used = used + 1; a = pos[used] end
+    if not a then capi.raise(('mx.nd.%s: missing input \'%s\''):format(opname, nm)) end
+    list[i] = a
+  end
+  if used < #pos then
+    capi.raise(('mx.nd.%s: %d arrays given, the op takes %d inputs'):format(opname, #pos, #inames))
+  end
+  local naux = 0
+  for _, nm in ipairs(anames) do if named[nm] then naux = naux + 1 end end
+  if naux > 0 then
+    for _, nm in ipairs(anames) do
+      if not named[nm] then
+        capi.raise(('mx.nd.%s: aux state \'%s\' missing (give all or none)'):format(opname, nm))
+      end
+      list[#list + 1] = named[nm]
+      named[nm] = nil
+    end
+  end
+  local extra = next(named)
+  if extra then capi.raise(('mx.nd.%s: unknown input \'%s\''):format(opname, extra)) end
+  return list
+end
+
+local function invoke(opname, idx, has_num_args, ...)
+  local pos, named, params, extras = split_args(opname, has_num_args, ...)
+  local n, ck, cv, keep = kv(params)
+  local inames = io_names(idx, n, ck, cv, 0)
+  local _, nvis = io_names(idx, n, ck, cv, 1)
+  local anames = io_names(idx, n, ck, cv, 2)
+  local inputs = gather_inputs(opname, inames, anames, pos, named)
+  local hin = ffi.new('lmx_ndarray *[?]', #inputs + 1)
+  for i, a in ipairs(inputs) do hin[i - 1] = nd.handle(a, 4) end
+  local outs = extras.out
+  if outs and nd.is_ndarray(outs) then outs = { outs } end
+  local hout = ffi.new('lmx_ndarray *[?]', nvis + 1)
+  for i = 1, nvis do hout[i - 1] = outs and outs[i] and nd.handle(outs[i], 4) or nil end
+  local nout = ffi.new('int[1]', nvis)
+  check(C.lmx_imperative_invoke(opname, n, ck, cv, #inputs, hin, nout, hout,
+    extras.is_train and 1 or 0), 3)
+  local _k = keep
+  local res = {}
+  for i = 1, nout[0] do
+    res[i] = (outs and outs[i]) or nd.wrap(hout[i - 1])
+  end
+  if #res == 1 then return res[1] end
+  return res
+end
+
+local function has_param(idx, pname)
+  local np = ffi.new('int[1]')
+  check(C.lmx_op_info(idx, nil, nil, nil, np, nil), 3)
+  local name = ffi.new('const char *[1]')
+  for j = 0, np[0] - 1 do
+    check(C.lmx_op_param_info(idx, j, name, nil, nil, nil, nil), 3)
+    if ffi.string(name[0]) == pname then return true end
+  end
+  return false
+end
+
+--- The imperative function of operator `name` (a name or alias).
+function M.make(name)
+  local idx = ffi.new('int[1]')
+  check(C.lmx_op_lookup(name, idx), 2)
+  local i = idx[0]
+  local has_num_args = has_param(i, 'num_args')
+  return function(...) return invoke(name, i, has_num_args, ...) end
+end
+
+--- Installs mx.nd.<Op> for every operator and alias (existing mx.nd names are kept)
+-- and mx.nd.op.<Op> for all of them.
+function M.install(mx)
+  local count = ffi.new('int[1]')
+  check(C.lmx_op_registry_size(count), 2)
+  local names = {}
+  local name = ffi.new('const char *[1]')
+  for i = 0, count[0] - 1 do
+    check(C.lmx_op_get_name(i, name), 2)
+    names[#names + 1] = ffi.string(name[0])
+  end
+  local nalias = ffi.new('int[1]')
+  check(C.lmx_op_alias(-1, nalias, nil, nil), 2)
+  for i = 0, nalias[0] - 1 do
+    check(C.lmx_op_alias(i, nil, name, nil), 2)
+    names[#names + 1] = ffi.string(name[0])
+  end
+  mx.nd.op = mx.nd.op or {}
+  for _, nm in ipairs(names) do
+    local f = M.make(nm)
+    mx.nd.op[nm] = f
+    if mx.nd[nm] == nil then mx.nd[nm] = f end
+  end
+end
+
+return M

@@ -1,0 +1,378 @@
+--- luamx.rnn.cells — mx.rnn cells built from mx.sym (MXNet 1.9 python/mxnet/rnn/rnn_cell.py).
+--
+--   local cell = mx.rnn.LSTMCell(200, 'lstm_l0_')
+--   local outputs, states = cell:unroll(35, embed, nil, 'NTC', true)
+--
+-- Invariants (MXNet's naming, so checkpoints interchange):
+-- * Parameters are variables '<prefix><name>' created once per cell (RNNParams):
+--   i2h_weight, i2h_bias, h2h_weight, h2h_bias; LSTM's i2h_bias carries
+--   __init__ = LSTMBias(forget_bias). FusedRNNCell has one 'parameters' variable with a
+--   FusedRNN initializer.
+-- * Step t names its nodes '<prefix>t<t>_' + 'i2h' / 'h2h' / 'slice' / 'i' / 'f' / 'c' /
+--   'o' / 'state' / 'out' (GRU: '<prefix>t<t>__i2h', as MXNet); t counts from 0 and
+--   restarts at reset() (unroll resets). Begin states are _zeros nodes named
+--   '<prefix>begin_state_<k>' of shape (0, H) (batch inferred), or whatever `func`
+--   builds: func(name, opts) gets opts with shape = (0, H) and attr.__layout__ merged in,
+--   as MXNet does (mx.sym.Variable for explicit state inputs).
+-- * unroll(length, inputs, begin_state, layout='NTC', merge_outputs): inputs is one
+--   symbol (split along T into `length` steps) or a Lua array of step symbols; outputs
+--   come back as an array of step symbols, or one (N, T, C) / (T, N, C) symbol when
+--   merge_outputs is true.
+local capi = require 'luamx.capi'
+local raise = capi.raise
+local init_mod = require 'luamx.initializer'
+
+local M = {}
+local mx
+
+local function S()
+  if not mx or not mx.sym then raise('mx.rnn cells need mx.sym, which is not available') end
+  return mx.sym
+end
+
+-- ------------------------------------------------------------------ base -----------
+local Base = {}
+Base.__index = Base
+M.BaseRNNCell = Base
+
+local function class(init)
+  local cls = setmetatable({}, {__index = Base})
+  cls.__index = cls
+  cls.__call = function(self, inputs, states) return self:step(inputs, states) end
+  setmetatable(cls, {__index = Base, __call = function(c, ...)
+    local self = setmetatable({_params = {}, _counter = -1, _init_counter = -1}, c)
+    init(self, ...)
+    return self
+  end})
+  return cls
+end
+
+--- The variable '<prefix><name>', created once (MXNet's RNNParams.get).
+function Base:param(name, opts)
+  local full = self._prefix .. name
+  local v = self._params[full]
+  if not v then
+    v = S().Variable(full, opts)
+    self._params[full] = v
+  end
+  return v
+end
+
+function Base:reset() self._counter, self._init_counter = -1, -1 end
+
+--- begin_state([func [, opts]]): one symbol per state_info entry.
+function Base:begin_state(func, opts)
+  local sym = S()
+  local states = {}
+  for _, info in ipairs(self:state_info()) do
+    self._init_counter = self._init_counter + 1
+    local name = ('%sbegin_state_%d'):format(self._prefix, self._init_counter)
+    if func then
+      -- MXNet merges the state's info into the keyword arguments: shape (0 = unknown
+      -- batch, left to shape inference) and the __layout__ attribute
+      local o = {}
+      for k, v in pairs(opts or {}) do o[k] = v end
+      o.shape = o.shape or info.shape
+      local attr = {}
+      for k, v in pairs(o.attr or {}) do attr[k] = v end
+      attr.__layout__ = info.__layout__
+      o.attr = attr
+      states[#states + 1] = func(name, o)
+    else
+      local zeros = sym.zeros or sym._zeros
+      if not zeros then
+        raise('begin_state needs the _zeros operator (mx.sym.zeros), which the engine does not have; ' ..
+              'pass begin_state, or func = mx.sym.Variable')
+      end
+      states[#states + 1] = zeros{shape = info.shape, name = name, attr = {__layout__ = info.__layout__}}
+    end
+  end
+  return states
+end
+
+--- MXNet's _normalize_sequence: a symbol or an array of step symbols, split or merged.
+local function normalize(length, inputs, layout, merge)
+  local sym = S()
+  local axis = layout:find('T', 1, true)
+  if not axis then raise(('unroll: layout %q has no T axis'):format(layout)) end
+  axis = axis - 1
+  if sym.is_symbol and sym.is_symbol(inputs) or getmetatable(inputs) == sym.Symbol then
+    if merge == false or merge == nil then
+      local parts = sym.split{data = inputs, axis = axis, num_outputs = length, squeeze_axis = true}
+      local out = {}
+      for i = 1, length do out[i] = parts[i] end
+      return out, axis
+    end
+    return inputs, axis
+  end
+  if type(inputs) ~= 'table' then raise('unroll: inputs must be a symbol or an array of symbols') end
+  if length and #inputs ~= length then
+    raise(('unroll: %d step inputs given for length %d'):format(#inputs, length))
+  end
+  if merge == true then
+    local ex = {}
+    for i, s in ipairs(inputs) do ex[i] = sym.expand_dims{data = s, axis = axis} end
+    ex.dim, ex.num_args = axis, #ex
+    return sym.Concat(ex), axis
+  end
+  return inputs, axis
+end
+M.normalize = normalize
+
+function Base:unroll(length, inputs, begin_state, layout, merge_outputs)
+  self:reset()
+  layout = layout or 'NTC'
+  inputs = normalize(length, inputs, layout, false)
+  local states = begin_state or self:begin_state()
+  local outputs = {}
+  for i = 1, length do
+    local out
+    out, states = self(inputs[i], states)
+    outputs[i] = out
+  end
+  outputs = normalize(length, outputs, layout, merge_outputs)
+  return outputs, states
+end
+
+local function act(data, act_type, name)
+  return S().Activation{data = data, act_type = act_type, name = name}
+end
+
+local function fc(data, w, b, n, name)
+  return S().FullyConnected{data = data, weight = w, bias = b, num_hidden = n, name = name}
+end
+
+-- ------------------------------------------------------------------ RNNCell --------
+M.RNNCell = class(function(self, num_hidden, activation, prefix)
+  self._num_hidden, self._activation, self._prefix = num_hidden, activation or 'tanh', prefix or 'rnn_'
+  self._iW, self._iB = self:param('i2h_weight'), self:param('i2h_bias')
+  self._hW, self._hB = self:param('h2h_weight'), self:param('h2h_bias')
+end)
+function M.RNNCell:state_info() return {{shape = {0, self._num_hidden}, __layout__ = 'NC'}} end
+function M.RNNCell:step(inputs, states)
+  self._counter = self._counter + 1
+  local name = ('%st%d_'):format(self._prefix, self._counter)
+  local i2h = fc(inputs, self._iW, self._iB, self._num_hidden, name .. 'i2h')
+  local h2h = fc(states[1], self._hW, self._hB, self._num_hidden, name .. 'h2h')
+  local out = act(i2h + h2h, self._activation, name .. 'out')
+  return out, {out}
+end
+
+-- ------------------------------------------------------------------ LSTMCell -------
+M.LSTMCell = class(function(self, num_hidden, prefix, forget_bias)
+  self._num_hidden, self._prefix = num_hidden, prefix or 'lstm_'
+  self._forget_bias = forget_bias or 1.0
+  self._iW = self:param('i2h_weight')
+  self._hW = self:param('h2h_weight')
+  self._iB = self:param('i2h_bias', {attr = {__init__ = init_mod.LSTMBias{forget_bias = self._forget_bias}:dumps()}})
+  self._hB = self:param('h2h_bias')
+end)
+function M.LSTMCell:state_info()
+  return {{shape = {0, self._num_hidden}, __layout__ = 'NC'}, {shape = {0, self._num_hidden}, __layout__ = 'NC'}}
+end
+function M.LSTMCell:step(inputs, states)
+  local sym = S()
+  self._counter = self._counter + 1
+  local name = ('%st%d_'):format(self._prefix, self._counter)
+  local H = self._num_hidden
+  local i2h = fc(inputs, self._iW, self._iB, 4 * H, name .. 'i2h')
+  local h2h = fc(states[1], self._hW, self._hB, 4 * H, name .. 'h2h')
+  local gates = i2h + h2h
+  local sl = sym.SliceChannel{data = gates, num_outputs = 4, name = name .. 'slice'}
+  local in_gate = act(sl[1], 'sigmoid', name .. 'i')
+  local forget_gate = act(sl[2], 'sigmoid', name .. 'f')
+  local in_transform = act(sl[3], 'tanh', name .. 'c')
+  local out_gate = act(sl[4], 'sigmoid', name .. 'o')
+  local next_c = sym._plus{lhs = forget_gate * states[2], rhs = in_gate * in_transform, name = name .. 'state'}
+  local next_h = sym._mul{lhs = out_gate, rhs = sym.Activation{data = next_c, act_type = 'tanh'}, name = name .. 'out'}
+  return next_h, {next_h, next_c}
+end
+
+-- ------------------------------------------------------------------ GRUCell --------
+M.GRUCell = class(function(self, num_hidden, prefix)
+  self._num_hidden, self._prefix = num_hidden, prefix or 'gru_'
+  self._iW, self._iB = self:param('i2h_weight'), self:param('i2h_bias')
+  self._hW, self._hB = self:param('h2h_weight'), self:param('h2h_bias')
+end)
+M.GRUCell.state_info = M.RNNCell.state_info
+function M.GRUCell:step(inputs, states)
+  local sym = S()
+  self._counter = self._counter + 1
+  local name = ('%st%d_'):format(self._prefix, self._counter)
+  local H, prev = self._num_hidden, states[1]
+  local i2h = fc(inputs, self._iW, self._iB, 3 * H, name .. '_i2h')
+  local h2h = fc(prev, self._hW, self._hB, 3 * H, name .. '_h2h')
+  local is = sym.SliceChannel{data = i2h, num_outputs = 3, name = name .. '_i2h_slice'}
+  local hs = sym.SliceChannel{data = h2h, num_outputs = 3, name = name .. '_h2h_slice'}
+  local reset_gate = act(is[1] + hs[1], 'sigmoid', name .. '_r_act')
+  local update_gate = act(is[2] + hs[2], 'sigmoid', name .. '_z_act')
+  local next_h_tmp = act(is[3] + reset_gate * hs[3], 'tanh', name .. '_h_act')
+  local next_h = sym._plus{lhs = (1 - update_gate) * next_h_tmp, rhs = update_gate * prev, name = name .. 'out'}
+  return next_h, {next_h}
+end
+
+-- ------------------------------------------------------------------ Sequential -----
+M.SequentialRNNCell = class(function(self) self._cells, self._prefix = {}, '' end)
+local Seq = M.SequentialRNNCell
+function Seq:add(cell)
+  self._cells[#self._cells + 1] = cell
+  for k, v in pairs(cell._params) do self._params[k] = v end
+  return self
+end
+function Seq:state_info()
+  local out = {}
+  for _, c in ipairs(self._cells) do for _, i in ipairs(c:state_info()) do out[#out + 1] = i end end
+  return out
+end
+function Seq:reset()
+  Base.reset(self)
+  for _, c in ipairs(self._cells) do c:reset() end
+end
+function Seq:begin_state(func, opts)
+  local out = {}
+  for _, c in ipairs(self._cells) do for _, s in ipairs(c:begin_state(func, opts)) do out[#out + 1] = s end end
+  return out
+end
+function Seq:step(inputs, states)
+  self._counter = self._counter + 1
+  local p, next_states = 1, {}
+  for _, c in ipairs(self._cells) do
+    local n = #c:state_info()
+    local st = {}
+    for k = 1, n do st[k] = states[p + k - 1] end
+    p = p + n
+    local ns
+    inputs, ns = c(inputs, st)
+    for _, s in ipairs(ns) do next_states[#next_states + 1] = s end
+  end
+  return inputs, next_states
+end
+function Seq:unroll(length, inputs, begin_state, layout, merge_outputs)
+  self:reset()
+  begin_state = begin_state or self:begin_state()
+  local p, next_states = 1, {}
+  for i, c in ipairs(self._cells) do
+    local n = #c:state_info()
+    local st = {}
+    for k = 1, n do st[k] = begin_state[p + k - 1] end
+    p = p + n
+    local ns
+    inputs, ns = c:unroll(length, inputs, st, layout, i < #self._cells and nil or merge_outputs)
+    for _, s in ipairs(ns) do next_states[#next_states + 1] = s end
+  end
+  return inputs, next_states
+end
+
+-- ------------------------------------------------------------------ FusedRNNCell ---
+local GATES = {lstm = {'_i', '_f', '_c', '_o'}, gru = {'_r', '_z', '_o'}, rnn_relu = {''}, rnn_tanh = {''}}
+
+--- The named views of a fused parameter vector (MXNet's FusedRNNCell._slice_weights).
+function M.fused_slices(arr, num_hidden, num_layers, mode, bidirectional, prefix)
+  local gates = GATES[mode]
+  if not gates then raise(('FusedRNNCell: mode must be lstm, gru, rnn_relu or rnn_tanh, got %s'):format(tostring(mode))) end
+  local dirs = bidirectional and {'l', 'r'} or {'l'}
+  local b, m, h = #dirs, #gates, num_hidden
+  local li = arr.size / b / h / m - (num_layers - 1) * (h + b * h + 2) - h - 2
+  if li < 1 or li % 1 ~= 0 then raise(('FusedRNNCell: %d parameters do not fit the layout'):format(arr.size)) end
+  local flat, p, out = arr:reshape{arr.size}, 0, {}
+  local function take(name, shape)
+    local n = 1
+    for _, d in ipairs(shape) do n = n * d end
+    out[#out + 1] = {prefix .. name, flat:slice(p + 1, p + n):reshape(shape)}
+    p = p + n
+  end
+  for layer = 0, num_layers - 1 do
+    for _, d in ipairs(dirs) do
+      for _, g in ipairs(gates) do
+        take(('%s%d_i2h%s_weight'):format(d, layer, g), layer > 0 and {h, b * h} or {h, li})
+      end
+      for _, g in ipairs(gates) do take(('%s%d_h2h%s_weight'):format(d, layer, g), {h, h}) end
+    end
+  end
+  for layer = 0, num_layers - 1 do
+    for _, d in ipairs(dirs) do
+      for _, g in ipairs(gates) do take(('%s%d_i2h%s_bias'):format(d, layer, g), {h}) end
+      for _, g in ipairs(gates) do take(('%s%d_h2h%s_bias'):format(d, layer, g), {h}) end
+    end
+  end
+  if p ~= arr.size then raise('FusedRNNCell: invalid parameter size') end
+  return out
+end
+
+--- FusedRNN(init, num_hidden, num_layers, mode, bidirectional=false, forget_bias=1.0):
+--- initializes each unpacked array by its name with `init` (when nil: the initializer
+--- that was called, as MXNet's global_init, else Uniform(0.07)), so weights follow the
+--- rule, biases are 0, and LSTM forget-gate biases (i2h and h2h) are forget_bias.
+M.FusedRNN = init_mod.class('fusedrnn', function(self, o, num_hidden, num_layers, mode, bidirectional, forget_bias)
+  if type(o) == 'table' and not getmetatable(o) and (o.num_hidden or o.mode) then
+    self.init = o.init and init_mod.create(o.init) or nil
+    num_hidden, num_layers, mode, bidirectional, forget_bias = o.num_hidden, o.num_layers, o.mode, o.bidirectional, o.forget_bias
+  else
+    self.init = o
+  end
+  self.num_hidden, self.num_layers, self.mode = num_hidden, num_layers or 1, mode or 'lstm'
+  self.bidirectional, self.forget_bias = bidirectional and true or false, forget_bias or 1.0
+  self.kwargs = {init = self.init and self.init:dumps() or nil, num_hidden = self.num_hidden,
+                 num_layers = self.num_layers, mode = self.mode, bidirectional = self.bidirectional,
+                 forget_bias = self.forget_bias}
+end)
+function M.FusedRNN:_init_weight(_, arr, global_init)
+  local inner = self.init or global_init or init_mod.Uniform(0.07)
+  for _, p in ipairs(M.fused_slices(arr, self.num_hidden, self.num_layers, self.mode, self.bidirectional, '')) do
+    local name, view = p[1], p[2]
+    if self.mode == 'lstm' and name:sub(-7) == '_f_bias' then view:fill(self.forget_bias)
+    else inner(name, view) end
+  end
+end
+init_mod.install_fused(M.FusedRNN)
+
+M.FusedRNNCell = class(function(self, num_hidden, num_layers, mode, bidirectional, prefix, opts)
+  opts = opts or {}
+  self._num_hidden, self._num_layers = num_hidden, num_layers or 1
+  self._mode, self._bidirectional = mode or 'lstm', bidirectional and true or false
+  self._prefix = prefix or (self._mode .. '_')
+  self._dropout, self._get_next_state = opts.dropout or 0, opts.get_next_state and true or false
+  self._forget_bias = opts.forget_bias or 1.0
+  if not GATES[self._mode] then raise('FusedRNNCell: mode must be lstm, gru, rnn_relu or rnn_tanh, got ' .. tostring(mode)) end
+  local fi = M.FusedRNN(nil, num_hidden, self._num_layers, self._mode, self._bidirectional, self._forget_bias)
+  self._parameter = self:param('parameters', {attr = {__init__ = fi:dumps()}})
+end)
+local Fused = M.FusedRNNCell
+function Fused:state_info()
+  local b = self._bidirectional and 2 or 1
+  local info = {{shape = {b * self._num_layers, 0, self._num_hidden}, __layout__ = 'LNC'}}
+  if self._mode == 'lstm' then info[2] = {shape = {b * self._num_layers, 0, self._num_hidden}, __layout__ = 'LNC'} end
+  return info
+end
+function Fused:step() raise('FusedRNNCell cannot be stepped; use unroll') end
+function Fused:unroll(length, inputs, begin_state, layout, merge_outputs)
+  local sym = S()
+  self:reset()
+  layout = layout or 'NTC'
+  local axis
+  inputs, axis = normalize(length, inputs, layout, true)
+  if axis == 1 then inputs = sym.swapaxes{data = inputs, dim1 = 0, dim2 = 1} end
+  local states = begin_state or self:begin_state()
+  local args = {data = inputs, parameters = self._parameter, state = states[1], state_size = self._num_hidden,
+                num_layers = self._num_layers, bidirectional = self._bidirectional, p = self._dropout,
+                state_outputs = self._get_next_state, mode = self._mode, name = self._prefix .. 'rnn'}
+  if self._mode == 'lstm' then args.state_cell = states[2] end
+  local rnn = sym.RNN(args)
+  local outputs, out_states
+  if not self._get_next_state then outputs, out_states = rnn, {}
+  elseif self._mode == 'lstm' then outputs, out_states = rnn[1], {rnn[2], rnn[3]}
+  else outputs, out_states = rnn[1], {rnn[2]} end
+  if axis == 1 then outputs = sym.swapaxes{data = outputs, dim1 = 0, dim2 = 1} end
+  outputs = normalize(length, outputs, layout, merge_outputs)
+  return outputs, out_states
+end
+
+function M.install(rnn, mxmod)
+  mx = mxmod
+  for _, k in ipairs({'BaseRNNCell', 'RNNCell', 'LSTMCell', 'GRUCell', 'SequentialRNNCell', 'FusedRNNCell', 'FusedRNN'}) do
+    rnn[k] = M[k]
+  end
+  mxmod.init.FusedRNN = M.FusedRNN
+end
+
+return M

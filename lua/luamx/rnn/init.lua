@@ -1,0 +1,18 @@
+--- luamx.rnn — mx.rnn: recurrent cells built from mx.sym (luamx.rnn.cells), sentence
+--- encoding and the bucketing sentence iterator (luamx.rnn.io).
+-- luamx.lua loads this file as 'luamx.rnn.init', so no '?/init.lua' entry is needed in
+-- package.path.
+local M = {}
+
+function M.install(mx)
+  local rio = require 'luamx.rnn.io'
+  local io_mod = require 'luamx.io'
+  M.encode_sentences = rio.encode_sentences
+  M.BucketSentenceIter = rio.make(io_mod)
+  local cells = require 'luamx.rnn.cells'
+  cells.install(M, mx)
+  mx.rnn = M
+  return M
+end
+
+return M

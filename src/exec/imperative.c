@@ -1,0 +1,302 @@
+/* imperative.c — one operator on NDArrays: parse parameters, infer shapes and dtypes,
+ * allocate what the caller did not give, run the CPU kernel.
+ *
+ * A call is self-contained: a `call` struct holds the op, its parsed parameters, the
+ * tensors handed to the kernel and every temporary (hidden outputs, aux states the
+ * caller did not pass, the workspace), and call_end releases them on every path, so a
+ * failure leaves the caller's arrays and out-slots untouched except for arrays the
+ * caller supplied as outputs (which a kernel may have partly written).
+ * Aux states: inputs beyond the op's input count are its aux states (MXNet's NDArray
+ * convention: BatchNorm(data, gamma, beta, moving_mean, moving_var)), updated in place
+ * in training; without them, temporaries (moving_var = 1, others 0) are used and
+ * dropped. Outputs: *nout is the caller's capacity; with room for every output the
+ * hidden ones (Dropout's mask, BatchNorm's mean/var) come back too, otherwise only the
+ * visible ones. Only CPU arrays: anything else is LMX_ERR_UNSUPPORTED.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/status.h"
+#include "../ops/op.h"
+#include "../tensor/dtype.h"
+#include "../tensor/ndarray.h"
+#include "imperative.h"
+
+enum { IMP_MAX = 64 };
+
+typedef struct {
+  const lmx_op *op;
+  void *param;
+  lmx_op_ctx c;
+  int nin, nout, naux, nvis;
+  lmx_shape is[IMP_MAX], os[IMP_MAX], as[IMP_MAX];
+  int it[IMP_MAX], ot[IMP_MAX], at[IMP_MAX];
+  lmx_ndarray *tmp[IMP_MAX * 2]; /* arrays this call allocated and must release */
+  int ntmp;
+  lmx_ndarray *aux[IMP_MAX];
+  lmx_tensor tin[IMP_MAX], tout[IMP_MAX], taux[IMP_MAX];
+} call;
+
+/* Fails with "<Op>: <message>" (imperative calls have no node name). */
+static int ifail(const call *k, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int ifail(const call *k, int status, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return lmx_fail(status, "%s: %s", k->op ? k->op->name : "operator", msg);
+}
+
+static lmx_tensor tensor_of(lmx_ndarray *a) {
+  lmx_tensor t = {NULL, {0, {0}}, -1};
+  if (!a) return t;
+  t.data = lmx_nd_ptr(a), t.shape = a->shape, t.dtype = a->dtype;
+  return t;
+}
+
+static void call_end(call *k) {
+  for (int i = 0; i < k->ntmp; i++) lmx_nd_release(k->tmp[i]);
+  if (k->c.workspace) lmx_free(k->c.workspace);
+  if (k->param) lmx_op_params_free(k->op, k->param);
+}
+
+static int fail_ctx(const call *k, int status, const char *fmt, const char *what, int i)
+    __attribute__((format(printf, 3, 0)));
+static int fail_ctx(const call *k, int status, const char *fmt, const char *what, int i) {
+  return ifail(k, status, fmt, what, i);
+}
+
+static int check_cpu(const call *k, lmx_ndarray *a, const char *what, int i) {
+  if (!a) return fail_ctx(k, LMX_ERR_ARG, "%s %d is NULL", what, i);
+  if (!lmx_nd_is_cpu(a))
+    return fail_ctx(k, LMX_ERR_UNSUPPORTED, "%s %d is not on the CPU: imperative calls run on "
+                    "the CPU only", what, i);
+  return LMX_OK;
+}
+
+/* Looks the op up, parses parameters, checks the inputs and infers every shape/dtype. */
+static int call_begin(call *k, const char *op_name, int nkeys, const char *const *keys,
+                      const char *const *vals, int nin, lmx_ndarray *const *inputs,
+                      int is_train) {
+  memset(k, 0, sizeof *k);
+  k->op = lmx_op_find(op_name);
+  if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
+  LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
+  k->c = (lmx_op_ctx){.op = k->op, .param = k->param, .is_train = is_train, .dev_type = LMX_CPU};
+  k->nin = lmx_op_num_inputs(k->op, k->param);
+  k->nout = lmx_op_num_outputs(k->op, k->param);
+  k->naux = lmx_op_num_aux(k->op, k->param);
+  k->nvis = lmx_op_num_visible_outputs(k->op, k->param);
+  if (k->nin > IMP_MAX || k->nout > IMP_MAX || k->naux > IMP_MAX)
+    return ifail(k, LMX_ERR_UNSUPPORTED, "too many inputs or outputs");
+  if (nin != k->nin && nin != k->nin + k->naux)
+    return ifail(k, LMX_ERR_ARG, "expected %d inputs%s, got %d", k->nin,
+                       k->naux ? " (or with its aux states appended)" : "", nin);
+  if (!k->op->forward[LMX_DEV_SLOT_CPU])
+    return ifail(k, LMX_ERR_UNSUPPORTED, "no CPU kernel");
+  for (int i = 0; i < nin; i++) {
+    LMX_TRY(check_cpu(k, inputs[i], "input", i));
+    if (i < k->nin) k->is[i] = inputs[i]->shape, k->it[i] = inputs[i]->dtype;
+  }
+  for (int i = 0; i < k->nout; i++) k->ot[i] = -1;
+  for (int i = 0; i < k->naux; i++) {
+    k->at[i] = -1;
+    if (nin > k->nin) k->as[i] = inputs[k->nin + i]->shape, k->at[i] = inputs[k->nin + i]->dtype;
+  }
+  return LMX_OK;
+}
+
+static int infer(call *k) {
+  LMX_TRY(lmx_op_infer_shape(&k->c, k->is, k->nin, k->os, k->nout, k->as, k->naux));
+  LMX_TRY(lmx_op_infer_type(&k->c, k->it, k->nin, k->ot, k->nout, k->at, k->naux));
+  for (int i = 0; i < k->nout; i++)
+    if ((k->os[i].ndim > 0 && !lmx_shape_known(&k->os[i])) || k->ot[i] < 0)
+      return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype could not be inferred", "output", i);
+  return LMX_OK;
+}
+
+static int new_tmp(call *k, const lmx_shape *s, int dt, double fill, lmx_ndarray **out) {
+  LMX_TRY(lmx_nd_create(s, dt, LMX_CPU, 0, 1, out));
+  k->tmp[k->ntmp++] = *out;
+  if (fill != 0.0) LMX_TRY(lmx_ndarray_fill(*out, fill));
+  return LMX_OK;
+}
+
+/* Aux tensors: the caller's (inputs beyond nin) or temporaries. */
+static int setup_aux(call *k, int nin, lmx_ndarray *const *inputs) {
+  for (int i = 0; i < k->naux; i++) {
+    if (nin > k->nin) {
+      k->aux[i] = inputs[k->nin + i];
+    } else {
+      char name[64];
+      lmx_op_aux_name(k->op, k->param, i, name, sizeof name);
+      int one = k->op->aux_init ? strstr(k->op->aux_init[i], "one") != NULL
+                                : strstr(name, "var") != NULL;
+      LMX_TRY(new_tmp(k, &k->as[i], k->at[i], one ? 1.0 : 0.0, &k->aux[i]));
+    }
+    if (!lmx_shape_equal(&k->aux[i]->shape, &k->as[i]) || k->aux[i]->dtype != k->at[i])
+      return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype does not match the inferred one",
+                      "aux state", i);
+    k->taux[i] = tensor_of(k->aux[i]);
+  }
+  for (int i = 0; i < k->nin; i++) k->tin[i] = tensor_of(inputs[i]);
+  if (k->op->workspace) {
+    size_t b = k->op->workspace(&k->c, k->is, k->os);
+    if (b) {
+      k->c.workspace = lmx_alloc(b);
+      if (!k->c.workspace) return lmx_fail_nomem("operator workspace", b);
+      k->c.workspace_bytes = b;
+    }
+  }
+  return LMX_OK;
+}
+
+/* Output arrays: the caller's (checked against inference) or new ones. fresh[i] marks
+ * arrays allocated for slot i < ret (released on failure, handed over on success). */
+static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **res,
+                         int *fresh) {
+  for (int i = 0; i < k->nout; i++) {
+    fresh[i] = 0;
+    if (i < ret && outputs[i]) {
+      LMX_TRY(check_cpu(k, outputs[i], "output", i));
+      if (!lmx_shape_equal(&outputs[i]->shape, &k->os[i]) || outputs[i]->dtype != k->ot[i]) {
+        char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
+        return ifail(k, LMX_ERR_SHAPE, "output %d: expected %s %s, got %s %s", i,
+                           lmx_shape_str(&k->os[i], a), lmx_dtype_str(k->ot[i]),
+                           lmx_shape_str(&outputs[i]->shape, b), lmx_dtype_str(outputs[i]->dtype));
+      }
+      res[i] = outputs[i];
+    } else if (i < ret) {
+      LMX_TRY(lmx_nd_create(&k->os[i], k->ot[i], LMX_CPU, 0, 1, &res[i]));
+      fresh[i] = 1;
+    } else {
+      LMX_TRY(new_tmp(k, &k->os[i], k->ot[i], 0.0, &res[i]));
+    }
+    k->tout[i] = tensor_of(res[i]);
+  }
+  return LMX_OK;
+}
+
+int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
+                   const char *const *vals, int nin, lmx_ndarray *const *inputs, int *nout,
+                   lmx_ndarray **outputs, int is_train) {
+  call k;
+  lmx_ndarray *res[IMP_MAX] = {NULL};
+  int fresh[IMP_MAX] = {0}, ret = 0, req[IMP_MAX];
+  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
+  if (rc == LMX_OK) rc = infer(&k);
+  if (rc == LMX_OK) {
+    ret = *nout >= k.nout ? k.nout : k.nvis;
+    if (*nout < k.nvis)
+      rc = ifail(&k, LMX_ERR_ARG, "outputs: room for %d arrays, the op has %d visible "
+                       "outputs", *nout, k.nvis);
+  }
+  if (rc == LMX_OK) rc = setup_outputs(&k, ret, outputs, res, fresh);
+  if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
+  if (rc == LMX_OK) {
+    for (int i = 0; i < k.nout; i++) req[i] = LMX_REQ_WRITE;
+    rc = k.op->forward[LMX_DEV_SLOT_CPU](&k.c, k.tin, k.tout, req, k.taux);
+  }
+  for (int i = 0; i < ret; i++) {
+    if (!fresh[i]) continue;
+    if (rc == LMX_OK) outputs[i] = res[i];
+    else lmx_nd_release(res[i]);
+  }
+  if (rc == LMX_OK) *nout = ret;
+  call_end(&k);
+  return rc;
+}
+
+/* Head gradients: the caller's, ones for a missing visible one (autograd's default),
+ * none (data NULL) for hidden outputs and for loss ops. */
+static int setup_out_grads(call *k, int nout, lmx_ndarray *const *out_grads, lmx_tensor *og) {
+  int loss = (k->op->flags & LMX_OPF_LOSS) != 0;
+  for (int i = 0; i < k->nout; i++) {
+    lmx_ndarray *g = out_grads && i < nout ? out_grads[i] : NULL;
+    og[i] = (lmx_tensor){NULL, k->os[i], k->ot[i]};
+    if (g) {
+      LMX_TRY(check_cpu(k, g, "output gradient", i));
+      if (!lmx_shape_equal(&g->shape, &k->os[i]) || g->dtype != k->ot[i])
+        return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the output",
+                        "output gradient", i);
+      og[i] = tensor_of(g);
+    } else if (!loss && i < k->nvis) {
+      LMX_TRY(new_tmp(k, &k->os[i], k->ot[i], 1.0, &g));
+      og[i] = tensor_of(g);
+    }
+  }
+  return LMX_OK;
+}
+
+static int setup_in_grads(call *k, lmx_ndarray **in_grads, const int *reqs, lmx_ndarray **res,
+                          int *fresh, lmx_tensor *ig, int *req) {
+  for (int i = 0; i < k->nin; i++) {
+    req[i] = reqs ? reqs[i] : LMX_REQ_WRITE;
+    fresh[i] = 0, res[i] = NULL;
+    ig[i] = (lmx_tensor){NULL, k->is[i], k->it[i]};
+    if (req[i] < LMX_REQ_NULL || req[i] > LMX_REQ_ADD)
+      return fail_ctx(k, LMX_ERR_ARG, "%s %d: unknown req", "input gradient", i);
+    if (req[i] == LMX_REQ_NULL) continue;
+    if (in_grads[i]) {
+      LMX_TRY(check_cpu(k, in_grads[i], "input gradient", i));
+      if (!lmx_shape_equal(&in_grads[i]->shape, &k->is[i]) || in_grads[i]->dtype != k->it[i])
+        return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the input",
+                        "input gradient", i);
+      res[i] = in_grads[i];
+    } else {
+      LMX_TRY(lmx_nd_create(&k->is[i], k->it[i], LMX_CPU, 0, 1, &res[i]));
+      fresh[i] = 1;
+    }
+    ig[i] = tensor_of(res[i]);
+  }
+  return LMX_OK;
+}
+
+static int check_bwd_outputs(call *k, int nout, lmx_ndarray *const *outputs) {
+  if (!k->op->backward[LMX_DEV_SLOT_CPU] || (k->op->flags & LMX_OPF_NO_GRAD))
+    return ifail(k, LMX_ERR_UNSUPPORTED, "no gradient on the CPU");
+  if (nout != k->nout && nout != k->nvis)
+    return ifail(k, LMX_ERR_ARG, "expected %d outputs (or the %d visible ones), got %d",
+                       k->nout, k->nvis, nout);
+  if (nout < k->nout && (k->op->backward_needs & LMX_NEEDS_OUTPUTS))
+    return ifail(k, LMX_ERR_ARG, "backward needs all %d outputs, hidden ones included "
+                       "(invoke with room for %d outputs), got %d", k->nout, k->nout, nout);
+  for (int i = 0; i < k->nout; i++) {
+    k->tout[i] = (lmx_tensor){NULL, k->os[i], k->ot[i]};
+    if (i >= nout) continue;
+    LMX_TRY(check_cpu(k, outputs[i], "output", i));
+    if (!lmx_shape_equal(&outputs[i]->shape, &k->os[i]) || outputs[i]->dtype != k->ot[i])
+      return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the inferred one",
+                      "output", i);
+    k->tout[i] = tensor_of(outputs[i]);
+  }
+  return LMX_OK;
+}
+
+int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
+                     const char *const *vals, int nin, lmx_ndarray *const *inputs, int nout,
+                     lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
+                     lmx_ndarray **in_grads, const int *reqs, int is_train) {
+  call k;
+  lmx_ndarray *res[IMP_MAX];
+  lmx_tensor og[IMP_MAX], ig[IMP_MAX];
+  int fresh[IMP_MAX] = {0}, req[IMP_MAX];
+  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
+  if (rc == LMX_OK) rc = infer(&k);
+  if (rc == LMX_OK) rc = check_bwd_outputs(&k, nout, outputs);
+  if (rc == LMX_OK) rc = setup_out_grads(&k, nout, out_grads, og);
+  if (rc == LMX_OK) rc = setup_in_grads(&k, in_grads, reqs, res, fresh, ig, req);
+  if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
+  if (rc == LMX_OK) rc = k.op->backward[LMX_DEV_SLOT_CPU](&k.c, og, k.tin, k.tout, ig, req, k.taux);
+  for (int i = 0; i < k.nin && i < IMP_MAX; i++) {
+    if (!fresh[i]) continue;
+    if (rc == LMX_OK) in_grads[i] = res[i];
+    else lmx_nd_release(res[i]);
+  }
+  call_end(&k);
+  return rc;
+}

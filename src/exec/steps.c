@@ -1,0 +1,194 @@
+/* steps.c — materialization: an array for every plan entry and the flat step list.
+ *
+ * After the passes, bind calls lmx_exec_materialize once. It asks the pool for one slab
+ * per storage block, makes a typed view of its slab for every planned entry, points
+ * external entries at the bound arrays (arguments, aux states, argument gradients),
+ * makes the arrays the executor owns (head gradients, zeros: zero-filled), and then
+ * writes every step's kernel arguments (lmx_tensor: pointer, shape, dtype) and write
+ * requests into two flat arrays. From then on forward and backward only read steps[]:
+ * nothing is allocated, looked up or copied that the plan did not ask for.
+ * Invariant: ent[e] holds one reference for every entry e (accumulating entries share
+ * the array of the entry they accumulate into, with their own reference).
+ */
+#include <string.h>
+
+#include "../core/alloc.h"
+#include "../core/status.h"
+#include "exec.h"
+
+static int own_zeros(lmx_executor *x, int e, lmx_ndarray **out) {
+  const lmx_plan *p = &x->plan;
+  int c = p->nodes[p->entry_node[e]].ctx;
+  return lmx_nd_create(&p->shape[e], p->dtype[e], p->ctx_type[c], p->ctx_id[c], 1, out);
+}
+
+static void borrow(lmx_ndarray *a, lmx_ndarray **slot) {
+  lmx_ref_inc(&a->rc);
+  *slot = a;
+}
+
+static int entry_array(lmx_executor *x, const int *slab_of, int e) {
+  const lmx_plan *p = &x->plan;
+  const lmx_pnode *n = &p->nodes[p->entry_node[e]];
+  lmx_ndarray **slot = &x->ent[e];
+  if (p->sid[e] >= 0) {
+    const lmx_slab *s = &x->pool->slab[slab_of[p->sid[e]]];
+    LMX_TRY(lmx_nd_view(s->base, &p->shape[e], s->off, slot));
+    (*slot)->dtype = p->dtype[e];
+  } else if (p->alias[e] >= 0) {
+    borrow(x->ent[p->alias[e]], slot);
+  } else if (p->grad_arg[e] >= 0) {
+    borrow(x->grads[p->grad_arg[e]], slot);
+  } else if (n->kind == LMX_PN_VAR && n->var_kind == LMX_VAR_ARG) {
+    borrow(x->args[n->var_index], slot);
+  } else if (n->kind == LMX_PN_VAR && n->var_kind == LMX_VAR_AUX) {
+    borrow(x->aux[n->var_index], slot);
+  } else if (n->kind == LMX_PN_VAR) { /* head gradient */
+    LMX_TRY(own_zeros(x, e, slot));
+    borrow(*slot, &x->head_grads[n->var_index]);
+  } else {
+    LMX_TRY(own_zeros(x, e, slot)); /* zeros */
+  }
+  return LMX_OK;
+}
+
+static int entries(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  x->ent = lmx_calloc((size_t)p->num_entries + 1, sizeof *x->ent);
+  x->head_grads = lmx_calloc((size_t)p->nheads + 1, sizeof *x->head_grads);
+  size_t *bytes = lmx_alloc(((size_t)p->nblocks + 1) * sizeof(size_t));
+  int *dt = lmx_alloc(((size_t)p->nblocks + 1) * 3 * sizeof(int));
+  if (!x->ent || !x->head_grads || !bytes || !dt) {
+    lmx_free(bytes);
+    lmx_free(dt);
+    return lmx_fail_nomem("executor arrays", (size_t)p->num_entries * sizeof(void *));
+  }
+  int *di = dt + p->nblocks + 1, *slab_of = di + p->nblocks + 1;
+  for (int bk = 0; bk < p->nblocks; bk++) {
+    bytes[bk] = p->blk_bytes[bk];
+    dt[bk] = p->ctx_type[p->blk_ctx[bk]];
+    di[bk] = p->ctx_id[p->blk_ctx[bk]];
+  }
+  int rc = lmx_pool_take(x->pool, p->nblocks, bytes, dt, di, slab_of);
+  for (int e = 0; e < p->num_entries && rc == LMX_OK; e++) rc = entry_array(x, slab_of, e);
+  lmx_free(bytes);
+  lmx_free(dt);
+  return rc;
+}
+
+static lmx_tensor tensor_of(const lmx_ndarray *a) {
+  lmx_tensor t = {lmx_nd_ptr(a), a->shape, a->dtype};
+  return t;
+}
+
+static void op_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *nd, lmx_tensor *t, int *req) {
+  const lmx_plan *p = &x->plan;
+  int na = lmx_node_num_args(nd->src);
+  s->kind = LMX_STEP_OP;
+  s->nargs = na, s->nout = nd->nout, s->naux = nd->nin - na;
+  for (int k = 0; k < na; k++) t[k] = tensor_of(x->ent[p->in_entry[nd->in0 + k]]);
+  for (int j = 0; j < nd->nout; j++) {
+    t[na + j] = tensor_of(x->ent[nd->out0 + j]);
+    req[j] = p->req[nd->out0 + j];
+  }
+  for (int k = na; k < nd->nin; k++) t[nd->nout + k] = tensor_of(x->ent[p->in_entry[nd->in0 + k]]);
+}
+
+/* og[nout] in[nargs] out[nout] ig[nargs] aux[naux] */
+static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, lmx_tensor *t, int *req) {
+  const lmx_plan *p = &x->plan;
+  const lmx_pnode *f = &p->nodes[b->fwd];
+  int na = lmx_node_num_args(f->src), no = f->nout, nx = f->nin - na;
+  s->kind = LMX_STEP_BWD;
+  s->nargs = na, s->nout = no, s->naux = nx;
+  const int *in = p->in_entry + b->in0;
+  int at = 0;
+  for (int j = 0; j < no; j++) t[at++] = tensor_of(x->ent[in[j]]);
+  for (int k = 0; k < na; k++) t[at++] = tensor_of(x->ent[in[no + k]]);
+  for (int j = 0; j < no; j++) t[at++] = tensor_of(x->ent[in[no + f->nin + j]]);
+  for (int k = 0; k < na; k++) {
+    t[at++] = tensor_of(x->ent[b->out0 + k]);
+    req[k] = p->req[b->out0 + k];
+  }
+  for (int k = 0; k < nx; k++) t[at++] = tensor_of(x->ent[in[no + na + k]]);
+}
+
+static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *req) {
+  const lmx_plan *p = &x->plan;
+  const lmx_pnode *nd = &p->nodes[n];
+  int slot = p->ctx_type[nd->ctx] == LMX_CPU ? LMX_DEV_SLOT_CPU : LMX_DEV_SLOT_GPU;
+  s->node = n;
+  s->t = t;
+  s->req = req;
+  s->c.dev_type = p->ctx_type[nd->ctx];
+  s->c.dev_id = p->ctx_id[nd->ctx];
+  if (nd->kind == LMX_PN_COPY) {
+    s->kind = LMX_STEP_COPY;
+    s->src = x->ent[p->in_entry[nd->in0]];
+    s->dst = x->ent[nd->out0];
+    req[0] = p->req[nd->out0];
+    return;
+  }
+  s->c.op = nd->op;
+  s->c.param = nd->src->param;
+  s->c.node = nd->src->name;
+  if (x->ws[nd->ctx] && p->node_ws[n]) {
+    s->c.workspace = lmx_nd_ptr(x->ws[nd->ctx]);
+    s->c.workspace_bytes = p->node_ws[n];
+  }
+  if (nd->kind == LMX_PN_OP) {
+    s->fwd = nd->op->forward[slot];
+    op_step(x, s, nd, t, req);
+  } else {
+    s->bwd = nd->op->backward[slot];
+    bwd_step(x, s, nd, t, req);
+  }
+}
+
+static void step_sizes(const lmx_plan *p, int n, int *nt, int *nr) {
+  const lmx_pnode *nd = &p->nodes[n];
+  if (nd->kind == LMX_PN_COPY) *nt = 0, *nr = 1;
+  else if (nd->kind == LMX_PN_OP) *nt = nd->nin + nd->nout, *nr = nd->nout;
+  else {
+    const lmx_pnode *f = &p->nodes[nd->fwd];
+    int na = lmx_node_num_args(f->src);
+    *nt = 2 * f->nout + 2 * na + (f->nin - na), *nr = na;
+  }
+}
+
+static int workspaces(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  for (int c = 0; c < p->nctx; c++) {
+    if (!p->ctx_ws[c]) continue;
+    lmx_shape sh = {1, {(int64_t)p->ctx_ws[c]}};
+    LMX_TRY(lmx_nd_create(&sh, LMX_UINT8, p->ctx_type[c], p->ctx_id[c], 0, &x->ws[c]));
+  }
+  return LMX_OK;
+}
+
+int lmx_exec_materialize(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  LMX_TRY(entries(x));
+  LMX_TRY(workspaces(x));
+  int nt = 0, nr = 0;
+  for (int i = 0; i < p->num_order; i++) {
+    int a, b;
+    step_sizes(p, p->order[i], &a, &b);
+    nt += a, nr += b;
+  }
+  x->steps = lmx_calloc((size_t)p->num_order + 1, sizeof *x->steps);
+  x->tens = lmx_calloc((size_t)nt + 1, sizeof *x->tens);
+  x->reqs = lmx_calloc((size_t)nr + 1, sizeof *x->reqs);
+  if (!x->steps || !x->tens || !x->reqs)
+    return lmx_fail_nomem("executor steps", (size_t)nt * sizeof(lmx_tensor));
+  nt = nr = 0;
+  for (int i = 0; i < p->num_order; i++) {
+    int a, b;
+    step_sizes(p, p->order[i], &a, &b);
+    fill_step(x, &x->steps[i], p->order[i], x->tens + nt, x->reqs + nr);
+    nt += a, nr += b;
+  }
+  x->nsteps = p->num_order;
+  x->nfwd_steps = p->num_fwd_order;
+  return lmx_monitor_names(x);
+}

@@ -1,0 +1,355 @@
+/* conv.c — CPU glue of Convolution, Deconvolution and Pooling (channel-first, 1-D..3-D).
+ *
+ * Convolution lowers each image to col[C*K, O] (im2col) and runs one GEMM per group:
+ * out[n, g] = W[g] · col[g] (+ bias). Images are independent, so a batch of two or more
+ * runs the images in parallel, one thread per image with its own col buffer; the GEMMs
+ * inside run single-threaded (OpenBLAS's OpenMP build uses one thread when called
+ * inside a parallel region, so the pools never nest). A single image runs serially with
+ * BLAS using every thread. Backward: gW accumulates gout[n, g] · col[g]ᵀ into a private
+ * per-thread buffer (summed at the end, so there are no races), gdata is col2im of
+ * W[g]ᵀ · gout[n, g], gbias a sum. Deconvolution is the transpose: its forward is
+ * convolution's data gradient and its data gradient is convolution's forward.
+ * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread one col buffer and one
+ * weight-sized accumulator, sized for float64 and omp_get_max_threads() threads; at run
+ * time the thread count is capped by what the workspace holds.
+ * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pool.h.
+ */
+#include <omp.h>
+#include <string.h>
+
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../tensor/dtype.h"
+#include "../op_impl.h"
+#include "cpu_ops.h"
+
+typedef struct {
+  lmx_cpu_geom g;       /* "convolution view": in = the larger image, out = the patches */
+  int64_t N, C, F, G;   /* images, image channels, patch-side channels, groups */
+  int64_t CK, O, I;     /* per group: (C/G)*K rows of col; out volume; image volume */
+  int dt, deconv, bias;
+  size_t per_thread;    /* workspace bytes per thread */
+  int threads;
+} conv_plan;
+
+static int tup(const lmx_op_ctx *c, const char *name, int k, int64_t def, int64_t *v) {
+  lmx_shape t = lmx_cpu_pshape(c, name);
+  if (t.ndim > 0 && t.ndim != k)
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': expected %d entries, got %d", name, k,
+                       t.ndim);
+  for (int i = 0; i < k; i++) v[i] = t.ndim > 0 ? t.dim[i] : def;
+  return LMX_OK;
+}
+
+/* Geometry from the parameters and the image / patch-side shapes (deconv: image = out). */
+static int conv_geom_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
+                        const lmx_shape *pat, lmx_cpu_geom *g) {
+  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  g->k = ks.ndim;
+  if (g->k < 1 || g->k > 3 || img->ndim != g->k + 2 || pat->ndim != g->k + 2)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "expected %d-D data for a %d-D kernel", g->k + 2, g->k);
+  for (int i = 0; i < g->k; i++) g->kernel[i] = ks.dim[i];
+  LMX_TRY(tup(c, "stride", g->k, 1, g->stride));
+  LMX_TRY(tup(c, "dilate", g->k, 1, g->dilate));
+  LMX_TRY(tup(c, "pad", g->k, 0, g->pad));
+  lmx_shape ts = lmx_cpu_pshape(c, "target_shape");
+  for (int i = 0; i < g->k; i++) {
+    g->in[i] = img->dim[2 + i], g->out[i] = pat->dim[2 + i];
+    int64_t ke = g->dilate[i] * (g->kernel[i] - 1) + 1;
+    if (deconv && ts.ndim == g->k && ts.dim[i] > 0) { /* MXNet's InferPad */
+      int64_t total = g->stride[i] * (g->out[i] - 1) + ke - ts.dim[i];
+      g->pad[i] = total > 0 ? (total + 1) / 2 : 0;
+    }
+    if (g->stride[i] < 1 || g->dilate[i] < 1 || g->pad[i] < 0 ||
+        (g->in[i] + 2 * g->pad[i] - ke) / g->stride[i] + 1 != g->out[i] ||
+        g->in[i] + 2 * g->pad[i] < ke)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "spatial dim %d: sizes %lld -> %lld do not match "
+                         "kernel %lld, stride %lld, pad %lld, dilate %lld", i,
+                         (long long)g->in[i], (long long)g->out[i], (long long)g->kernel[i],
+                         (long long)g->stride[i], (long long)g->pad[i], (long long)g->dilate[i]);
+  }
+  lmx_cpu_geom_norm(g);
+  return LMX_OK;
+}
+
+static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
+                        const lmx_shape *oshape, conv_plan *p) {
+  const lmx_shape *img = deconv ? oshape : &in[0].shape, *pat = deconv ? &in[0].shape : oshape;
+  p->deconv = deconv, p->dt = in[0].dtype;
+  p->bias = !lmx_cpu_pnum(c, "no_bias", deconv ? 1 : 0);
+  p->G = lmx_cpu_pint(c, "num_group", 1);
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(conv_geom_of(c, deconv, img, pat, &p->g));
+  p->N = img->dim[0], p->C = img->dim[1], p->F = pat->dim[1];
+  if (pat->dim[0] != p->N || p->G < 1 || p->C % p->G || p->F % p->G)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "channels %lld / %lld and batch do not match num_group "
+                       "%lld", (long long)p->C, (long long)p->F, (long long)p->G);
+  int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
+  p->CK = p->C / p->G * K;
+  p->O = p->g.out[0] * p->g.out[1] * p->g.out[2];
+  p->I = p->g.in[0] * p->g.in[1] * p->g.in[2];
+  /* conv weight (F, C/G, k...); deconv weight (data channels, out channels/G, k...) is
+   * the same thing in the convolution view */
+  lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};
+  for (int i = 0; i < p->g.k; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
+  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
+  if (p->bias) {
+    lmx_shape bs = {1, {deconv ? p->C : p->F}};
+    LMX_TRY(lmx_cpu_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
+  }
+  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  size_t es = (size_t)lmx_dtype_size(p->dt);
+  p->per_thread = (size_t)(p->G * p->CK * p->O + p->F * p->CK) * es;
+  size_t have = c->workspace ? c->workspace_bytes : 0;
+  p->threads = p->per_thread ? (int)(have / p->per_thread) : 1;
+  if (p->threads > omp_get_max_threads()) p->threads = omp_get_max_threads();
+  if (p->threads > p->N) p->threads = p->N > 0 ? (int)p->N : 1;
+  if (p->threads < 1) return lmx_cpu_check_ws(c, p->per_thread);
+  return LMX_OK;
+}
+
+static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape *pat,
+                      int deconv) {
+  if (img->ndim < 3 || pat->ndim < 3) return 0;
+  int64_t G = lmx_cpu_pint(c, "num_group", 1), K = 1, O = 1;
+  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  for (int i = 0; i < ks.ndim; i++) K *= ks.dim[i];
+  for (int i = 2; i < pat->ndim; i++) O *= pat->dim[i];
+  int64_t C = img->dim[1], F = pat->dim[1];
+  (void)deconv;
+  size_t per = (size_t)(C * K * O + F * (G ? C / G : C) * K) * sizeof(double);
+  int64_t t = omp_get_max_threads();
+  if (t > img->dim[0]) t = img->dim[0] > 0 ? img->dim[0] : 1;
+  return per * (size_t)t;
+}
+
+size_t lmx_cpu_ws_Convolution(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  return conv_ws(c, &in[0], &out[0], 0);
+}
+
+size_t lmx_cpu_ws_Deconvolution(const lmx_op_ctx *c, const lmx_shape *in,
+                                const lmx_shape *out) {
+  return conv_ws(c, &out[0], &in[0], 1);
+}
+
+static char *elem(const void *base, int dt, int64_t i) {
+  return (char *)base + (size_t)i * (size_t)lmx_dtype_size(dt);
+}
+
+static void *thread_buf(const conv_plan *p, void *ws) {
+  return (char *)ws + (size_t)omp_get_thread_num() * p->per_thread;
+}
+
+/* pat[n] (F, O) (+)= W_g · im2col(img[n])_g for every image and group. */
+static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
+                       void *ws) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G;
+#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
+  for (int64_t n = 0; n < p->N; n++) {
+    void *col = thread_buf(p, ws);
+    lmx_cpu_im2col(dt, &p->g, p->C, elem(img, dt, n * p->C * p->I), col);
+    for (int64_t g = 0; g < p->G; g++)
+      lmx_cpu_gemm(dt, 0, 0, Fg, p->O, p->CK, 1.0, elem(w, dt, g * Fg * p->CK),
+                   elem(col, dt, g * p->CK * p->O), acc ? 1.0 : 0.0,
+                   elem(pat, dt, (n * p->F + g * Fg) * p->O));
+  }
+}
+
+/* img[n] (+)= col2im(W_gᵀ · pat[n]_g) for every image (zeroed first unless acc). */
+static void pat_to_img(const conv_plan *p, const void *w, const void *pat, void *img, int acc,
+                       void *ws) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G;
+  size_t es = (size_t)lmx_dtype_size(dt);
+#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
+  for (int64_t n = 0; n < p->N; n++) {
+    void *col = thread_buf(p, ws);
+    for (int64_t g = 0; g < p->G; g++)
+      lmx_cpu_gemm(dt, 1, 0, p->CK, p->O, Fg, 1.0, elem(w, dt, g * Fg * p->CK),
+                   elem(pat, dt, (n * p->F + g * Fg) * p->O), 0.0,
+                   elem(col, dt, g * p->CK * p->O));
+    void *im = elem(img, dt, n * p->C * p->I);
+    if (!acc) memset(im, 0, (size_t)(p->C * p->I) * es);
+    lmx_cpu_col2im(dt, &p->g, p->C, col, im);
+  }
+}
+
+/* gw (F, C/G·K) (+)= Σ_n pat[n]_g · im2col(img[n])_gᵀ, private per thread then summed. */
+static void weight_grad(const conv_plan *p, const void *img, const void *pat, void *gw, int acc,
+                        void *ws) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G, colsz = p->G * p->CK * p->O, wsz = p->F * p->CK;
+  size_t es = (size_t)lmx_dtype_size(dt);
+#pragma omp parallel num_threads(p->threads) if (p->threads > 1)
+  {
+    void *col = thread_buf(p, ws), *part = elem(col, dt, colsz);
+    memset(part, 0, (size_t)wsz * es);
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < p->N; n++) {
+      lmx_cpu_im2col(dt, &p->g, p->C, elem(img, dt, n * p->C * p->I), col);
+      for (int64_t g = 0; g < p->G; g++)
+        lmx_cpu_gemm(dt, 0, 1, Fg, p->CK, p->O, 1.0, elem(pat, dt, (n * p->F + g * Fg) * p->O),
+                     elem(col, dt, g * p->CK * p->O), 1.0, elem(part, dt, g * Fg * p->CK));
+    }
+  }
+  for (int t = 0; t < p->threads; t++) {
+    const void *part = (char *)ws + (size_t)t * p->per_thread + (size_t)colsz * es;
+    lmx_cpu_scale(dt, wsz, gw, part, 1.0, acc || t > 0);
+  }
+}
+
+/* y[N, ch, vol] += b[ch] (forward bias) */
+static void add_channel_bias(int dt, int64_t N, int64_t ch, int64_t vol, void *y, const void *b) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < ch; k++) {
+      double v = lmx_load_f64(b, dt, k);
+      lmx_cpu_scalar_op(LMX_SC_PLUS, dt, vol, elem(y, dt, (n * ch + k) * vol),
+                        elem(y, dt, (n * ch + k) * vol), v, 0);
+    }
+}
+
+/* gb[ch] (+)= Σ over n and vol of g[N, ch, vol] */
+static void channel_sum(int dt, int64_t N, int64_t ch, int64_t vol, void *gb, const void *g,
+                        int acc) {
+  for (int64_t k = 0; k < ch; k++) {
+    double s = acc ? lmx_load_f64(gb, dt, k) : 0.0;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t i = 0; i < vol; i++) s += lmx_load_f64(g, dt, (n * ch + k) * vol + i);
+    lmx_store_f64(gb, dt, k, s);
+  }
+}
+
+static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                    const int *req, int deconv) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  conv_plan p;
+  LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
+  int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
+  if (!deconv) img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
+  else pat_to_img(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
+  if (p.bias)
+    add_channel_bias(p.dt, p.N, deconv ? p.C : p.F, deconv ? p.I : p.O, out[0].data, in[2].data);
+  return LMX_OK;
+}
+
+static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                    const lmx_tensor *ig, const int *req, int deconv) {
+  conv_plan p;
+  LMX_TRY(conv_plan_of(c, deconv, in, &og[0].shape, &p));
+  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));
+  for (int i = 0; i < (p.bias ? 3 : 2); i++)
+    if (req[i] != LMX_REQ_NULL)
+      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
+  const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
+  if (req[1]) weight_grad(&p, img, pat, ig[1].data, req[1] == LMX_REQ_ADD, c->workspace);
+  if (req[0]) {
+    if (!deconv) pat_to_img(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD,
+                            c->workspace);
+    else img_to_pat(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD, c->workspace);
+  }
+  if (p.bias && req[2])
+    channel_sum(p.dt, p.N, deconv ? p.C : p.F, deconv ? p.I : p.O, ig[2].data, og[0].data,
+                req[2] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                            const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return conv_fwd(c, in, out, req, 0);
+}
+
+int lmx_cpu_bwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                            const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                            const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  return conv_bwd(c, og, in, ig, req, 0);
+}
+
+int lmx_cpu_fwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                              const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return conv_fwd(c, in, out, req, 1);
+}
+
+int lmx_cpu_bwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                              const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  return conv_bwd(c, og, in, ig, req, 1);
+}
+
+/* ---- Pooling ------------------------------------------------------------------------ */
+
+static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y,
+                     lmx_cpu_geom *g, int *type, int *include_pad) {
+  int gp = (int)lmx_cpu_pnum(c, "global_pool", 0);
+  g->k = x->ndim - 2;
+  if (g->k < 1 || g->k > 3 || y->ndim != x->ndim)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected 3-D to 5-D data");
+  if (lmx_cpu_penum(c, "pooling_convention", "same"))
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "pooling_convention 'same' is not supported on "
+                       "the CPU");
+  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  if (!gp && ks.ndim != g->k)
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected %d entries", g->k);
+  for (int i = 0; i < g->k; i++) {
+    g->in[i] = x->dim[2 + i], g->out[i] = y->dim[2 + i], g->dilate[i] = 1;
+    g->kernel[i] = gp ? x->dim[2 + i] : ks.dim[i];
+  }
+  if (gp) {
+    for (int i = 0; i < g->k; i++) g->stride[i] = 1, g->pad[i] = 0;
+  } else {
+    LMX_TRY(tup(c, "stride", g->k, 1, g->stride));
+    LMX_TRY(tup(c, "pad", g->k, 0, g->pad));
+  }
+  for (int i = 0; i < g->k; i++)
+    if (g->kernel[i] < 1 || g->stride[i] < 1 || g->pad[i] < 0)
+      return lmx_op_fail(c, LMX_ERR_ARG, "kernel, stride and pad must be positive");
+  *type = lmx_cpu_penum(c, "pool_type", "avg") ? LMX_POOL_AVG
+          : lmx_cpu_penum(c, "pool_type", "sum") ? LMX_POOL_SUM
+          : lmx_cpu_penum(c, "pool_type", "lp")  ? LMX_POOL_LP : LMX_POOL_MAX;
+  *include_pad = (int)lmx_cpu_pnum(c, "count_include_pad", 1);
+  lmx_cpu_geom_norm(g);
+  if (x->dim[0] != y->dim[0] || x->dim[1] != y->dim[1])
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "output: batch and channels must match the input");
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  lmx_cpu_geom g;
+  int type, incl;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl));
+  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
+  int pv = (int)lmx_cpu_pint(c, "p_value", 2);
+  lmx_cpu_pool(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
+               in[0].data, out[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  lmx_cpu_geom g;
+  int type, incl;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl));
+  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
+  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
+  if (type == LMX_POOL_LP) LMX_TRY(lmx_cpu_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
+  if (req[0] != LMX_REQ_ADD)
+    memset(ig[0].data, 0, (size_t)lmx_cpu_size(&ig[0]) * (size_t)lmx_dtype_size(ig[0].dtype));
+  int pv = (int)lmx_cpu_pint(c, "p_value", 2);
+  lmx_cpu_pool_bwd(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
+                   ig[0].data, og[0].data, in[0].data, type == LMX_POOL_LP ? out[0].data : NULL);
+  return LMX_OK;
+}

@@ -1,0 +1,347 @@
+/* matrix.c — CPU glue of the layout operators: Concat, SliceChannel (split), the
+ * Reshape family (Reshape, Flatten, expand_dims, squeeze: copies, nothing when run in
+ * place), transpose, SwapAxis, slice, slice_axis.
+ *
+ * All of them are strided copies (kernels/cpu/strided.c): Concat and SliceChannel view
+ * every array as [outer, width] with width = dim(axis) * inner, and copy column blocks;
+ * transpose permutes source strides; slices offset and scale them. Gradients are the
+ * same copies in the other direction, accumulating for req ADD (slices first zero the
+ * whole input gradient for WRITE, then scatter into it). Forward copies move any dtype;
+ * accumulation needs float32/float64. A hidden or missing head gradient (data NULL) of
+ * a SliceChannel output counts as zeros.
+ * MXNet 1.9: src/operator/tensor/matrix_op-inl.h, nn/concat-inl.h, slice_channel-inl.h.
+ */
+#include <string.h>
+
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../tensor/dtype.h"
+#include "../op_impl.h"
+#include "cpu_ops.h"
+
+static char *at(const lmx_tensor *t, int64_t elems) {
+  return (char *)t->data + (size_t)elems * (size_t)lmx_dtype_size(t->dtype);
+}
+
+/* dst[rows, w] at column col of a [rows, W] matrix (+)= src[rows, w] (to_big), or the
+ * reverse (from the big matrix into a [rows, w] one). */
+static int block_copy(const lmx_op_ctx *c, int dt, int64_t rows, int64_t w, int64_t W,
+                      int64_t col, void *big, const void *small, int to_big, int acc) {
+  int64_t shape[2] = {rows, w}, sbig[2] = {W, 1}, ssmall[2] = {w, 1};
+  size_t es = (size_t)lmx_dtype_size(dt);
+  int rc;
+  if (to_big) rc = lmx_cpu_strided_copy(dt, 2, shape, (char *)big + (size_t)col * es, sbig,
+                                       small, ssmall, acc);
+  else rc = lmx_cpu_strided_copy(dt, 2, shape, (void *)small, ssmall,
+                                 (char *)big + (size_t)col * es, sbig, acc);
+  if (rc < 0)
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "req 'add' needs float32 or float64, got %s",
+                       lmx_dtype_str(dt));
+  return LMX_OK;
+}
+
+static int axis_of(const lmx_op_ctx *c, const char *pname, int64_t def, int ndim, int *ax) {
+  return lmx_op_axis(c, pname, lmx_cpu_pint(c, pname, def), ndim, ax);
+}
+
+/* ---- Concat ----------------------------------------------------------------------------- */
+
+static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *whole,
+                       int *ax, int64_t *rows, int64_t *W) {
+  LMX_TRY(axis_of(c, "dim", 1, whole->shape.ndim, ax));
+  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  *rows = lmx_cpu_outer(&whole->shape, *ax);
+  int64_t inner = lmx_cpu_inner(&whole->shape, *ax), sum = 0;
+  *W = whole->shape.dim[*ax] * inner;
+  for (int i = 0; i < nin; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "input 'arg%d'", i);
+    if (in[i].dtype != whole->dtype) return lmx_cpu_fail_dtype(c, &in[i], nm);
+    if (in[i].shape.ndim != whole->shape.ndim)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims", nm, whole->shape.ndim);
+    LMX_TRY(lmx_cpu_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
+    sum += in[i].shape.dim[*ax];
+  }
+  if (sum != whole->shape.dim[*ax])
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "output: dim %d is %lld, inputs sum to %lld", *ax,
+                       (long long)whole->shape.dim[*ax], (long long)sum);
+  return lmx_cpu_check_size(c, whole, *rows * *W, "output");
+}
+
+int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                       const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int ax;
+  int64_t rows, W, col = 0;
+  LMX_TRY(concat_prep(c, in, &out[0], &ax, &rows, &W));
+  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  for (int i = 0; i < nin; i++) {
+    int64_t w = rows ? lmx_cpu_size(&in[i]) / rows : 0;
+    LMX_TRY(block_copy(c, out[0].dtype, rows, w, W, col, out[0].data, in[i].data, 1,
+                       req[0] == LMX_REQ_ADD));
+    col += w;
+  }
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                       const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  int ax;
+  int64_t rows, W, col = 0;
+  LMX_TRY(concat_prep(c, ig, &og[0], &ax, &rows, &W));
+  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  for (int i = 0; i < nin; i++) {
+    int64_t w = rows ? lmx_cpu_size(&ig[i]) / rows : 0;
+    if (req[i] != LMX_REQ_NULL)
+      LMX_TRY(block_copy(c, og[0].dtype, rows, w, W, col, og[0].data, ig[i].data, 0,
+                         req[i] == LMX_REQ_ADD));
+    col += w;
+  }
+  return LMX_OK;
+}
+
+/* ---- SliceChannel ----------------------------------------------------------------------- */
+
+static int split_prep(const lmx_op_ctx *c, const lmx_tensor *whole, int64_t *rows, int64_t *W,
+                      int64_t *w) {
+  int ax;
+  LMX_TRY(axis_of(c, "axis", 1, whole->shape.ndim, &ax));
+  int64_t k = lmx_cpu_pint(c, "num_outputs", 1);
+  if (k <= 0 || whole->shape.dim[ax] % k)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': dim %d of size %lld is not divisible "
+                       "by num_outputs %lld", ax, (long long)whole->shape.dim[ax], (long long)k);
+  *rows = lmx_cpu_outer(&whole->shape, ax);
+  *W = whole->shape.dim[ax] * lmx_cpu_inner(&whole->shape, ax);
+  *w = *W / k;
+  return lmx_cpu_check_size(c, whole, *rows * *W, "input 'data'");
+}
+
+int lmx_cpu_fwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                             const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  int64_t rows, W, w, k = lmx_cpu_pint(c, "num_outputs", 1);
+  LMX_TRY(split_prep(c, &in[0], &rows, &W, &w));
+  for (int64_t i = 0; i < k; i++) {
+    if (req[i] == LMX_REQ_NULL) continue;
+    LMX_TRY(lmx_cpu_check_size(c, &out[i], rows * w, "output"));
+    if (out[i].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[i], "output");
+    LMX_TRY(block_copy(c, in[0].dtype, rows, w, W, i * w, in[0].data, out[i].data, 0,
+                       req[i] == LMX_REQ_ADD));
+  }
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                             const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                             const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t rows, W, w, k = lmx_cpu_pint(c, "num_outputs", 1);
+  LMX_TRY(split_prep(c, &ig[0], &rows, &W, &w));
+  if (req[0] != LMX_REQ_ADD) memset(ig[0].data, 0, (size_t)(rows * W) * (size_t)lmx_dtype_size(ig[0].dtype));
+  for (int64_t i = 0; i < k; i++) {
+    if (!og[i].data) continue; /* no head gradient: zeros */
+    LMX_TRY(lmx_cpu_check_size(c, &og[i], rows * w, "output gradient"));
+    LMX_TRY(block_copy(c, ig[0].dtype, rows, w, W, i * w, ig[0].data, og[i].data, 1,
+                       req[0] == LMX_REQ_ADD));
+  }
+  return LMX_OK;
+}
+
+/* ---- Reshape family: same elements, new shape ------------------------------------------- */
+
+static int copy_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                    const int *req) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_size(c, &out[0], lmx_cpu_size(&in[0]), "output"));
+  if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
+  if (out[0].data == in[0].data && req[0] != LMX_REQ_ADD) return LMX_OK; /* in place */
+  if (lmx_cpu_scale(in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, 1.0,
+                    req[0] == LMX_REQ_ADD) < 0)
+    return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
+  return LMX_OK;
+}
+
+static int copy_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *ig,
+                    const int *req) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  lmx_tensor g = og[0];
+  g.shape = ig[0].shape;
+  LMX_TRY(lmx_cpu_check_size(c, &og[0], lmx_cpu_size(&ig[0]), "output gradient"));
+  int r = req[0];
+  return copy_fwd(c, &g, ig, &r);
+}
+
+#define CPU_COPYOP(id)                                                                      \
+  int lmx_cpu_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
+                       const int *req, const lmx_tensor *aux) {                             \
+    (void)aux;                                                                              \
+    return copy_fwd(c, in, out, req);                                                       \
+  }                                                                                         \
+  int lmx_cpu_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
+                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
+                       const lmx_tensor *aux) {                                             \
+    (void)aux, (void)in, (void)out;                                                         \
+    return copy_bwd(c, og, ig, req);                                                        \
+  }
+
+CPU_COPYOP(Reshape)
+CPU_COPYOP(Flatten)
+CPU_COPYOP(expand_dims)
+CPU_COPYOP(squeeze)
+
+/* ---- transpose / SwapAxis ----------------------------------------------------------------- */
+
+/* perm[k] = input axis feeding output axis k */
+static int perm_of(const lmx_op_ctx *c, int swap, int nd, int *perm) {
+  for (int k = 0; k < nd; k++) perm[k] = swap ? k : nd - 1 - k;
+  if (swap) {
+    int a, b;
+    LMX_TRY(axis_of(c, "dim1", 0, nd, &a));
+    LMX_TRY(axis_of(c, "dim2", 0, nd, &b));
+    perm[a] = b, perm[b] = a;
+    return LMX_OK;
+  }
+  lmx_shape ax = lmx_cpu_pshape(c, "axes");
+  if (ax.ndim <= 0) return LMX_OK;
+  if (ax.ndim != nd)
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axes': expected %d axes, got %d", nd, ax.ndim);
+  int seen[LMX_MAX_NDIM] = {0};
+  for (int k = 0; k < nd; k++) {
+    LMX_TRY(lmx_op_axis(c, "axes", ax.dim[k], nd, &perm[k]));
+    if (seen[perm[k]]++) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axes': repeated axis");
+  }
+  return LMX_OK;
+}
+
+static int permute(const lmx_op_ctx *c, int swap, const lmx_tensor *x, const lmx_tensor *y,
+                   int req, int backward) {
+  if (req == LMX_REQ_NULL) return LMX_OK;
+  int nd = x->shape.ndim, perm[LMX_MAX_NDIM];
+  LMX_TRY(perm_of(c, swap, nd, perm));
+  int64_t xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
+  lmx_shape ysh = {nd, {0}};
+  for (int k = 0; k < nd; k++) ysh.dim[k] = x->shape.dim[perm[k]];
+  LMX_TRY(lmx_cpu_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
+  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), backward ? "input gradient" : "input"));
+  lmx_cpu_contig_strides(nd, x->shape.dim, xs);
+  lmx_cpu_contig_strides(nd, ysh.dim, ys);
+  for (int k = 0; k < nd; k++) ps[k] = xs[perm[k]];
+  int acc = req == LMX_REQ_ADD, rc;
+  if (!backward) rc = lmx_cpu_strided_copy(x->dtype, nd, ysh.dim, y->data, ys, x->data, ps, acc);
+  else rc = lmx_cpu_strided_copy(x->dtype, nd, ysh.dim, x->data, ps, y->data, ys, acc);
+  return rc < 0 ? lmx_cpu_fail_dtype(c, x, "data") : LMX_OK;
+}
+
+int lmx_cpu_fwd_transpose(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                          const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return permute(c, 0, &in[0], &out[0], req[0], 0);
+}
+
+int lmx_cpu_bwd_transpose(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                          const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                          const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return permute(c, 0, &ig[0], &og[0], req[0], 1);
+}
+
+int lmx_cpu_fwd_SwapAxis(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                         const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return permute(c, 1, &in[0], &out[0], req[0], 0);
+}
+
+int lmx_cpu_bwd_SwapAxis(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return permute(c, 1, &ig[0], &og[0], req[0], 1);
+}
+
+/* ---- slice / slice_axis --------------------------------------------------------------- */
+
+/* begin[k], step[k] per axis of x (shape s) from the op's parameters */
+static int slice_plan(const lmx_op_ctx *c, int axis_mode, const lmx_shape *s, int64_t *b,
+                      int64_t *st) {
+  for (int k = 0; k < s->ndim; k++) b[k] = 0, st[k] = 1;
+  if (axis_mode) {
+    int ax;
+    LMX_TRY(axis_of(c, "axis", 0, s->ndim, &ax));
+    int64_t v = lmx_cpu_pint(c, "begin", 0);
+    b[ax] = v < 0 ? v + s->dim[ax] : v;
+    return LMX_OK;
+  }
+  lmx_shape bg = lmx_cpu_pshape(c, "begin"), sp = lmx_cpu_pshape(c, "step");
+  if (bg.ndim > s->ndim) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'begin': too many axes");
+  for (int k = 0; k < bg.ndim; k++) {
+    int64_t step = sp.ndim > k && sp.dim[k] != LMX_PARAM_NONE_INT ? sp.dim[k] : 1;
+    int64_t v = bg.dim[k];
+    if (v == LMX_PARAM_NONE_INT) v = step > 0 ? 0 : s->dim[k] - 1;
+    else if (v < 0) v += s->dim[k];
+    b[k] = v, st[k] = step;
+  }
+  return LMX_OK;
+}
+
+static int slice_run(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x,
+                     const lmx_tensor *y, int req, int backward) {
+  if (req == LMX_REQ_NULL) return LMX_OK;
+  int nd = x->shape.ndim;
+  int64_t b[LMX_MAX_NDIM], st[LMX_MAX_NDIM], xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
+  LMX_TRY(slice_plan(c, axis_mode, &x->shape, b, st));
+  if (y->shape.ndim != nd || y->dtype != x->dtype)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims of %s", backward ?
+                       "output gradient" : "output", nd, lmx_dtype_str(x->dtype));
+  lmx_cpu_contig_strides(nd, x->shape.dim, xs);
+  lmx_cpu_contig_strides(nd, y->shape.dim, ys);
+  int64_t off = 0;
+  for (int k = 0; k < nd; k++) {
+    int64_t last = b[k] + (y->shape.dim[k] - 1) * st[k];
+    if (y->shape.dim[k] > 0 && (b[k] < 0 || b[k] >= x->shape.dim[k] || last < 0 ||
+                                last >= x->shape.dim[k]))
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "slice on axis %d: out of range for a dim of size "
+                         "%lld", k, (long long)x->shape.dim[k]);
+    off += b[k] * xs[k], ps[k] = st[k] * xs[k];
+  }
+  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), "data"));
+  LMX_TRY(lmx_cpu_check_size(c, y, lmx_cpu_size(y), "output"));
+  int rc;
+  if (!backward) {
+    rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,
+                              req == LMX_REQ_ADD);
+  } else {
+    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_cpu_size(x) * (size_t)lmx_dtype_size(x->dtype));
+    rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, at(x, off), ps, y->data, ys,
+                              req == LMX_REQ_ADD);
+  }
+  return rc < 0 ? lmx_cpu_fail_dtype(c, x, "data") : LMX_OK;
+}
+
+int lmx_cpu_fwd_slice(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                      const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return slice_run(c, 0, &in[0], &out[0], req[0], 0);
+}
+
+int lmx_cpu_bwd_slice(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                      const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                      const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return slice_run(c, 0, &ig[0], &og[0], req[0], 1);
+}
+
+int lmx_cpu_fwd_slice_axis(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return slice_run(c, 1, &in[0], &out[0], req[0], 0);
+}
+
+int lmx_cpu_bwd_slice_axis(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                           const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                           const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return slice_run(c, 1, &ig[0], &og[0], req[0], 1);
+}
