@@ -150,6 +150,19 @@ describe('gradient requests', function()
     assert.is_nil(exe:debug_str():find('_backward_elemwise_mul', 1, true))
   end)
 
+  it('sums the gradients of an entry listed twice as a head', function()
+    local a = mx.sym.Variable('a')
+    local x = a * 2
+    for _, s in ipairs {mx.sym.Group{x, x}, mx.sym.Group{a * 2, a * 2}, mx.sym.Group{a, a}} do
+      local exe = s:bind{args = {mx.nd.array{1, 2}}, args_grad = {mx.nd.full({2}, 9)}}
+      exe:forward{is_train = true}
+      exe:backward{mx.nd.ones{2}, mx.nd.array{3, 3}}
+      local k = #exe:get_optimized_symbol():get_internals():list_outputs()
+      local expect = s:list_outputs()[1] == 'a' and {4, 4} or {8, 8}
+      assert.are.same(expect, flat(exe.grad_arrays[1]), 'internals ' .. k)
+    end
+  end)
+
   it('a loss head needs no out_grads, a non-loss head does (naming it)', function()
     local a = mx.sym.Variable('a')
     local g = mx.sym.Group{mx.sym.MakeLoss{data = a * 2, name = 'loss'}, a + 1}

@@ -188,4 +188,13 @@ static const gc_case g_cases[] = {
     {"one_hot", "depth=4;dtype=float64", "(2,3)", "l", 5, 1},
     {"where", "", "(3,4);(3,4);(3,4)", "luu", 2, 1},
     {"where", "", "(3);(3,4);(3,4)", "luu", 2, 1},
+    /* sequence ops */
+    {"SequenceMask", "", "(3,2,2)", "u", 0, 1},
+    {"SequenceMask", "use_sequence_length=True;value=-1", "(4,3,2);(3)", "ul", 5, 1},
+    {"SequenceMask", "use_sequence_length=True;axis=1", "(3,4,2);(3)", "ul", 5, 1},
+    {"SequenceLast", "", "(3,2,2)", "u", 0, 1},
+    {"SequenceLast", "use_sequence_length=True", "(4,3,2);(3)", "ul", 5, 1},
+    {"SequenceLast", "use_sequence_length=True;axis=1", "(3,4);(3)", "ul", 5, 1},
+    {"SequenceReverse", "", "(3,2,2)", "u", 0, 1},
+    {"SequenceReverse", "use_sequence_length=True", "(4,3,2);(3)", "ul", 5, 1},
 };

@@ -143,6 +143,59 @@ function M.make(name)
   return function(...) return invoke(name, i, has_num_args, ...) end
 end
 
+--- Gradient of one call: M.backward(name, params, inputs, outputs, out_grads, opts) ->
+-- list of input gradients (nil where opts.reqs[i] == 0). inputs/outputs/out_grads are
+-- lists of NDArrays (outputs: every output, hidden ones included, when the op's backward
+-- reads them — call with opts.all_outputs on the forward side via M.forward_all);
+-- out_grads may be nil (ones; ignored by loss ops). opts: reqs (list of 0/1/3),
+-- grads (arrays to write or accumulate into), is_train (default true).
+function M.backward(name, params, inputs, outputs, out_grads, opts)
+  opts = opts or {}
+  local n, ck, cv, keep = kv(params or {})
+  local hin = ffi.new('lmx_ndarray *[?]', #inputs + 1)
+  for i, a in ipairs(inputs) do hin[i - 1] = nd.handle(a, 3) end
+  local hout = ffi.new('lmx_ndarray *[?]', #outputs + 1)
+  for i, a in ipairs(outputs) do hout[i - 1] = nd.handle(a, 3) end
+  local hog = nil
+  if out_grads then
+    hog = ffi.new('lmx_ndarray *[?]', #outputs + 1)
+    for i = 1, #outputs do hog[i - 1] = out_grads[i] and nd.handle(out_grads[i], 3) or nil end
+  end
+  local nin = #inputs
+  local hg = ffi.new('lmx_ndarray *[?]', nin + 1)
+  local reqs = ffi.new('int[?]', nin + 1)
+  for i = 1, nin do
+    reqs[i - 1] = opts.reqs and opts.reqs[i] or 1
+    hg[i - 1] = opts.grads and opts.grads[i] and nd.handle(opts.grads[i], 3) or nil
+  end
+  local is_train = opts.is_train
+  if is_train == nil then is_train = true end
+  check(C.lmx_imperative_backward(name, n, ck, cv, nin, hin, #outputs, hout, hog, hg, reqs,
+    is_train and 1 or 0), 2)
+  local _k = keep
+  local res = {}
+  for i = 1, nin do
+    if opts.grads and opts.grads[i] then res[i] = opts.grads[i]
+    elseif hg[i - 1] ~= nil then res[i] = nd.wrap(hg[i - 1]) end
+  end
+  return res
+end
+
+--- Forward returning every output, hidden ones included (for M.backward).
+function M.forward_all(name, params, inputs, is_train)
+  local n, ck, cv, keep = kv(params or {})
+  local hin = ffi.new('lmx_ndarray *[?]', #inputs + 1)
+  for i, a in ipairs(inputs) do hin[i - 1] = nd.handle(a, 3) end
+  local hout = ffi.new('lmx_ndarray *[?]', 64)
+  local nout = ffi.new('int[1]', 64)
+  check(C.lmx_imperative_invoke(name, n, ck, cv, #inputs, hin, nout, hout,
+    is_train and 1 or 0), 2)
+  local _k = keep
+  local res = {}
+  for i = 1, nout[0] do res[i] = nd.wrap(hout[i - 1]) end
+  return res
+end
+
 --- Installs mx.nd.<Op> for every operator and alias (existing mx.nd names are kept)
 -- and mx.nd.op.<Op> for all of them.
 function M.install(mx)

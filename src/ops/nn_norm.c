@@ -56,6 +56,8 @@ static const lmx_param_field bn_fields[] = {
 
 static const char *const bn_outputs[] = {"output", "mean", "var", NULL};
 static const char *const bn_aux[] = {"moving_mean", "moving_var", NULL};
+/* MXNet sets __init__ on the moving stats when BatchNorm is composed. */
+static const char *const bn_aux_init[] = {"[\"zero\", {}]", "[\"one\", {}]"};
 
 static int bn_visible(const void *p) { return ((const bn_param *)p)->output_mean_var ? 3 : 1; }
 
@@ -104,6 +106,7 @@ const lmx_op lmx_op_BatchNorm = {
     .outputs = bn_outputs,
     .num_visible_outputs = bn_visible,
     .aux = bn_aux,
+    .aux_init = bn_aux_init,
     .infer_shape = bn_infer_shape,
     .infer_type = bn_infer_type,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,

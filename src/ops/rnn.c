@@ -14,6 +14,7 @@
  * MXNet 1.9: src/operator/rnn.cc, rnn-inl.h, sequence_{mask,last,reverse}-inl.h.
  */
 #include "op_impl.h"
+#include "cpu/cpu_ops.h"
 
 typedef struct {
   int64_t state_size, num_layers;
@@ -242,6 +243,8 @@ static int seq_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
 #define SEQ_OP(id, fields, shape_fn, docstr)                   \
   const lmx_op lmx_op_##id = {                                 \
       .name = #id,                                             \
+      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
+      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                           \
       LMX_PARAMS(fields, seq_param),                           \
       .num_inputs = seq_num_inputs,                            \

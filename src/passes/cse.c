@@ -102,7 +102,7 @@ int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out) {
     }
     rc = lmx_sym_from_entries(in, s->nout, out);
   }
-  for (int i = 0; map && i < n; i++)
+  for (int i = 0; map && owned && i < n; i++)
     if (owned[i]) lmx_node_release(map[i]);
   lmx_ptrmap_release(&ids);
   lmx_free(map);

@@ -22,7 +22,8 @@
  * own req when it is the argument's gradient array), every later one adds (req ADD)
  * into the same storage (alias[] / grad_arg[]). No ElementWiseSum node and no extra
  * buffer: n contributions cost one buffer. A head-gradient variable that is itself an
- * argument's gradient is copied in by a copy node (the only copy gradient.c makes).
+ * argument's gradient, or that is not the first contribution (the same entry listed as
+ * two heads), goes through a copy node (the only copies gradient.c makes).
  * Arguments with grad_req write and no contribution get zeros (arg_grad_zero); with add
  * they are left alone; with null nothing is computed for them at all.
  */
@@ -68,8 +69,9 @@ static int arg_of(const lmx_plan *p, int t) {
  * writes, later ones add into the first's storage (or into the argument's gradient). */
 static int contribute(lmx_plan *p, grad_state *s, int c, int t) {
   int a = arg_of(p, t);
-  if (a >= 0 && p->nodes[p->entry_node[c]].kind == LMX_PN_VAR) {
-    /* a head gradient that is an argument's gradient: copy it into the array */
+  if ((a >= 0 || s->first[t] >= 0) && p->nodes[p->entry_node[c]].kind == LMX_PN_VAR) {
+    /* a head gradient that is an argument's gradient, or a second head gradient of one
+     * entry (a head listed twice): a copy node writes / adds it where it belongs */
     char name[160];
     snprintf(name, sizeof name, "%s_0_copy", p->nodes[p->entry_node[c]].name);
     int id;

@@ -2,7 +2,8 @@
  *
  * Nodes are numbered so that every producer precedes its readers, except copy nodes
  * appended by place.c; so the order is node-id order, forward nodes first, backward
- * nodes second, with each copy node scheduled right before its first reader. Keeping
+ * nodes second, with each placement copy scheduled right before its first reader
+ * (gradient copies, which write into a gradient, keep their id order). Keeping
  * id order also keeps the order in which gradient contributions were created, which
  * gradient.c relies on (the first contribution writes, the later ones add).
  * Only nodes that run a kernel or a copy are steps: variables and zeros are not.
@@ -42,7 +43,8 @@ int lmx_pass_order(lmx_plan *p) {
       const lmx_pnode *nd = &p->nodes[n];
       if (done[n] || !is_step(nd) || nd->is_bwd != pass) continue;
       /* copies made for a later reader wait for it */
-      if (nd->kind == LMX_PN_COPY && p->grad_arg[nd->out0] < 0) continue;
+      if (nd->kind == LMX_PN_COPY && p->grad_arg[nd->out0] < 0 && p->alias[nd->out0] < 0)
+        continue;
       emit(p, done, n);
     }
     if (pass == 0) p->num_fwd_order = p->num_order;

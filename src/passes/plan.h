@@ -83,7 +83,6 @@ typedef struct lmx_plan {
   int *sid;      /* storage id */
   int *inplace;  /* input slot whose storage this output reuses, or -1 */
   int *refs;     /* readers (+1 per forward head) */
-  int *zero_in;  /* scratch for passes */
   /* order.c */
   int *order;
   int num_order, num_fwd_order;

@@ -27,7 +27,7 @@ static int grow(void **arr, int *cap, int need, size_t elem, const char *what) {
 
 /* The per-entry arrays, grown together. */
 #define ENTRY_ARRAYS(X) X(entry_node) X(dtype) X(req) X(alias) X(grad_arg) X(sid) \
-  X(inplace) X(refs) X(zero_in)
+  X(inplace) X(refs)
 
 static int grow_entries(lmx_plan *p, int need) {
   if (need <= p->cap_entries) return LMX_OK;
@@ -52,7 +52,6 @@ static int grow_entries(lmx_plan *p, int need) {
     p->sid[e] = LMX_SID_NONE;
     p->inplace[e] = -1;
     p->refs[e] = 0;
-    p->zero_in[e] = 0;
   }
   p->cap_entries = nc;
   return LMX_OK;
@@ -136,7 +135,7 @@ void lmx_plan_release(lmx_plan *p) {
   void *arrays[] = {p->nodes, p->in_entry, p->entry_node, p->arg_node, p->aux_node,
                     p->head_entry, p->arg_req, p->arg_grad_zero, p->head_grad_node,
                     p->shape, p->dtype, p->req, p->alias, p->grad_arg, p->sid, p->inplace,
-                    p->refs, p->zero_in, p->order, p->ip_ptr, p->ip_pair, p->blk_bytes,
+                    p->refs, p->order, p->ip_ptr, p->ip_pair, p->blk_bytes,
                     p->blk_ctx, p->node_ws};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) lmx_free(arrays[i]);
   memset(p, 0, sizeof *p);

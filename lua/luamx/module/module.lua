@@ -140,8 +140,10 @@ end
 
 local function make_group(self, shared_group, grad_req)
   local em = mx().executor_manager
-  local G = em and em.DataParallelExecutorGroup or require('luamx.module.exec_group').DataParallelExecutorGroup
-  return G{
+  if not em or not em.DataParallelExecutorGroup then
+    raise('bind: mx.executor_manager.DataParallelExecutorGroup is not available')
+  end
+  return em.DataParallelExecutorGroup{
     symbol = self._symbol, contexts = self._context, workload = self._work_load_list,
     data_shapes = self._data_shapes, label_shapes = self._label_shapes,
     param_names = self._param_names, for_training = self.for_training,
@@ -154,8 +156,7 @@ end
 --- force_rebind=false, shared_module=, grad_req='write'}
 function Module:bind(o)
   o = o or {}
-  if o.force_rebind then self:_reset_bind() end
-  if self.binded then
+  if self.binded and not o.force_rebind then
     self:_log('warning', 'Already bound, ignoring bind()')
     return
   end
@@ -176,6 +177,7 @@ function Module:bind(o)
       raise('bind: shared_module must be a bound module with initialized parameters')
     end
   end
+  if o.force_rebind then self:_reset_bind() end
   self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
   self._grad_req = o.grad_req or 'write'
   self._data_shapes, self._label_shapes = data_shapes, label_shapes
@@ -213,18 +215,18 @@ function Module:reshape(data_shapes, label_shapes)
 end
 
 -- ------------------------------------------------------------------ parameters -----
-local function init_one(name, arr, cache, initializer, allow_missing, attrs)
+local function init_one(who, name, arr, cache, initializer, allow_missing, attrs)
   if cache then
     local src = cache[name]
     if src ~= nil then
       if not base.same_shape(src.shape, arr.shape) then
-        raise(('init_params: %s has shape %s in the given parameters, the module expects %s')
-          :format(name, base.shape_str(src.shape), base.shape_str(arr.shape)))
+        raise(('%s: %s has shape %s in the given parameters, the module expects %s')
+          :format(who, name, base.shape_str(src.shape), base.shape_str(arr.shape)))
       end
       if src ~= arr then src:copyto(arr) end
       return
     end
-    if not allow_missing then raise(('init_params: %s is not presented'):format(name)) end
+    if not allow_missing then raise(('%s: %s is not presented'):format(who, name)) end
   end
   if initializer then
     initializer(require('luamx.initializer').InitDesc(name, attrs[name]), arr)
@@ -261,16 +263,17 @@ function Module:init_params(o)
   self:_check_ready('init_params')
   local initializer = o.initializer
   if initializer == nil and not o._no_initializer then initializer = require('luamx.initializer').Uniform(0.01) end
+  local who = o._who or 'init_params'
   if not o.allow_extra then
-    check_extra('init_params', o.arg_params, self._param_names, 'arg_params')
-    check_extra('init_params', o.aux_params, self._aux_names, 'aux_params')
+    check_extra(who, o.arg_params, self._param_names, 'arg_params')
+    check_extra(who, o.aux_params, self._aux_names, 'aux_params')
   end
   local attrs = self._symbol:attr_dict()
   for _, name in ipairs(sorted_keys(self._arg_params)) do
-    init_one(name, self._arg_params[name], o.arg_params, initializer, o.allow_missing, attrs)
+    init_one(who, name, self._arg_params[name], o.arg_params, initializer, o.allow_missing, attrs)
   end
   for _, name in ipairs(sorted_keys(self._aux_params)) do
-    init_one(name, self._aux_params[name], o.aux_params, initializer, o.allow_missing, attrs)
+    init_one(who, name, self._aux_params[name], o.aux_params, initializer, o.allow_missing, attrs)
   end
   self.params_initialized, self._params_dirty = true, false
   self._exec_group:set_params(self._arg_params, self._aux_params, o.allow_extra)
@@ -281,8 +284,9 @@ function Module:set_params(arg_params, aux_params, o)
   o = o or {}
   local force_init = o.force_init ~= false
   if not o.allow_missing then
-    return self:init_params{_no_initializer = true, arg_params = arg_params, aux_params = aux_params,
-                            allow_missing = false, force_init = force_init, allow_extra = o.allow_extra}
+    return self:init_params{_no_initializer = true, _who = 'set_params', arg_params = arg_params,
+                            aux_params = aux_params, allow_missing = false, force_init = force_init,
+                            allow_extra = o.allow_extra}
   end
   if self.params_initialized and not force_init then
     self:_log('warning', 'Parameters already initialized and force_init=False. set_params call ignored.')

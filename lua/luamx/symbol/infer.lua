@@ -3,9 +3,10 @@
 -- Inputs: a table of name -> shape (or dtype name), or an array in list_arguments()
 -- order (false/{} for unknown). Results: three arrays in list_arguments(),
 -- list_outputs(), list_auxiliary_states() order. Partial mode: unknown shapes are {}
--- and unknown dims 0. Complete mode: when not everything can be decided, returns
--- nil, nil, nil and MXNet's message as a fourth value (MXNet returns None x3 and
--- warns); contradictions always raise an error naming op, node, input and shapes.
+-- and unknown dims 0. Complete mode: when not everything can be decided, raises an
+-- error with MXNet's "Cannot decide shape ..." message naming the unknown arguments
+-- (API.md's contract; MXNet's Python returns None x3 and warns with the same text);
+-- contradictions always raise an error naming op, node, input and shapes.
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
@@ -99,8 +100,7 @@ function M.install(S)
       -- Same call in complete mode gives MXNet's message naming the unknown arguments.
       local rc = C.lmx_symbol_infer_shape(handle(self, level), n, keys and cstrings(keys) or nil,
                                           ndim, dims, 0, cap, ond, odims, complete)
-      local msg = rc ~= 0 and ffi.string(C.lmx_last_error()) or 'shapes are not complete'
-      return nil, nil, nil, msg
+      capi.raise(rc ~= 0 and ffi.string(C.lmx_last_error()) or 'infer_shape: shapes are not complete')
     end
     local a, o, x = {}, {}, {}
     for i = 1, na do a[i] = res[i] end
@@ -127,10 +127,6 @@ function M.install(S)
     local complete = ffi.new('int[1]')
     local rc = C.lmx_symbol_infer_type(handle(self, level), n, keys and cstrings(keys) or nil, dt,
                                        partial and 1 or 0, cap, out, complete)
-    if rc == C.LMX_ERR_DTYPE and not partial and
-       ffi.string(C.lmx_last_error()):match('^Cannot decide type') then
-      return nil, nil, nil, ffi.string(C.lmx_last_error())
-    end
     check(rc, level)
     local names = nd.dtype_names
     local a, o, x = {}, {}, {}
