@@ -124,8 +124,9 @@ describe('mx.mod.BucketingModule', function()
     local sum = {}
     for i, v in ipairs(ga.pred_weight) do sum[i] = v + gb.pred_weight[i] end
     H.near(grads_of(mod).pred_weight, sum, 1e-5)
-    for i, v in ipairs(ga.pred_bias) do sum[i] = v + gb.pred_bias[i] end
-    H.near(grads_of(mod).pred_bias, sum, 1e-5)
+    local bsum = {}
+    for i, v in ipairs(ga.pred_bias) do bsum[i] = v + gb.pred_bias[i] end
+    H.near(grads_of(mod).pred_bias, bsum, 1e-5)
   end)
 
   it('all buckets bound use at most 1.1x the memory pool of the largest bucket alone', function()
@@ -184,14 +185,15 @@ describe('mx.mod.BucketingModule', function()
     function it:reset() self.i = 0 end
     local lines = {}
     calls = {}
+    mx.random.seed(11)
     local mod = mx.mod.BucketingModule{sym_gen = sym_gen, default_bucket_key = 6,
                                        logger = function(_, msg) lines[#lines + 1] = msg end}
-    mod:fit(it, {eval_metric = mx.metric.Perplexity(), num_epoch = 3, optimizer_params = {learning_rate = 1},
+    mod:fit(it, {eval_metric = mx.metric.Perplexity(), num_epoch = 4, optimizer_params = {learning_rate = 0.2},
                  initializer = mx.init.Xavier()})
     local p0 = tonumber(lines[1]:match('Train%-perplexity=([%d.]+)'))
-    local p2 = tonumber(lines[5]:match('Train%-perplexity=([%d.]+)'))
-    assert.truthy(p0 and p2)
-    assert.is_true(p2 < p0)
+    local p2 = tonumber(lines[7]:match('Train%-perplexity=([%d.]+)'))
+    assert.truthy(p0 and p2, table.concat(lines, '\n'))
+    assert.is_true(p2 < p0, table.concat(lines, '\n'))
     assert.same({[6] = 1, [3] = 1, [5] = 1}, calls)
   end)
 

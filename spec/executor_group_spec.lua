@@ -238,10 +238,79 @@ describe('reshape', function()
     assert.are.equal(0.25, first:toflat()[1])
   end)
 
+  it('bind_exec rebinds for new shapes; with reshape = true it reshapes', function()
+    local g = group({mx.cpu(0), mx.cpu(1)}, {1, 3})
+    local w = g.param_arrays[1][1]
+    g:bind_exec({{'data', {4, 4}}}, {{'softmax_label', {4}}}, nil, true)
+    assert.are.same({{0, 1}, {1, 4}}, g.slices)
+    w:fill(2)
+    assert.are.equal(2, g.param_arrays[1][1]:toflat()[1])
+    g:bind_exec({{'data', {12, 4}}}, {{'softmax_label', {12}}})
+    assert.are.same({{0, 3}, {3, 12}}, g.slices)
+    assert.are.equal(0, g.param_arrays[1][1]:toflat()[1]) -- fresh executors
+  end)
+
   it('a batch of another size without reshape is refused, naming the input', function()
     local g = group({mx.cpu(0), mx.cpu(1)}, {1, 1})
     H.raises(function() g:forward(batch(4), false) end, "input 'data'",
       'reshape the group for a new batch size')
+  end)
+end)
+
+describe('sharing and lifetime', function()
+  it('a group bound with shared_group shares parameters and gradients per context', function()
+    local g1 = group({mx.cpu(0), mx.cpu(1)}, {1, 3})
+    local g2 = EM.DataParallelExecutorGroup{symbol = net(), contexts = {mx.cpu(0), mx.cpu(1)},
+      workload = {1, 3}, data_shapes = {{'data', {4, 4}}}, label_shapes = {{'softmax_label', {4}}},
+      param_names = {'fc_weight', 'fc_bias'}, for_training = true, shared_group = g1}
+    assert.are.same({{0, 1}, {1, 4}}, g2.slices)
+    g2.param_arrays[2][2]:set({7, 8, 9})
+    assert.are.same({7, 8, 9}, g1.param_arrays[2][2]:toflat())
+    g2:forward(batch(4), true)
+    g2:backward()
+    assert.are.same(g2.grad_arrays[1][2]:toflat(), g1.grad_arrays[1][2]:toflat())
+  end)
+
+  it('inputs_need_grad: merged input gradients equal one context\'s, and are not summed', function()
+    local function g_in(ctxs, wl)
+      local g = EM.DataParallelExecutorGroup{symbol = net(), contexts = ctxs, workload = wl,
+        data_shapes = {{'data', {8, 4}}}, label_shapes = {{'softmax_label', {8}}},
+        param_names = {'fc_weight', 'fc_bias'}, for_training = true, inputs_need_grad = true}
+      g:set_params({fc_weight = mx.nd.array(W), fc_bias = mx.nd.array(BIAS)}, {})
+      step(g)
+      return g
+    end
+    local one, two = g_in({mx.cpu(0)}), g_in({mx.cpu(0), mx.cpu(1)}, {1, 3})
+    two:sum_gradients()
+    local ref = one:get_input_grads()[1]
+    local got = two:get_input_grads()[1]
+    assert.are.same({8, 4}, got.shape)
+    H.near(got:toflat(), ref:toflat(), TOL)
+    assert.are.same({2, 4}, two:get_input_grads(false)[1][1].shape)
+  end)
+
+  it('for_training = false binds no gradients', function()
+    local g = EM.DataParallelExecutorGroup{symbol = net(), contexts = {mx.cpu(0), mx.cpu(1)},
+      data_shapes = {{'data', {8, 4}}}, label_shapes = {{'softmax_label', {8}}},
+      param_names = {'fc_weight', 'fc_bias'}, for_training = false}
+    assert.is_false(g.grad_arrays[1])
+    g:set_params({fc_weight = mx.nd.array(W), fc_bias = mx.nd.array(BIAS)}, {})
+    g:forward(batch(8))
+    assert.are.same({8, 3}, g:get_outputs()[1].shape)
+  end)
+
+  it('a group with a monitor installed is collected, with its threads and executors', function()
+    local function once()
+      local g = group({mx.cpu(0), mx.cpu(1)}, {1, 1})
+      g:install_monitor(mx.monitor.Monitor(1))
+      g:forward(batch(8), true)
+    end
+    once()
+    H.full_gc()
+    local before = H.live_blocks()
+    once()
+    H.full_gc()
+    assert.are.equal(before, H.live_blocks())
   end)
 end)
 

@@ -65,6 +65,16 @@ describe('bind forms', function()
     assert.are.same({1, 1}, flat(xb))
   end)
 
+  it('takes args_grad lists with holes: no gradient there', function()
+    local a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+    local gb = mx.nd.zeros{2}
+    local exe = (a * b):bind{args = {mx.nd.array{1, 2}, mx.nd.array{3, 4}}, args_grad = {nil, gb}}
+    assert.is_nil(exe.grad_arrays[1])
+    exe:forward{is_train = true}
+    exe:backward(mx.nd.ones{2})
+    assert.are.same({1, 2}, flat(gb))
+  end)
+
   it('simple_bind allocates every array, zero-filled, with gradients for write', function()
     local exe = fc_relu_softmax():simple_bind{ctx = mx.cpu(), data = {2, 4}}
     assert.are.same({6, 4}, exe.arg_dict.fc_weight.shape)
@@ -247,8 +257,27 @@ describe('monitor callbacks', function()
   it('with monitor_all also reports inputs, variables by their own name first', function()
     local seen, fwd = names(true)
     assert.are.same({'data', 'fc_data', 'fc_weight', 'fc_weight', 'fc_bias', 'fc_bias',
-                     'fc_output', 'relu_data', 'relu_output', 'softmax_data',
+                     'fc_output', 'relu_input0', 'relu_output', 'softmax_data',
                      'softmax_label', 'softmax_label', 'softmax_output'}, {unpack(seen, 1, fwd)})
+  end)
+
+  it("names inputs as MXNet's test_op_all_names_monitor expects", function()
+    local function seq(sym, shapes)
+      local exe = sym:simple_bind(shapes)
+      local seen = {}
+      exe:set_monitor_callback(function(n) seen[#seen + 1] = n end, true)
+      exe:forward()
+      return seen
+    end
+    local d = mx.sym.Variable('data')
+    assert.are.same({'data', 'conv_data', 'conv_weight', 'conv_weight', 'conv_bias', 'conv_bias',
+                     'conv_output'},
+                    seq(mx.sym.Convolution{data = d, kernel = {3, 3}, num_filter = 2, name = 'conv'},
+                        {data = {1, 1, 4, 4}}))
+    assert.are.same({'data', 'act_input0', 'act_output'},
+                    seq(mx.sym.Activation{data = d, act_type = 'relu', name = 'act'}, {data = {2}}))
+    assert.are.same({'data', 'concat_arg0', 'data', 'concat_arg1', 'concat_output'},
+                    seq(mx.sym.Concat(d, d, {dim = 0, name = 'concat'}), {data = {2}}))
   end)
 
   it('hands over the values as they are after the operator', function()
@@ -295,7 +324,7 @@ describe('debug_str and the memory plan', function()
     assert.truthy(planned <= naive)
   end)
 
-  it('plans LeNet (W2) training in at most half the naive sum of its intermediates', function()
+  local function lenet()
     local data = mx.sym.Variable('data')
     local x = mx.sym.Convolution{data = data, kernel = {5, 5}, num_filter = 20, name = 'conv1'}
     x = mx.sym.Activation{data = x, act_type = 'tanh', name = 'tanh1'}
@@ -307,7 +336,11 @@ describe('debug_str and the memory plan', function()
     x = mx.sym.FullyConnected{data = x, num_hidden = 500, name = 'fc1'}
     x = mx.sym.Activation{data = x, act_type = 'tanh', name = 'tanh3'}
     x = mx.sym.FullyConnected{data = x, num_hidden = 10, name = 'fc2'}
-    local net = mx.sym.SoftmaxOutput{data = x, name = 'softmax'}
+    return mx.sym.SoftmaxOutput{data = x, name = 'softmax'}
+  end
+
+  it('plans LeNet (W2) training in at most half the naive sum of its intermediates', function()
+    local net = lenet()
     local exe = net:simple_bind{data = {64, 1, 28, 28}}
     local s = exe:debug_str()
     local planned, naive = s:match('Memory plan: (%d+) bytes in %d+ blocks for %d+ entries %(naive sum (%d+) bytes%)')
@@ -318,6 +351,41 @@ describe('debug_str and the memory plan', function()
     local p2, n2 = nosh:memory()
     assert.are.equal(n2, p2) -- no sharing: the plan is the naive sum
     assert.are.equal(naive, n2)
+  end)
+
+  it('runs a chain in place for inference and shares gradients in training', function()
+    local x = mx.sym.Variable('data')
+    for i = 1, 10 do x = mx.sym.Activation{data = x, act_type = 'relu', name = 'act' .. i} end
+    -- 4x4 float32 = 64 bytes per entry. Inference: act1 gets a block, act2..act10 reuse it
+    local planned, naive, pool = x:simple_bind{data = {4, 4}, grad_req = 'null'}:memory()
+    assert.are.same({64, 640, 64}, {planned, naive, pool})
+    -- Training: the 10 outputs stay for backward (relu's backward reads them); the 9
+    -- intermediate gradients overwrite each other in place: 11 blocks for 19 entries
+    local exe = x:simple_bind{data = {4, 4}}
+    planned, naive, pool = exe:memory()
+    assert.are.same({704, 1216, 704}, {planned, naive, pool})
+    -- shared_exec: a second executor draws from the first one's pool without growing it
+    local small = x:simple_bind{data = {2, 4}, shared_exec = exe}
+    assert.are.same({704, 1216, 704}, {small:memory()})
+    small.arg_dict.data:set{{-1, 2, -3, 4}, {5, -6, 7, -8}}
+    assert.are.same({0, 2, 0, 4, 5, 0, 7, 0}, flat(small:forward{is_train = true}[1]))
+    small:backward(mx.nd.ones{2, 4})
+    assert.are.same({0, 1, 0, 1, 1, 0, 1, 0}, flat(small.grad_dict.data))
+  end)
+
+  it('trains LeNet with the same results whether buffers are shared or not', function()
+    local function run(no_share)
+      mx.random.seed(5)
+      local exe = lenet():simple_bind{data = {2, 1, 28, 28}, no_share = no_share}
+      for _, a in ipairs(exe.arg_arrays) do a:set(mx.nd.random.uniform(-0.5, 0.5, a.shape)) end
+      exe.arg_dict.softmax_label:set{3, 7}
+      exe:forward{is_train = true}
+      exe:backward()
+      local r = {flat(exe.outputs[1])}
+      for i = 1, #exe.grad_arrays do r[#r + 1] = exe.grad_arrays[i] and flat(exe.grad_arrays[i]) end
+      return r
+    end
+    assert.are.same(run(true), run(false))
   end)
 
   it('gives the same results with sharing switched off', function()
@@ -342,6 +410,20 @@ describe('debug_str and the memory plan', function()
     local b, pb = run(true)
     assert.are.same(b, a)
     assert.is_true(pa < pb)
+  end)
+
+  it('LUAMX_EXEC_NO_SHARE=1 in the environment switches sharing off', function()
+    local script = "local mx = require 'luamx'; local x = mx.sym.Variable('d'); " ..
+      "for i = 1, 10 do x = mx.sym.Activation{data = x, act_type = 'relu'} end; " ..
+      "io.write((x:simple_bind{d = {4, 4}, grad_req = 'null'}:memory()))"
+    local function run(env)
+      local p = io.popen(env .. " luajit -e \"" .. script .. "\" 2>&1")
+      local out = p:read('*a')
+      p:close()
+      return out
+    end
+    assert.are.equal('64', run('LUAMX_EXEC_NO_SHARE=0'))
+    assert.are.equal('640', run('LUAMX_EXEC_NO_SHARE=1'))
   end)
 
   it('merges common subexpressions (get_optimized_symbol)', function()

@@ -120,6 +120,20 @@ describe('mx.mod.Module on API.md\'s FC example', function()
   end)
 end)
 
+describe('Module monitor', function()
+  it('install_monitor reports operator outputs and arguments', function()
+    local mod = fc_module(1)
+    local mon = mx.monitor.Monitor(1)
+    mod:install_monitor(mon)
+    mon:tic()
+    mod:forward(batch_of(1), true)
+    local names = {}
+    for _, e in ipairs(mon:toc()) do names[e.name] = tonumber((tostring(e.value):gsub('%s+$', ''))) end
+    assert.truthy(names.fc_output, 'fc_output')
+    H.near({names.fc_weight}, {1}, 1e-6) -- RMS of a ones array
+  end)
+end)
+
 describe('Module parameters', function()
   it('get_params returns CPU copies; set_params replaces them', function()
     local mod = fc_module(1)
@@ -277,6 +291,27 @@ describe('Module checkpoints', function()
     fresh:init_optimizer{optimizer = 'sgd', optimizer_params = {learning_rate = 0.1, momentum = 0.9}}
     fresh:forward_backward(b); fresh:update()
     assert.is_true(math.abs(loss_of(fresh, b) - want) > 1e-4)
+    os.execute('rm -rf ' .. dir)
+  end)
+
+  it('resumes on two contexts, where the optimizer state lives in the kvstore', function()
+    local dir = tmpdir()
+    local ctxs = {mx.cpu(0), mx.cpu(1)}
+    local b = mx.io.DataBatch{data = {nd.array {{1, 2, 3, 4}, {4, 3, 2, 1}, {0, 1, 0, 1}, {1, 1, 1, 1}}},
+                              label = {nd.array {1, 3, 0, 5}}}
+    local mod = fc_module(4, {context = ctxs})
+    mod:init_optimizer{optimizer_params = {learning_rate = 0.1, momentum = 0.9}}
+    assert.equal('local', mod._kvstore.type)
+    assert.is_true(mod._update_on_kvstore)
+    for _ = 1, 2 do mod:forward_backward(b); mod:update() end
+    mod:save_checkpoint(dir .. '/kv', 1, true)
+    mod:forward_backward(b); mod:update()
+    local back = mx.mod.Module.load(dir .. '/kv', 1, true, {context = ctxs, logger = false})
+    back:bind{data_shapes = {{'data', {4, 4}}}, label_shapes = {{'softmax_label', {4}}}}
+    back:init_optimizer{optimizer_params = {learning_rate = 0.1, momentum = 0.9}}
+    back:forward_backward(b); back:update()
+    H.near(back:get_params().fc_bias:toflat(), mod:get_params().fc_bias:toflat(), 1e-6)
+    H.near(back:get_params().fc_weight:toflat(), mod:get_params().fc_weight:toflat(), 1e-6)
     os.execute('rm -rf ' .. dir)
   end)
 

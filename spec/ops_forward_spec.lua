@@ -380,3 +380,83 @@ describe('ops: bad parameters and shapes give errors, never a crash', function()
       'exp: input \'data\': expected float32 or float64 on the CPU, got int32')
   end)
 end)
+
+describe('ops forward: fused RNN', function()
+  -- Lua reference of MXNet's packed layout: per layer Wx (4H, in), Wh (4H, H); then per
+  -- layer bx (4H), bh (4H); gates i, f, g, o.
+  local function lstm_ref(x, T, N, I, H, L, p, h0, c0)
+    local function sig(v) return 1 / (1 + math.exp(-v)) end
+    local ofs, W = 0, {}
+    for l = 1, L do
+      local ind = l == 1 and I or H
+      W[l] = { wx = ofs, wh = ofs + 4 * H * ind, ind = ind }
+      ofs = ofs + 4 * H * (ind + H)
+    end
+    for l = 1, L do W[l].bx = ofs; W[l].bh = ofs + 4 * H; ofs = ofs + 8 * H end
+    local input = x -- [t][n][k]
+    local hy, cy = {}, {}
+    for l = 1, L do
+      local w = W[l]
+      local h, c, out = {}, {}, {}
+      for n = 1, N do
+        h[n], c[n] = {}, {}
+        for j = 1, H do
+          h[n][j] = h0[((l - 1) * N + n - 1) * H + j]
+          c[n][j] = c0[((l - 1) * N + n - 1) * H + j]
+        end
+      end
+      for t = 1, T do
+        out[t] = {}
+        for n = 1, N do
+          local a = {}
+          for q = 0, 4 * H - 1 do
+            local s = p[w.bx + q + 1] + p[w.bh + q + 1]
+            for k = 1, w.ind do s = s + p[w.wx + q * w.ind + k] * input[t][n][k] end
+            for k = 1, H do s = s + p[w.wh + q * H + k] * h[n][k] end
+            a[q + 1] = s
+          end
+          local nh, nc = {}, {}
+          for j = 1, H do
+            local i, f = sig(a[j]), sig(a[H + j])
+            local g, o = math.tanh(a[2 * H + j]), sig(a[3 * H + j])
+            nc[j] = f * c[n][j] + i * g
+            nh[j] = o * math.tanh(nc[j])
+          end
+          h[n], c[n] = nh, nc
+          out[t][n] = nh
+        end
+      end
+      hy[l], cy[l] = h, c
+      input = out
+    end
+    return input, hy, cy
+  end
+
+  for dt, tol in pairs(DTYPES) do
+    it('lstm (2 layers, 2 steps) matches a Lua reference with the packed layout (' .. dt .. ')', function()
+      math.randomseed(9)
+      local T, N, I, HS, L = 2, 2, 3, 2, 2
+      local np = 4 * HS * (I + HS) + 4 * HS * (HS + HS) + 2 * L * 4 * HS
+      local xf, p = rand_list(T * N * I), rand_list(np, -0.5, 0.5)
+      local h0, c0 = rand_list(L * N * HS), rand_list(L * N * HS)
+      local x = {}
+      for t = 1, T do
+        x[t] = {}
+        for n = 1, N do
+          x[t][n] = {}
+          for k = 1, I do x[t][n][k] = xf[((t - 1) * N + n - 1) * I + k] end
+        end
+      end
+      local ref, hy = lstm_ref(x, T, N, I, HS, L, p, h0, c0)
+      local res = mx.nd.RNN { data = arr(xf, { T, N, I }, dt), parameters = arr(p, { np }, dt),
+        state = arr(h0, { L, N, HS }, dt), state_cell = arr(c0, { L, N, HS }, dt),
+        mode = 'lstm', state_size = HS, num_layers = L, state_outputs = true }
+      local rf = {}
+      for t = 1, T do for n = 1, N do for j = 1, HS do rf[#rf + 1] = ref[t][n][j] end end end
+      H.near(flat(res[1]), rf, tol * 10)
+      local hf = {}
+      for l = 1, L do for n = 1, N do for j = 1, HS do hf[#hf + 1] = hy[l][n][j] end end end
+      H.near(flat(res[2]), hf, tol * 10)
+    end)
+  end
+end)

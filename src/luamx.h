@@ -731,10 +731,12 @@ LMX_API int lmx_bucketing_free(lmx_bucketing *bp);
 
 /* Binds bucket `key` (not yet bound: LMX_ERR_STATE otherwise) for sym on the default
  * executor's context. n inputs (data, labels) with shapes: names[i], ndims[i] dims taken
- * in order from dims. Inputs get their own arrays and the default executor's write
- * request for that name (null if it has none); other arguments the default executor has
- * are shared with it (its request); the rest get own arrays, request null. The pool
- * grows only by the blocks that fit in none of its free slabs. out: one reference.
+ * in order from dims. An input is a view of the same-named input array of the bound
+ * bucket with the largest inputs when that is large enough and of the same dtype (else
+ * its own array; MXNet's shared_data_arrays), with the default executor's write request
+ * for that name (null if it has none); other arguments the default executor has are
+ * shared with it (its request); the rest get own arrays, request null. The pool grows
+ * only by the blocks that fit in none of its free slabs. out: one reference.
  * Errors name the bucket key ("bucket key 7: ..."): shape conflicts with the shared
  * parameters (LMX_ERR_SHAPE), unknown input names (LMX_ERR_NOTFOUND). */
 LMX_API int lmx_bucketing_bind(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
@@ -748,9 +750,9 @@ LMX_API int lmx_bucketing_get(lmx_bucketing *bp, int64_t key, lmx_executor **out
 /* Bound keys in bind order (the default first): min(cap, count) written, count in *n. */
 LMX_API int lmx_bucketing_keys(const lmx_bucketing *bp, int cap, int64_t *keys, int *n);
 
-/* Memory: pool = bytes of the shared memory pool; arrays = bytes of the argument,
- * gradient and aux arrays of all buckets counted once (shared ones once). Either out
- * pointer may be NULL. */
+/* Memory: pool = bytes of the shared memory pool; arrays = bytes of the storage behind
+ * the argument, gradient and aux arrays of all buckets, each storage counted once
+ * (shared parameters and input views add nothing). Either out pointer may be NULL. */
 LMX_API int lmx_bucketing_memory(const lmx_bucketing *bp, int64_t *pool, int64_t *arrays);
 
 /* ---- data-parallel executor group ---- */
@@ -826,9 +828,10 @@ LMX_API int lmx_group_forward(lmx_group *g, int n, const char *const *names,
  * gradient arrays then hold the gradient of its own slice (as in MXNet). */
 LMX_API int lmx_group_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads);
 
-/* Sums every gradient over the contexts into each context's gradient array (the result
- * equals a one-context run within float rounding). CPU float32/float64 gradients only.
- * Allocates nothing. */
+/* Sums the gradient of every argument that is not an input (parameters) over the
+ * contexts into each context's gradient array (the result equals a one-context run
+ * within float rounding); input gradients stay per slice. CPU float32/float64
+ * gradients only. Allocates nothing. */
 LMX_API int lmx_group_sum_grads(lmx_group *g);
 
 /* Output h: of context ctx (its executor's array), or merged (ctx = -1): the contexts'

@@ -197,4 +197,12 @@ static const gc_case g_cases[] = {
     {"SequenceLast", "use_sequence_length=True;axis=1", "(3,4);(3)", "ul", 5, 1},
     {"SequenceReverse", "", "(3,2,2)", "u", 0, 1},
     {"SequenceReverse", "use_sequence_length=True", "(4,3,2);(3)", "ul", 5, 1},
+    /* fused RNN (parameters: MXNet's packed layout; sizes from rnn_param_size) */
+    {"RNN", "mode=lstm;state_size=3;num_layers=1", "(4,2,3);(96);(1,2,3);(1,2,3)", "uuuu", 0, 1},
+    {"RNN", "mode=lstm;state_size=2;num_layers=2;bidirectional=True;state_outputs=True",
+     "(3,2,3);(240);(4,2,2);(4,2,2)", "uuuu", 0, 1},
+    {"RNN", "mode=gru;state_size=3;num_layers=2;state_outputs=True", "(3,2,2);(135);(2,2,3)",
+     "uuu", 0, 1},
+    {"RNN", "mode=rnn_tanh;state_size=3;num_layers=1;bidirectional=True", "(3,2,2);(42);(2,2,3)", "uuu", 0, 1},
+    {"RNN", "mode=rnn_relu;state_size=2;num_layers=2", "(3,1,2);(24);(2,1,2)", "uuu", 0, 1},
 };

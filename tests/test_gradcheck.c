@@ -17,6 +17,8 @@
  * Loss ops (LMX_OPF_LOSS) skip step 2 (their gradient is not that of sum(out*head); the
  * Lua spec checks them against known values) but still run 3 and 4. Random ops reseed
  * the global generator before every forward, so each forward draws the same mask.
+ * A second table feeds kernels malformed tensors directly (wrong shapes, dtypes, sizes,
+ * missing workspace, out-of-range indices) and asserts the error message.
  * Prints "N passed, N failed"; exits 1 on any failure.
  */
 #include <math.h>
@@ -318,10 +320,93 @@ static void run_case(const gc_case *k) {
 
 #include "gradcheck_cases.h"
 
+/* ---- bad inputs reaching a kernel directly: errors with messages, never a crash ------- */
+
+typedef struct {
+  const char *op, *params;
+  int nin;
+  lmx_shape in[4];
+  int dtype[4]; /* 0: float64 */
+  int nout;
+  lmx_shape out[3];
+  const char *expect; /* fragment of the message */
+} bad_case;
+
+static void run_bad(const bad_case *b) {
+  const lmx_op *op = lmx_op_find(b->op);
+  char keys[16][64], vals[16][64];
+  const char *kp[16], *vp[16];
+  void *param = NULL;
+  int np = parse_kv(b->params, keys, vals, kp, vp);
+  if (!op || lmx_op_params_parse(op, "bad", kp, vp, np, &param) != LMX_OK) {
+    g_fail++;
+    fprintf(stderr, "FAIL bad-input case %s: setup: %s\n", b->op, lmx_errmsg());
+    return;
+  }
+  lmx_op_ctx c = {.op = op, .param = param, .node = "bad", .dev_type = LMX_CPU};
+  lmx_tensor in[4], out[3], aux[2];
+  double *buf = calloc(4096, sizeof(double));
+  for (int i = 0; i < 4096; i++) buf[i] = 5.0; /* indices: out of range for small dims */
+  for (int i = 0; i < 4; i++)
+    in[i] = (lmx_tensor){buf, b->in[i], b->dtype[i] ? b->dtype[i] : LMX_FLOAT64};
+  for (int i = 0; i < 3; i++) out[i] = (lmx_tensor){buf + 2048, b->out[i], LMX_FLOAT64};
+  for (int i = 0; i < 2; i++) aux[i] = (lmx_tensor){buf + 3072, {1, {4}}, LMX_FLOAT64};
+  int req[4] = {1, 1, 1, 1};
+  int rc = op->forward[LMX_DEV_SLOT_CPU](&c, in, out, req, aux);
+  const char *msg = lmx_errmsg();
+  if (rc != LMX_OK && strstr(msg, b->expect) && strstr(msg, b->op)) {
+    g_pass++;
+  } else {
+    g_fail++;
+    fprintf(stderr, "FAIL bad-input %s {%s}: rc %d, message '%s', expected '%s'\n", b->op,
+            b->params, rc, msg, b->expect);
+  }
+  free(buf);
+  lmx_op_params_free(op, param);
+}
+
+static void check_bad_inputs(void) {
+  static const bad_case cases[] = {
+      {"FullyConnected", "num_hidden=4", 3, {{2, {3, 5}}, {2, {4, 6}}, {1, {4}}}, {0}, 1,
+       {{2, {3, 4}}}, "input 'weight': expected shape (4,5), got (4,6)"},
+      {"FullyConnected", "num_hidden=4", 3, {{2, {3, 5}}, {2, {4, 5}}, {1, {4}}}, {0}, 1,
+       {{2, {3, 3}}}, "output: expected 12 elements, got 9"},
+      {"FullyConnected", "num_hidden=4", 3, {{2, {3, 5}}, {2, {4, 5}}, {1, {4}}},
+       {LMX_INT32}, 1, {{2, {3, 4}}}, "input 'data': expected float32 or float64 on the CPU, got int32"},
+      {"Convolution", "kernel=(3, 3);num_filter=2", 3, {{4, {1, 1, 5, 5}}, {4, {2, 1, 2, 2}}, {1, {2}}},
+       {0}, 1, {{4, {1, 2, 3, 3}}}, "input 'weight': expected shape (2,1,3,3), got (2,1,2,2)"},
+      {"Convolution", "kernel=(3, 3);num_filter=2", 3, {{4, {1, 1, 5, 5}}, {4, {2, 1, 3, 3}}, {1, {2}}},
+       {0}, 1, {{4, {1, 2, 4, 4}}}, "spatial dim 0: sizes 5 -> 4 do not match kernel 3"},
+      {"Convolution", "kernel=(3, 3);num_filter=2", 3, {{4, {1, 1, 5, 5}}, {4, {2, 1, 3, 3}}, {1, {2}}},
+       {0}, 1, {{4, {1, 2, 3, 3}}}, "workspace: expected at least"},
+      {"Pooling", "kernel=(2, 2)", 1, {{2, {4, 4}}}, {0}, 1, {{2, {3, 3}}},
+       "input 'data': expected 3-D to 5-D data"},
+      {"SoftmaxOutput", "", 2, {{2, {2, 3}}, {1, {2}}}, {0}, 1, {{2, {3, 2}}},
+       "output: expected shape (2,3), got (3,2)"},
+      {"take", "mode=raise", 2, {{2, {2, 3}}, {1, {1}}}, {0}, 1, {{2, {1, 3}}},
+       "out of range [0, 2)"},
+      {"Concat", "num_args=2;dim=1", 2, {{2, {2, 3}}, {2, {3, 1}}}, {0}, 1, {{2, {2, 4}}},
+       "input 'arg1': expected 2 elements, got 3"},
+      {"BatchNorm", "", 3, {{2, {4, 3}}, {1, {2}}, {1, {3}}}, {0}, 3, {{2, {4, 3}}, {1, {3}}, {1, {3}}},
+       "input 'gamma': expected 3 elements, got 2"},
+      {"RNN", "mode=lstm;state_size=2;num_layers=1", 4,
+       {{3, {2, 1, 3}}, {1, {10}}, {3, {1, 1, 2}}, {3, {1, 1, 2}}}, {0}, 1, {{3, {2, 1, 2}}},
+       "input 'parameters': expected shape (56,), got (10,)"},
+      {"broadcast_add", "", 2, {{2, {2, 3}}, {1, {4}}}, {0}, 1, {{2, {2, 3}}},
+       "input 'rhs' (4,) does not broadcast to (2,3)"},
+      {"elemwise_add", "", 2, {{1, {3}}, {1, {4}}}, {0}, 1, {{1, {3}}},
+       "input 'rhs': expected 3 elements, got 4"},
+      {"transpose", "axes=(0, 0)", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 2}}},
+       "parameter 'axes': repeated axis"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
+}
+
 int main(void) {
   srand(7);
   int n = (int)(sizeof g_cases / sizeof g_cases[0]);
   for (int i = 0; i < n; i++) run_case(&g_cases[i]);
+  check_bad_inputs();
   printf("%d cases\n%d passed, %d failed\n", n, g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

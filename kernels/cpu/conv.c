@@ -87,10 +87,15 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
                 const T *s = src + (od * g->out[1] + oh) * g->out[2];                      \
                 T *drow = dst + (id * g->in[1] + ih) * g->in[2];                           \
                 int64_t iw0 = kw * g->dilate[2] - g->pad[2], sw = g->stride[2];            \
-                for (int64_t ow = 0; ow < g->out[2]; ow++) {                               \
-                  int64_t iw = iw0 + ow * sw;                                              \
-                  if (iw >= 0 && iw < g->in[2]) drow[iw] += s[ow];                         \
+                if (sw == 1 && iw0 >= 0 && iw0 + g->out[2] <= g->in[2]) {                  \
+                  T *dd = drow + iw0;                                                      \
+                  for (int64_t ow = 0; ow < g->out[2]; ow++) dd[ow] += s[ow];              \
+                  continue;                                                                \
                 }                                                                          \
+                int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, hi = g->out[2];           \
+                if (hi > 0 && iw0 + (hi - 1) * sw >= g->in[2])                             \
+                  hi = (g->in[2] - 1 - iw0) / sw + 1;                                      \
+                for (int64_t ow = lo; ow < hi; ow++) drow[iw0 + ow * sw] += s[ow];         \
               }                                                                            \
             }                                                                              \
           }                                                                                \

@@ -208,4 +208,28 @@ typedef struct {
 int lmx_cpu_update(int dt, const lmx_cpu_upd *u, int64_t n, void *out, const void *w,
                    const void *grad, void *s0, void *s1, int acc);
 
+/* ---- rnn.c: fused RNN (see rnn.c for the packed layout), float32/float64 ---------- */
+enum { LMX_RNN_RELU, LMX_RNN_TANH, LMX_RNN_LSTM, LMX_RNN_GRU };
+typedef struct {
+  int mode, dt;
+  int64_t L, D, T, N, In, H, G; /* layers, directions, steps, batch, input, hidden, gates */
+} lmx_cpu_rnn;
+/* Gradient destinations (NULL: not wanted). All accumulate: the caller zeroes them for
+ * req WRITE. dy[T,N,D·H], dhy/dcy[L·D,N,H] are head gradients (NULL: zeros). */
+typedef struct {
+  const void *dy, *dhy, *dcy;
+  void *dx, *dw, *dh0, *dc0;
+} lmx_cpu_rnn_grad;
+/* Number of packed parameters. */
+int64_t lmx_cpu_rnn_param_size(const lmx_cpu_rnn *r);
+/* Workspace in elements of r->dt. */
+size_t lmx_cpu_rnn_ws(const lmx_cpu_rnn *r);
+/* y[T,N,D·H], hy[L·D,N,H], cy (lstm) from x[T,N,In], packed w, h0/c0[L·D,N,H]; y, hy, cy
+ * may be NULL. */
+int lmx_cpu_rnn_fwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
+                    const void *c0, void *y, void *hy, void *cy, void *ws);
+/* Recomputes the forward into ws, then accumulates the gradients of gr. */
+int lmx_cpu_rnn_bwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
+                    const void *c0, const lmx_cpu_rnn_grad *gr, void *ws);
+
 #endif

@@ -2,8 +2,10 @@
  *
  * LMX_PAR_FOR runs a loop body with OpenMP only when the trip count reaches a threshold,
  * so small arrays pay no thread start-up (the serial branch is a plain loop the compiler
- * vectorises). Thresholds are in elements of simple work; measured with bench/ops.lua
- * on the 2-core machines (below ~32k floats the fork/join costs more than it saves).
+ * vectorises). The threshold is in elements of simple work, measured with bench/ops.lua
+ * on the 2-core machines: a fork/join costs a few µs on an idle machine and up to a
+ * scheduler slice when the other core is busy, while a second core adds at most ~1.5x
+ * to a memory-bound loop, so only arrays past the L2 size (256k floats) go parallel.
  * Parallel regions here never call BLAS, so they never nest with OpenBLAS's own pool.
  */
 #ifndef LMX_KERNELS_CPU_PAR_H
@@ -11,7 +13,7 @@
 
 #include <stdint.h>
 
-enum { LMX_OMP_MIN = 32768 };
+enum { LMX_OMP_MIN = 262144 };
 
 #define LMX_PAR_FOR(n, i, ...)                                            \
   do {                                                                     \

@@ -24,16 +24,22 @@ static void add_bias(int dt, int64_t m, int64_t n, void *out, const void *b) {
   }
 }
 
-/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64. */
+/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64.
+ * Without accumulation the bias rows are copied into out first and the GEMM adds onto
+ * them (beta = 1): no second pass and no extra parallel region. */
 void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
                     const void *w, const void *b, int acc) {
   if (m == 0 || n == 0) return;
+  size_t row = (size_t)n * (size_t)lmx_dtype_size(dt);
+  int pre = b && !acc;
+  if (pre)
+    for (int64_t r = 0; r < m; r++) memcpy((char *)out + (size_t)r * row, b, row);
   if (k == 0) {
-    if (!acc) lmx_cpu_fill(out, dt, m * n, 0.0);
+    if (!acc && !pre) lmx_cpu_fill(out, dt, m * n, 0.0);
   } else {
-    lmx_cpu_gemm(dt, 0, 1, m, n, k, 1.0, x, w, acc ? 1.0 : 0.0, out);
+    lmx_cpu_gemm(dt, 0, 1, m, n, k, 1.0, x, w, acc || pre ? 1.0 : 0.0, out);
   }
-  if (b) add_bias(dt, m, n, out, b);
+  if (b && acc) add_bias(dt, m, n, out, b);
 }
 
 /* gx[m,k] (+)= g[m,n] · w[n,k] */

@@ -103,9 +103,10 @@ local function per_name(value, names, what, required)
     return out
   end
   if type(value) ~= 'table' then raise(("bind: '%s' must be a list or a table of NDArrays"):format(what)) end
-  if is_list(value) then
-    if #value ~= #names then
-      raise(("bind: '%s' has %d arrays but the symbol has %d (%s)"):format(what, #value, #names, names_text(names)))
+  if is_list(value) then -- nil holes are allowed (no gradient for that argument)
+    local n = table.maxn(value)
+    if n > #names or (required and n ~= #names) then
+      raise(("bind: '%s' has %d arrays but the symbol has %d (%s)"):format(what, n, #names, names_text(names)))
     end
     for i = 1, #names do out[i] = value[i] end
   else

@@ -228,6 +228,7 @@ local function new_group(_, o)
   for i, d in ipairs(self.data_shapes) do self.data_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
   for i, d in ipairs(self.label_shapes or {}) do self.label_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
   self._mon_fns = {}
+  self._grad_req = o.grad_req
   make_group(self, o)
   self:_collect()
   return self
@@ -235,7 +236,21 @@ end
 setmetatable(Group, {__call = new_group})
 
 Group.__index = Group
-Group.bind_exec = function(self) return self end -- binding happens at construction
+
+--- bind_exec(data_shapes, label_shapes, shared_group, reshape): the constructor binds;
+--- this rebinds for new shapes (reshape = true: as reshape(), sharing memory with the
+--- executors first bound; else fresh executors, optionally sharing with shared_group).
+function Group:bind_exec(data_shapes, label_shapes, shared_group, reshape)
+  if reshape then return self:reshape(data_shapes, label_shapes) end
+  self.data_shapes = descs(data_shapes, 'bind_exec')
+  self.label_shapes = label_shapes and descs(label_shapes, 'bind_exec') or nil
+  self.data_names, self.label_names, self._inputs = {}, {}, {}
+  for i, d in ipairs(self.data_shapes) do self.data_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
+  for i, d in ipairs(self.label_shapes or {}) do self.label_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
+  make_group(self, {grad_req = self._grad_req, shared_group = shared_group})
+  self:_collect()
+  if next(self._mon_fns) then self:_install_callback() end -- the monitor carries over
+end
 
 local function same_descs(a, b)
   if #a ~= #(b or {}) then return false end
@@ -418,20 +433,28 @@ end
 
 -- One monitor target per context: what Monitor:install needs (set_monitor_callback,
 -- arg_arrays, aux_arrays, names), always reading the group's current executor.
+-- A target holds its group weakly: the ffi callback (never collected) reaches the
+-- monitor functions, which reach the targets, so a strong reference would keep the
+-- group alive forever.
 local Target = {}
+local function group_of(t)
+  local g = t._ref.g
+  if not g then raise('monitor target: the executor group has been collected') end
+  return g
+end
 Target.__index = function(t, k)
   local v = Target[k]
   if v ~= nil then return v end
-  return t._group.execs[t._k][k]
+  return group_of(t).execs[t._k][k]
 end
 function Target:set_monitor_callback(fn, monitor_all)
-  local g = self._group
+  local g = group_of(self)
   g._mon_fns[self._k] = fn
   g._mon_all = g._mon_all or monitor_all
   g:_install_callback()
 end
-function Target:list_arguments() return self._group.execs[self._k]:list_arguments() end
-function Target:list_auxiliary_states() return self._group.execs[self._k]:list_auxiliary_states() end
+function Target:list_arguments() return group_of(self).execs[self._k]:list_arguments() end
+function Target:list_auxiliary_states() return group_of(self).execs[self._k]:list_auxiliary_states() end
 
 function Group:_install_callback()
   local holder, fns = self._holder, self._mon_fns
@@ -449,7 +472,8 @@ end
 
 --- install_monitor(mon): mon:install on one target per context.
 function Group:install_monitor(mon)
-  for k = 1, #self.execs do mon:install(setmetatable({_group = self, _k = k}, Target)) end
+  local ref = setmetatable({g = self}, {__mode = 'v'})
+  for k = 1, #self.execs do mon:install(setmetatable({_ref = ref, _k = k}, Target)) end
 end
 
 Group.__tostring = function(g)

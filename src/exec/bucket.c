@@ -75,7 +75,7 @@ static int view_of(lmx_ndarray *a, const lmx_shape *s, int dtype, lmx_ndarray **
 }
 
 static int share_input(const lmx_tbind *c, lmx_binder *b, int i, int k) {
-  lmx_executor *x = c->base;
+  lmx_executor *x = c->input_base ? c->input_base : c->base;
   int j = base_index(x->arg_names, x->plan.nargs, c->input_names[i]);
   if (j < 0) return LMX_OK;
   int dt = c->input_dtypes && c->input_dtypes[i] >= 0 ? c->input_dtypes[i] : LMX_FLOAT32;
@@ -182,6 +182,23 @@ static int grow(lmx_bucketing *bp) {
   return LMX_OK;
 }
 
+/* The bound bucket with the largest inputs (MXNet keeps the largest data arrays in
+ * shared_data_arrays, so later buckets view those). */
+static lmx_executor *largest_inputs(const lmx_bucketing *bp, int n, const char *const *names) {
+  lmx_executor *best = bp->execs[0];
+  int64_t best_size = -1;
+  for (int b = 0; b < bp->n; b++) {
+    const lmx_executor *x = bp->execs[b];
+    int64_t size = 0;
+    for (int i = 0; i < n; i++) {
+      int j = base_index(x->arg_names, x->plan.nargs, names[i]);
+      if (j >= 0) size += lmx_nd_size(x->args[j]);
+    }
+    if (size > best_size) best = bp->execs[b], best_size = size;
+  }
+  return best;
+}
+
 int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
                       const char *const *names, const lmx_shape *shapes, lmx_executor **out) {
   lmx_executor *def = bp->execs[0], *x = NULL;
@@ -199,7 +216,7 @@ int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
   lmx_tbind c = {.sym = sym, .dev_type = def->dev_type, .dev_id = def->dev_id, .ninputs = n,
                  .input_names = names, .input_shapes = shapes, .nreqs = n, .req_names = names,
                  .reqs = reqs, .default_req = LMX_REQ_NULL, .base = def, .share_inputs = 1,
-                 .what = what};
+                 .input_base = largest_inputs(bp, n, names), .what = what};
   int rc = grow(bp);
   if (rc == LMX_OK) rc = lmx_train_bind(&c, &x);
   lmx_free(reqs);
@@ -215,31 +232,37 @@ int lmx_bkt_keys(const lmx_bucketing *bp, int cap, int64_t *keys, int *n) {
   return LMX_OK;
 }
 
-/* Whether a shares storage with one of d's arrays (the same array or a view of it). */
-static int owned_by(const lmx_executor *d, const lmx_ndarray *a) {
-  for (int i = 0; i < d->plan.nargs; i++)
-    if ((d->args[i] && d->args[i]->st == a->st) || (d->grads[i] && d->grads[i]->st == a->st))
-      return 1;
-  for (int i = 0; i < d->plan.naux; i++)
-    if (d->aux[i] && d->aux[i]->st == a->st) return 1;
+/* The arrays of a bucket, flat: args, then gradients, then aux states (NULL slots
+ * where an argument has no gradient). */
+static int count_arrays(const lmx_executor *x) { return 2 * x->plan.nargs + x->plan.naux; }
+
+static const lmx_ndarray *array_at(const lmx_executor *x, int k) {
+  int na = x->plan.nargs;
+  return k < na ? x->args[k] : k < 2 * na ? x->grads[k - na] : x->aux[k - 2 * na];
+}
+
+/* Whether storage st appears among the arrays before (bucket b, slot k). */
+static int seen_before(const lmx_bucketing *bp, int b, int k, const lmx_storage *st) {
+  for (int c = 0; c <= b; c++) {
+    int n = c < b ? count_arrays(bp->execs[c]) : k;
+    for (int j = 0; j < n; j++) {
+      const lmx_ndarray *a = array_at(bp->execs[c], j);
+      if (a && a->st == st) return 1;
+    }
+  }
   return 0;
 }
 
-static int64_t private_bytes(const lmx_executor *d, const lmx_executor *x) {
-  int64_t sum = 0;
-  for (int i = 0; i < x->plan.nargs; i++) {
-    if (x->args[i] && (x == d || !owned_by(d, x->args[i]))) sum += (int64_t)lmx_nd_bytes(x->args[i]);
-    if (x->grads[i] && (x == d || !owned_by(d, x->grads[i])))
-      sum += (int64_t)lmx_nd_bytes(x->grads[i]);
-  }
-  for (int i = 0; i < x->plan.naux; i++)
-    if (x->aux[i] && (x == d || !owned_by(d, x->aux[i]))) sum += (int64_t)lmx_nd_bytes(x->aux[i]);
-  return sum;
-}
-
+/* Storage bytes of every argument, gradient and aux array of all buckets, each storage
+ * counted once (shared parameters and input views cost nothing extra). */
 int lmx_bkt_mem(const lmx_bucketing *bp, int64_t *pool, int64_t *arrays) {
   int64_t sum = 0;
-  for (int i = 0; i < bp->n; i++) sum += private_bytes(bp->execs[0], bp->execs[i]);
+  for (int b = 0; b < bp->n; b++) {
+    for (int k = 0; k < count_arrays(bp->execs[b]); k++) {
+      const lmx_ndarray *a = array_at(bp->execs[b], k);
+      if (a && !seen_before(bp, b, k, a->st)) sum += (int64_t)a->st->bytes;
+    }
+  }
   if (pool) *pool = (int64_t)bp->execs[0]->pool->bytes;
   if (arrays) *arrays = sum;
   return LMX_OK;

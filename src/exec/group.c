@@ -22,8 +22,8 @@
  * context's, prefixed with the context's name.
  * Gradients: backward leaves each context's gradient of its own slice (as MXNet);
  * lmx_grp_sum_grads then writes the sum over contexts into every context's gradient
- * array (summed into context 0's array, then copied out), which equals a one-context
- * run within float rounding.
+ * array of each non-input argument (summed into context 0's array, then copied out),
+ * which equals a one-context run within float rounding; input gradients stay per slice.
  * Reshape binds new executors against the group's original ones (parameters, gradients,
  * aux and pool shared), as MXNet reshapes _default_execs.
  */
@@ -48,6 +48,7 @@ typedef struct lmx_group_worker {
   lmx_group *g;
   int i;
   pthread_t th;
+  unsigned seen;
   int rc;
   char msg[LMX_ERRMSG_CAP];
   mrec *q;
@@ -147,7 +148,7 @@ static void run_job(lmx_group *g, int i) {
 static void *worker_main(void *arg) {
   worker *w = arg;
   lmx_group *g = w->g;
-  unsigned seen = 0;
+  unsigned seen = w->seen; /* the generation current when the thread was created */
   pthread_mutex_lock(&g->mu);
   for (;;) {
     while (!g->quit && g->gen == seen) pthread_cond_wait(&g->go, &g->mu);
@@ -206,6 +207,7 @@ static int run(lmx_group *g, int job) {
 int lmx_grp_start_workers(lmx_group *g) {
   if (g->n == 1 || g->threads) return LMX_OK;
   for (int i = 0; i < g->n; i++) {
+    g->w[i].seen = g->gen;
     if (pthread_create(&g->w[i].th, NULL, worker_main, &g->w[i]) != 0) {
       lmx_grp_stop_workers(g, i);
       return lmx_fail(LMX_ERR_INTERNAL, "group: cannot start the worker thread of context "
@@ -293,7 +295,9 @@ int lmx_grp_sum_grads(lmx_group *g) {
   LMX_TRY(lmx_grp_check_bound(g));
   lmx_executor *x0 = g->exec[0];
   for (int a = 0; a < x0->plan.nargs; a++) {
-    if (!x0->grads[a] || g->n == 1) continue;
+    int is_input = 0; /* input gradients are per slice: never summed */
+    for (int k = 0; k < g->nin; k++) is_input |= g->in_arg[k] == a;
+    if (!x0->grads[a] || g->n == 1 || is_input) continue;
     for (int i = 0; i < g->n; i++) g->sum_src[i] = g->exec[i]->grads[a];
     int rc = lmx_train_sum(x0->grads[a], g->sum_src, g->n);
     for (int i = 1; i < g->n && rc == LMX_OK; i++) rc = lmx_nd_copy(x0->grads[a], g->sum_src[i]);
@@ -423,8 +427,8 @@ void lmx_grp_destroy(lmx_group *g) {
   if (!g) return;
   if (g->threads) lmx_grp_stop_workers(g, g->n);
   release_derived(g);
-  for (int i = 0; g->exec && i < g->n; i++) {
-    if (g->exec[i] != g->orig[i]) lmx_exec_release(g->exec[i]);
+  for (int i = 0; g->exec && g->orig && i < g->n; i++) { /* one ref each */
+    lmx_exec_release(g->exec[i]);
     lmx_exec_release(g->orig[i]);
   }
   for (int i = 0; g->w && i < g->n; i++) lmx_free(g->w[i].q);
@@ -617,7 +621,7 @@ static int bind_all(lmx_group *g, lmx_executor *const *bases, lmx_executor **fre
 static int install(lmx_group *g, lmx_executor **fresh) {
   release_derived(g);
   for (int i = 0; i < g->n; i++) {
-    if (g->exec[i] && g->exec[i] != g->orig[i]) lmx_exec_release(g->exec[i]);
+    lmx_exec_release(g->exec[i]);
     g->exec[i] = fresh[i];
     if (!g->orig[i]) lmx_exec_retain(fresh[i]), g->orig[i] = fresh[i];
   }

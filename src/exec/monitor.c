@@ -5,8 +5,8 @@
  * several, "<node>_<declared name>" when the operator names its outputs; backward nodes
  * are "<fwd>_backward", so "fc_backward_output0" ... With monitor_all, before a step
  * runs, for every input: first the variable's own name when the input is a variable,
- * then "<node>_<input name>" (the operator's input names; backward and copy nodes, which
- * have none, use "input<i>").
+ * then "<node>_<input name>" (the operator's declared input names; ops that declare
+ * none, backward and copy nodes use "input<i>", as MXNet does).
  * Names are built once at bind (per entry and per input slot), so a monitored step
  * allocates nothing; the array handed to the callback is the executor's own array for
  * the entry, borrowed for the duration of the call. Callbacks run on the calling thread.
@@ -34,8 +34,13 @@ static void out_name(const lmx_pnode *nd, int j, char *buf, size_t cap) {
     snprintf(buf, cap, "output%d", j);
 }
 
+/* MXNet names inputs by the op's declared list (FListInputNames) and "input<i>" when
+ * the op declares none: Activation reports "act_input0", Convolution "conv_data". Our
+ * descriptors declare none exactly when inputs, num_inputs and input_name are unset. */
 static void in_name(const lmx_pnode *nd, int k, char *buf, size_t cap) {
-  if (nd->kind == LMX_PN_OP) lmx_node_input_name(nd->src, k, buf, cap);
+  const lmx_op *op = nd->op;
+  int declared = op && (op->inputs || op->num_inputs || op->input_name || op->aux);
+  if (nd->kind == LMX_PN_OP && declared) lmx_node_input_name(nd->src, k, buf, cap);
   else snprintf(buf, cap, "input%d", k);
 }
 

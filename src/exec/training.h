@@ -33,8 +33,10 @@ typedef struct {
   lmx_executor *base; /* NULL: share nothing */
   int nshare; /* > 0: share only these argument names from base; 0: any name; < 0: none */
   const char *const *share_names;
-  int share_inputs; /* 1: an input whose base array of the same name and dtype is large
-                       enough becomes a view of it (MXNet's shared_data_arrays) */
+  int share_inputs; /* 1: an input whose array of the same name and dtype in input_base
+                       (NULL: base) is large enough becomes a view of it (MXNet's
+                       shared_data_arrays) */
+  lmx_executor *input_base;
   const char *what;   /* context for messages: "bucket key 7", "context cpu(1)" */
 } lmx_tbind;
 

@@ -147,6 +147,9 @@ static int rnn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
 
 const lmx_op lmx_op_RNN = {
     .name = "RNN",
+    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_RNN},
+    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_RNN},
+    .workspace = lmx_cpu_ws_RNN,
     .doc = "Applies recurrent layers to input data (rnn_relu, rnn_tanh, lstm, gru).",
     LMX_PARAMS(rnn_fields, rnn_param),
     .param_check = rnn_check,

@@ -153,6 +153,41 @@ end
 
 local function reset_iter(it) if type(it) == 'table' and it.reset then it:reset() end end
 
+-- ------------------------------------------------------------------ checkpoint files -
+local function write_atomic(path, text)
+  local tmp = path .. '.tmp'
+  local f, err = io.open(tmp, 'wb')
+  if not f then raise(('save_checkpoint: cannot write %s: %s'):format(tmp, err)) end
+  local ok, werr = f:write(text)
+  local cok, cerr = f:close()
+  if not ok or not cok then os.remove(tmp) raise(('save_checkpoint: cannot write %s: %s'):format(tmp, tostring(werr or cerr))) end
+  local rok, rerr = os.rename(tmp, path)
+  if not rok then os.remove(tmp) raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
+end
+M.write_atomic = write_atomic
+
+--- prefix-%04d.params with arg:/aux: names (CPU copies), atomically.
+function M.save_params(fname, arg_params, aux_params)
+  local cpu = require('luamx.context').cpu()
+  local t = {}
+  for k, v in pairs(arg_params) do t['arg:' .. k] = v:as_in_context(cpu) end
+  for k, v in pairs(aux_params) do t['aux:' .. k] = v:as_in_context(cpu) end
+  nd.save(fname, t)
+end
+
+--- arg_params, aux_params from prefix-%04d.params (keys must be arg:/aux:).
+function M.load_params(fname)
+  local loaded = nd.load(fname)
+  local arg, aux = {}, {}
+  for k, v in pairs(loaded) do
+    local kind, name = tostring(k):match('^(%a+):(.+)$')
+    if kind == 'arg' then arg[name] = v
+    elseif kind == 'aux' then aux[name] = v
+    else raise(('Invalid param file %s: key %q is not arg:<name> or aux:<name>'):format(fname, tostring(k))) end
+  end
+  return arg, aux
+end
+
 -- ------------------------------------------------------------------ BaseModule -----
 local BaseModule = M.class(nil)
 M.BaseModule = BaseModule
@@ -283,7 +318,11 @@ local function progress_bar(self, it, opts)
   if not cb.stdout_is_terminal() then return nil end
   local total = batches_per_epoch(it)
   if not total then return nil end
-  return cb.ProgressBar(total, 50)
+  local bar = cb.ProgressBar(total, 50)
+  -- counted from 1 so the bar reaches 100% and ends its line before the epoch's log lines
+  return function(p)
+    bar{epoch = p.epoch, nbatch = p.nbatch + 1, eval_metric = p.eval_metric, locals = p.locals}
+  end
 end
 
 --- fit(train_iter, opts): trains for epochs begin_epoch .. num_epoch - 1 (see the top).

@@ -306,12 +306,12 @@ function BucketingModule:save_checkpoint(prefix, epoch, save_optimizer_states)
     end
     keys[#keys + 1] = key
     local sym = self:_call_sym_gen(key)
-    modmod.write_atomic(('%s-%s-symbol.json'):format(prefix, key_str(key)), sym:tojson())
+    base.write_atomic(('%s-%s-symbol.json'):format(prefix, key_str(key)), sym:tojson())
   end
   table.sort(keys)
   local arg_params, aux_params = self:get_params()
   local pname = ('%s-%04d.params'):format(prefix, epoch)
-  modmod.save_params(pname, arg_params, aux_params)
+  base.save_params(pname, arg_params, aux_params)
   nd.save(prefix .. '.buckets', {nd.array(keys, {dtype = 'int32'})})
   self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
   if save_optimizer_states then
@@ -330,7 +330,7 @@ function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_o
   for k, v in pairs(opts or {}) do o[k] = v end
   o.sym_gen, o.default_bucket_key = sym_gen, default_bucket_key
   local mod = BucketingModule(o)
-  local arg, aux = modmod.load_params(('%s-%04d.params'):format(prefix, epoch))
+  local arg, aux = base.load_params(('%s-%04d.params'):format(prefix, epoch))
   mod._preloaded = {arg, aux}
   mod.params_initialized = true
   if load_optimizer_states then mod._preload_opt_states = ('%s-%04d.states'):format(prefix, epoch) end

@@ -546,26 +546,7 @@ function Module:install_monitor(mon)
 end
 
 -- ------------------------------------------------------------------ checkpoints ----
-local function write_atomic(path, text)
-  local tmp = path .. '.tmp'
-  local f, err = io.open(tmp, 'wb')
-  if not f then raise(('save_checkpoint: cannot write %s: %s'):format(tmp, err)) end
-  local ok, werr = f:write(text)
-  local cok, cerr = f:close()
-  if not ok or not cok then os.remove(tmp) raise(('save_checkpoint: cannot write %s: %s'):format(tmp, tostring(werr or cerr))) end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then os.remove(tmp) raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
-end
-M.write_atomic = write_atomic
-
---- prefix-%04d.params with arg:/aux: names (CPU copies), atomically.
-function M.save_params(fname, arg_params, aux_params)
-  local cpu = require('luamx.context').cpu()
-  local t = {}
-  for k, v in pairs(arg_params) do t['arg:' .. k] = v:as_in_context(cpu) end
-  for k, v in pairs(aux_params) do t['aux:' .. k] = v:as_in_context(cpu) end
-  nd.save(fname, t)
-end
+local write_atomic = base.write_atomic
 
 function Module:save_optimizer_states(fname)
   if not self.optimizer_initialized then raise('save_optimizer_states: the optimizer is not initialized') end
@@ -587,7 +568,7 @@ function Module:save_checkpoint(prefix, epoch, save_optimizer_states)
   write_atomic(prefix .. '-symbol.json', self._symbol:tojson())
   local arg_params, aux_params = self:get_params()
   local pname = ('%s-%04d.params'):format(prefix, epoch)
-  M.save_params(pname, arg_params, aux_params)
+  base.save_params(pname, arg_params, aux_params)
   self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
   if save_optimizer_states then
     local sname = ('%s-%04d.states'):format(prefix, epoch)
@@ -596,26 +577,13 @@ function Module:save_checkpoint(prefix, epoch, save_optimizer_states)
   end
 end
 
---- arg_params, aux_params from prefix-%04d.params (keys must be arg:/aux:).
-function M.load_params(fname)
-  local loaded = nd.load(fname)
-  local arg, aux = {}, {}
-  for k, v in pairs(loaded) do
-    local kind, name = tostring(k):match('^(%a+):(.+)$')
-    if kind == 'arg' then arg[name] = v
-    elseif kind == 'aux' then aux[name] = v
-    else raise(('Invalid param file %s: key %q is not arg:<name> or aux:<name>'):format(fname, tostring(k))) end
-  end
-  return arg, aux
-end
-
 --- mx.mod.Module.load(prefix, epoch [, load_optimizer_states [, opts]]): a module with the
 --- checkpoint's symbol and parameters (opts as for mx.mod.Module, symbol excepted).
 function Module.load(prefix, epoch, load_optimizer_states, opts)
   if type(prefix) ~= 'string' then raise('Module.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('Module.load: epoch must be a number, got ' .. type(epoch)) end
   local sym = require('luamx.symbol').load(prefix .. '-symbol.json')
-  local arg, aux = M.load_params(('%s-%04d.params'):format(prefix, epoch))
+  local arg, aux = base.load_params(('%s-%04d.params'):format(prefix, epoch))
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.symbol = sym

@@ -90,7 +90,7 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   /* conv weight (F, C/G, k...); deconv weight (data channels, out channels/G, k...) is
    * the same thing in the convolution view */
   lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};
-  for (int i = 0; i < p->g.k; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
+  for (int i = 0; i < img->ndim - 2; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
   LMX_TRY(lmx_cpu_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
   if (p->bias) {
     lmx_shape bs = {1, {deconv ? p->C : p->F}};

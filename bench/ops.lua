@@ -1,0 +1,187 @@
+--- bench/ops.lua — operator kernel benchmark (not a test; never run in CI).
+--
+--   env -u OPENBLAS_CORETYPE luajit bench/ops.lua        (from the repo root, after building)
+--
+-- Prints, in one run: OpenBLAS sgemm GFLOP/s at the shapes the workloads use; then
+-- FullyConnected (BENCHMARKS.md W1 layers) and Convolution (W2 layers) forward and
+-- backward in GFLOP/s and as % of the sgemm rate at the equivalent GEMM shape; then
+-- elementwise kernels in GB/s next to a plain copy; then the effect of
+-- OPENBLAS_CORETYPE=Haswell and OMP_NUM_THREADS=1/2 on sgemm and FC (child processes).
+-- Operators run through the imperative API with preallocated outputs; each figure is the
+-- best of 5 trials of ~0.1 s. Set LUAMX_LIB to pick a build (default: build/).
+package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path
+local ffi = require 'ffi'
+local mx = require 'luamx'
+local ops = require 'luamx.ndarray_ops'
+
+ffi.cdef [[
+typedef struct { long tv_sec; long tv_nsec; } lmx_bench_timespec;
+int clock_gettime(int clk, lmx_bench_timespec *ts);
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                 int lda, const float *b, int ldb, float beta, float *c, int ldc);
+]]
+local ts = ffi.new('lmx_bench_timespec')
+local function now()
+  ffi.C.clock_gettime(1, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+-- Best seconds per call of fn over 5 trials of ~0.1 s each.
+local function time(fn)
+  fn()
+  local t0, n = now(), 0
+  repeat fn(); n = n + 1 until now() - t0 > 0.02
+  local reps = math.max(1, math.floor(n * 0.1 / (now() - t0)))
+  local best = math.huge
+  for _ = 1, 5 do
+    local s = now()
+    for _ = 1, reps do fn() end
+    best = math.min(best, (now() - s) / reps)
+  end
+  return best
+end
+
+local lib = mx.capi.lib
+local function sgemm_time(m, n, k, tb)
+  local a, b, c = ffi.new('float[?]', m * k), ffi.new('float[?]', k * n), ffi.new('float[?]', m * n)
+  for i = 0, m * k - 1 do a[i] = (i % 7) * 0.1 end
+  for i = 0, k * n - 1 do b[i] = (i % 5) * 0.1 end
+  return time(function()
+    lib.cblas_sgemm(101, 111, tb and 112 or 111, m, n, k, 1, a, k, b, tb and k or n, 0, c, n)
+  end)
+end
+local function gflops(flop, t) return flop / t * 1e-9 end
+
+local function rand(shape)
+  local a = mx.nd.zeros(shape)
+  mx.random.seed(1)
+  return mx.random.uniform(-1, 1, shape)
+end
+
+local probe = arg[1] == '--probe'
+
+-- ---- sgemm -------------------------------------------------------------------------
+local function sgemm_section()
+  local shapes = {
+    { 'W1 fc1 fwd 128x512x784', 128, 512, 784 }, { 'W1 fc2 fwd 128x512x512', 128, 512, 512 },
+    { 'W1 fc1 dX 128x784x512', 128, 784, 512 }, { 'W1 fc1 dW 512x784x128', 512, 784, 128 },
+    { 'W2 conv2 batched 50x4096x500', 50, 4096, 500 }, { 'W2 conv1 batched 20x36864x25', 20, 36864, 25 },
+    { 'square 1024', 1024, 1024, 1024 },
+  }
+  print(('%-34s %10s'):format('OpenBLAS sgemm (m x n x k)', 'GFLOP/s'))
+  local rate = {}
+  for _, s in ipairs(shapes) do
+    local t = sgemm_time(s[2], s[3], s[4])
+    rate[s[1]] = gflops(2 * s[2] * s[3] * s[4], t)
+    print(('%-34s %10.1f'):format(s[1], rate[s[1]]))
+  end
+  return rate
+end
+
+-- ---- FullyConnected (W1) ------------------------------------------------------------
+local function fc_section(rate_of)
+  local layers = { { 'fc1 784->512', 784, 512 }, { 'fc2 512->512', 512, 512 }, { 'fc3 512->10', 512, 10 } }
+  local B = 128
+  print(('\n%-22s %9s %9s %9s %9s %9s'):format('FullyConnected B=128', 'fwd GF/s', 'sgemm', '% sgemm',
+    'bwd GF/s', '% sgemm'))
+  local res = {}
+  for _, L in ipairs(layers) do
+    local K, M = L[2], L[3]
+    local x, w, b, y = rand { B, K }, rand { M, K }, rand { M }, mx.nd.zeros { B, M }
+    local g = rand { B, M }
+    local p = { num_hidden = M }
+    local tf = time(function() mx.nd.FullyConnected { data = x, weight = w, bias = b, num_hidden = M, out = y } end)
+    local grads = { mx.nd.zeros { B, K }, mx.nd.zeros { M, K }, mx.nd.zeros { M } }
+    local tb = time(function() ops.backward('FullyConnected', p, { x, w, b }, { y }, { g }, { grads = grads }) end)
+    local sf = sgemm_time(B, M, K, true)
+    local sb = sgemm_time(B, K, M) + sgemm_time(M, K, B)
+    local f, bwd = gflops(2 * B * M * K, tf), gflops(4 * B * M * K, tb)
+    res[#res + 1] = { L[1], f, bwd }
+    print(('%-22s %9.1f %9.1f %8.0f%% %9.1f %8.0f%%'):format(L[1], f, gflops(2 * B * M * K, sf),
+      100 * sf / tf, bwd, 100 * sb / tb))
+  end
+  return res
+end
+
+-- ---- Convolution (W2) -----------------------------------------------------------------
+local function conv_section()
+  local B = 64
+  local layers = { { 'conv1 1x28x28 -> 20 5x5', 1, 28, 20 }, { 'conv2 20x12x12 -> 50 5x5', 20, 12, 50 } }
+  print(('\n%-26s %9s %9s %9s %9s %9s'):format('Convolution B=64', 'fwd GF/s', 'sgemm', '% sgemm',
+    'bwd GF/s', '% sgemm'))
+  for _, L in ipairs(layers) do
+    local C, S, F = L[2], L[3], L[4]
+    local O = (S - 4) * (S - 4)
+    local x, w, b = rand { B, C, S, S }, rand { F, C, 5, 5 }, rand { F }
+    local y = mx.nd.zeros { B, F, S - 4, S - 4 }
+    local g = rand { B, F, S - 4, S - 4 }
+    local p = { kernel = { 5, 5 }, num_filter = F }
+    local tf = time(function() mx.nd.Convolution { data = x, weight = w, bias = b, kernel = { 5, 5 },
+      num_filter = F, out = y } end)
+    local grads = { mx.nd.zeros { B, C, S, S }, mx.nd.zeros { F, C, 5, 5 }, mx.nd.zeros { F } }
+    local tb = time(function() ops.backward('Convolution', p, { x, w, b }, { y }, { g }, { grads = grads }) end)
+    local flop = 2 * B * F * O * C * 25
+    local sg = sgemm_time(F, B * O, C * 25)
+    local sgb = sgemm_time(F, C * 25, B * O, true) + sgemm_time(C * 25, B * O, F)
+    print(('%-26s %9.1f %9.1f %8.0f%% %9.1f %8.0f%%'):format(L[1], gflops(flop, tf), gflops(flop, sg),
+      100 * sg / tf, gflops(2 * flop, tb), 100 * sgb / tb))
+  end
+end
+
+-- ---- elementwise ------------------------------------------------------------------------
+local function elementwise_section()
+  for _, n in ipairs { 4194304, 65536 } do
+    local a, b, o = rand { n }, rand { n }, mx.nd.zeros { n }
+    local pos = mx.nd.op._plus_scalar(rand { n }, { scalar = 2 })
+    local tc = time(function() mx.nd._copy(a, { out = o }) end)
+    local copy = 8 * n / tc * 1e-9
+    print(('\nelementwise n=%d (%d KiB per array)    GB/s   %% of copy'):format(n, n * 4 / 1024))
+    print(('%-28s %8.1f %8.0f%%'):format('_copy (plain copy)', copy, 100))
+    local cases = {
+      { 'relu', 8, function() mx.nd.relu(a, { out = o }) end },
+      { '_mul_scalar', 8, function() mx.nd._mul_scalar(a, { scalar = 3, out = o }) end },
+      { 'elemwise_add', 12, function() mx.nd.elemwise_add(a, b, { out = o }) end },
+      { 'elemwise_mul', 12, function() mx.nd.elemwise_mul(a, b, { out = o }) end },
+      { 'broadcast_add (n)+(n)', 12, function() mx.nd.broadcast_add(a, b, { out = o }) end },
+      { 'sigmoid', 8, function() mx.nd.sigmoid(a, { out = o }) end },
+      { 'tanh', 8, function() mx.nd.tanh(a, { out = o }) end },
+      { 'sqrt', 8, function() mx.nd.sqrt(pos, { out = o }) end },
+      { 'sgd_update (w,g in; w out)', 12, function() mx.nd.sgd_update { weight = o, grad = a, lr = 0.01, out = o } end },
+    }
+    for _, cse in ipairs(cases) do
+      local t = time(cse[3])
+      local gbs = cse[2] * n / t * 1e-9
+      print(('%-28s %8.1f %8.0f%%'):format(cse[1], gbs, 100 * gbs / copy))
+    end
+  end
+end
+
+if probe then
+  -- child mode: sgemm 1024 and FC fc1 forward only, one line
+  local t = sgemm_time(1024, 1024, 1024)
+  local t2 = sgemm_time(128, 512, 784, true)
+  local x, w, b, y = rand { 128, 784 }, rand { 512, 784 }, rand { 512 }, mx.nd.zeros { 128, 512 }
+  local tf = time(function() mx.nd.FullyConnected { data = x, weight = w, bias = b, num_hidden = 512, out = y } end)
+  print(('%.1f %.1f %.1f'):format(gflops(2 * 1024 ^ 3, t), gflops(2 * 128 * 512 * 784, t2),
+    gflops(2 * 128 * 512 * 784, tf)))
+  os.exit(0)
+end
+
+print(('luamx bench/ops  (OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s, library %s)\n'):format(
+  os.getenv('OPENBLAS_CORETYPE') or 'unset', os.getenv('OMP_NUM_THREADS') or 'unset', mx.capi.path))
+sgemm_section()
+fc_section()
+conv_section()
+elementwise_section()
+
+print('\nEnvironment effects (child processes): sgemm 1024, sgemm 128x512x784, FC fc1 fwd GFLOP/s')
+local self = arg[0]
+for _, env in ipairs {
+  'env -u OPENBLAS_CORETYPE', 'env OPENBLAS_CORETYPE=Haswell',
+  'env -u OPENBLAS_CORETYPE OMP_NUM_THREADS=1', 'env -u OPENBLAS_CORETYPE OMP_NUM_THREADS=2',
+} do
+  local f = io.popen(env .. ' luajit ' .. self .. ' --probe 2>&1')
+  local out = f:read('*a'):gsub('%s+$', '')
+  f:close()
+  print(('%-44s %s'):format(env, out))
+end

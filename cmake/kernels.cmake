@@ -1,0 +1,8 @@
+# Per-file optimisation of the CPU kernels (kernels/cpu/*.c): -O3.
+# At the project's -O2, GCC 12 vectorises none of the elementwise loops (its "very cheap"
+# cost model will not version a loop for possible aliasing between the output and the
+# inputs); at -O3 it does (measured with -fopt-info-vec and bench/ops.lua). The rest of
+# the engine keeps the project's flags.
+file(GLOB LUAMX_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cpu/*.c)
+set_source_files_properties(${LUAMX_KERNEL_SOURCES} TARGET_DIRECTORY luamx_obj
+  PROPERTIES COMPILE_OPTIONS "-O3")

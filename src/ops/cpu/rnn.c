@@ -1,0 +1,119 @@
+/* rnn.c — CPU glue of the fused RNN operator (modes rnn_relu, rnn_tanh, lstm, gru;
+ * num_layers, bidirectional, state_outputs).
+ *
+ * Inputs data (T, N, I), parameters (packed, MXNet's layout: kernels/cpu/rnn.c), state
+ * (L·D, N, H) and for lstm state_cell. Outputs (T, N, D·H) and, with state_outputs, the
+ * final states. The workspace (descriptor .workspace = lmx_cpu_ws_RNN) holds every
+ * intermediate; backward recomputes the forward in it, so the op keeps no state between
+ * calls. Not supported on the CPU (LMX_ERR_UNSUPPORTED, named): projection_size,
+ * use_sequence_length, lstm state clipping, and dropout between layers in training.
+ * MXNet 1.9: src/operator/rnn-inl.h, rnn_impl.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../tensor/dtype.h"
+#include "../op_impl.h"
+#include "cpu_ops.h"
+
+static int rnn_desc(const lmx_op_ctx *c, const lmx_shape *x, int dt, lmx_cpu_rnn *r) {
+  r->mode = lmx_cpu_penum(c, "mode", "lstm") ? LMX_RNN_LSTM
+            : lmx_cpu_penum(c, "mode", "gru") ? LMX_RNN_GRU
+            : lmx_cpu_penum(c, "mode", "rnn_tanh") ? LMX_RNN_TANH : LMX_RNN_RELU;
+  r->G = r->mode == LMX_RNN_LSTM ? 4 : r->mode == LMX_RNN_GRU ? 3 : 1;
+  r->dt = dt;
+  r->L = lmx_cpu_pint(c, "num_layers", 1);
+  r->D = lmx_cpu_pnum(c, "bidirectional", 0) ? 2 : 1;
+  r->H = lmx_cpu_pint(c, "state_size", 1);
+  if (x->ndim != 3)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (sequence length, batch, "
+                       "input size)");
+  r->T = x->dim[0], r->N = x->dim[1], r->In = x->dim[2];
+  return LMX_OK;
+}
+
+static int rnn_supported(const lmx_op_ctx *c) {
+  const char *what = NULL;
+  if (lmx_cpu_pint(c, "projection_size", LMX_PARAM_NONE_INT) != LMX_PARAM_NONE_INT)
+    what = "projection_size";
+  else if (lmx_cpu_pnum(c, "use_sequence_length", 0)) what = "use_sequence_length";
+  else if (!isnan(lmx_cpu_pnum(c, "lstm_state_clip_min", NAN)) ||
+           !isnan(lmx_cpu_pnum(c, "lstm_state_clip_max", NAN)))
+    what = "lstm_state_clip_min/max";
+  else if (c->is_train && lmx_cpu_pnum(c, "p", 0) > 0 && lmx_cpu_pint(c, "num_layers", 1) > 1)
+    what = "p (dropout between layers in training)";
+  if (what) return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is not supported on the CPU", what);
+  return LMX_OK;
+}
+
+static int rnn_check(const lmx_op_ctx *c, const lmx_tensor *in, lmx_cpu_rnn *r) {
+  LMX_TRY(rnn_supported(c));
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(rnn_desc(c, &in[0].shape, in[0].dtype, r));
+  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
+  lmx_shape ps = {1, {lmx_cpu_rnn_param_size(r)}}, hs = {3, {r->L * r->D, r->N, r->H}};
+  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
+  LMX_TRY(lmx_cpu_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
+  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_cpu_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
+  return lmx_cpu_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
+}
+
+size_t lmx_cpu_ws_RNN(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)out;
+  lmx_cpu_rnn r;
+  if (in[0].ndim != 3 || rnn_desc(c, &in[0], LMX_FLOAT64, &r) != LMX_OK) return 0;
+  return lmx_cpu_rnn_ws(&r) * sizeof(double);
+}
+
+int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                    const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  lmx_cpu_rnn r;
+  LMX_TRY(rnn_check(c, in, &r));
+  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0);
+  lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
+  for (int i = 0; i < (states ? (r.mode == LMX_RNN_LSTM ? 3 : 2) : 1); i++) {
+    if (req[i] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
+    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
+  }
+  lmx_cpu_rnn_fwd(&r, in[0].data, in[1].data, in[2].data,
+                  r.mode == LMX_RNN_LSTM ? in[3].data : NULL, req[0] ? out[0].data : NULL,
+                  states && req[1] ? out[1].data : NULL,
+                  states && r.mode == LMX_RNN_LSTM && req[2] ? out[2].data : NULL, c->workspace);
+  return LMX_OK;
+}
+
+static void *grad_dst(const lmx_tensor *t, int req) {
+  if (req == LMX_REQ_NULL || !t->data) return NULL;
+  if (req != LMX_REQ_ADD)
+    memset(t->data, 0, (size_t)lmx_cpu_size(t) * (size_t)lmx_dtype_size(t->dtype));
+  return t->data;
+}
+
+int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                    const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                    const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  lmx_cpu_rnn r;
+  LMX_TRY(rnn_check(c, in, &r));
+  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), lstm = r.mode == LMX_RNN_LSTM;
+  lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
+  LMX_TRY(lmx_cpu_check_like(c, &og[0], &ys, r.dt, "output gradient"));
+  for (int i = 1; states && i < (lstm ? 3 : 2); i++)
+    if (og[i].data) LMX_TRY(lmx_cpu_check_like(c, &og[i], &hs, r.dt, "state gradient"));
+  for (int i = 0; i < (lstm ? 4 : 3); i++)
+    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
+  lmx_cpu_rnn_grad g = {
+      .dy = og[0].data,
+      .dhy = states ? og[1].data : NULL,
+      .dcy = states && lstm ? og[2].data : NULL,
+      .dx = grad_dst(&ig[0], req[0]),
+      .dw = grad_dst(&ig[1], req[1]),
+      .dh0 = grad_dst(&ig[2], req[2]),
+      .dc0 = lstm ? grad_dst(&ig[3], req[3]) : NULL,
+  };
+  lmx_cpu_rnn_bwd(&r, in[0].data, in[1].data, in[2].data, lstm ? in[3].data : NULL, &g,
+                  c->workspace);
+  return LMX_OK;
+}
