@@ -197,6 +197,19 @@ describe('mx.mod.BucketingModule', function()
     assert.same({[6] = 1, [3] = 1, [5] = 1}, calls)
   end)
 
+  it('a monitor installed before a bucket is created also watches that bucket', function()
+    local mod = bucketing(6)
+    local mon = mx.monitor.Monitor(1, nil, '^pred')
+    mod:install_monitor(mon)
+    mon:tic()
+    mod:forward(batch_of(3, 9), false) -- bucket 3 is created now
+    local names = {}
+    for _, e in ipairs(mon:toc()) do names[e.name] = true end
+    assert.is_true(names.pred_output)
+    assert.is_true(names.pred_weight)
+    assert.equal(mon, mod._monitor)
+  end)
+
   it('rejects a sym_gen that does not return a Symbol, naming the key', function()
     H.raises(function()
       mx.mod.BucketingModule{sym_gen = function() return 'net' end, default_bucket_key = 7}

@@ -105,6 +105,23 @@ describe('mx.mod.Module on API.md\'s FC example', function()
     assert.equal(2, #two:get_outputs(false)[1])
   end)
 
+  it('inputs_need_grad gives the gradient of the data', function()
+    local mod = mx.mod.Module{symbol = fc_net(), logger = false}
+    mod:bind{data_shapes = {{'data', {1, 4}}}, label_shapes = {{'softmax_label', {1}}}, inputs_need_grad = true}
+    local w = {}
+    for r = 1, 6 do w[r] = {r / 10, -r / 20, 0.3, r % 2} end
+    mod:init_params{arg_params = {fc_weight = nd.array(w), fc_bias = nd.array {1, 4, 4, 4, 5, 6}}}
+    mod:forward_backward(batch_of(1, 2))
+    local p = mod:get_outputs()[1]:toflat()
+    local want = {0, 0, 0, 0}
+    for r = 1, 6 do -- every pre-activation is positive, so relu passes the gradient
+      local g = p[r] - (r == 3 and 1 or 0)
+      for c = 1, 4 do want[c] = want[c] + g * w[r][c] end
+    end
+    H.near(mod:get_input_grads()[1]:toflat(), want, 1e-5)
+    H.raises(function() fc_module(1):get_input_grads() end, 'get_input_grads: bind with inputs_need_grad = true first')
+  end)
+
   it('lr_mult and wd_mult come from the symbol\'s attributes', function()
     local w = mx.sym.Variable('fc_weight', {lr_mult = 0})
     local fc = mx.sym.FullyConnected{data = mx.sym.Variable('data'), weight = w, num_hidden = 6, name = 'fc'}

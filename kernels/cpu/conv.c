@@ -93,8 +93,9 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
                   continue;                                                                \
                 }                                                                          \
                 int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, hi = g->out[2];           \
-                if (hi > 0 && iw0 + (hi - 1) * sw >= g->in[2])                             \
-                  hi = (g->in[2] - 1 - iw0) / sw + 1;                                      \
+                int64_t lim = g->in[2] - 1 - iw0; /* last ow with iw < in: lim / sw */     \
+                if (lim < 0) hi = 0;                                                       \
+                else if (lim / sw + 1 < hi) hi = lim / sw + 1;                             \
                 for (int64_t ow = lo; ow < hi; ow++) drow[iw0 + ow * sw] += s[ow];         \
               }                                                                            \
             }                                                                              \

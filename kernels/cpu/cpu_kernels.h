@@ -80,6 +80,8 @@ void lmx_cpu_fc_bwd_weight(int dt, int64_t m, int64_t k, int64_t n, void *gw, co
                            const void *x, int acc);
 /* out[n] (+)= Σ_r x[r,n] over m rows */
 void lmx_cpu_sum_rows(int dt, int64_t m, int64_t n, void *out, const void *x, int acc);
+/* Σ x[n], accumulated in double (8 float32 lanes, then double); 0 for other dtypes */
+double lmx_cpu_sum(int dt, int64_t n, const void *x);
 /* C[b][m,n] (+)= op(A[b]) · op(B[b]); A[b] [m,k] ([k,m] if ta), B[b] [k,n] ([n,k] if tb) */
 void lmx_cpu_batch_gemm(int dt, int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k,
                         const void *A, const void *B, void *C, int acc);

@@ -98,3 +98,21 @@ void lmx_cpu_batch_gemm(int dt, int64_t batch, int ta, int tb, int64_t m, int64_
     lmx_cpu_gemm(dt, ta, tb, m, n, k, 1.0, a, b, acc ? 1.0 : 0.0, c);
   }
 }
+
+/* Σ x[n] in double (float32/float64; 0 for other dtypes). */
+double lmx_cpu_sum(int dt, int64_t n, const void *x) {
+  double s = 0;
+  if (dt == LMX_FLOAT32) {
+    const float *p = x;
+    float part[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; j++) part[j] += p[i + j];
+    for (int j = 0; j < 8; j++) s += part[j];
+    for (; i < n; i++) s += p[i];
+  } else if (dt == LMX_FLOAT64) {
+    const double *p = x;
+    for (int64_t i = 0; i < n; i++) s += p[i];
+  }
+  return s;
+}

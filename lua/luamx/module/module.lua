@@ -314,15 +314,24 @@ function Module:get_params()
 end
 
 -- ------------------------------------------------------------------ optimizer ------
-local function create_kvstore(kvstore, num_device)
+-- MXNet's model._create_kvstore: no store for one device unless distributed;
+-- update_on_kvstore from MXNET_UPDATE_ON_KVSTORE (default 1), off for 'local' when a
+-- parameter has more than 16M elements.
+local function create_kvstore(kvstore, num_device, arg_params)
   if kvstore == nil or kvstore == false then return nil, false end
+  local update = os.getenv('MXNET_UPDATE_ON_KVSTORE') ~= '0'
   if type(kvstore) == 'string' then
     if num_device == 1 and not kvstore:find('dist', 1, true) then return nil, false end
     local kv = mx().kv
     if not kv or not kv.create then return nil, false end -- reduced in Lua (see the top)
-    return kv.create(kvstore), true
+    if kvstore == 'local' then
+      for _, a in pairs(arg_params) do
+        if a.size > 16 * 1024 * 1024 then update = false end
+      end
+    end
+    return kv.create(kvstore), update
   end
-  return kvstore, true
+  return kvstore, update
 end
 
 --- init_optimizer{kvstore='local', optimizer='sgd', optimizer_params={learning_rate=0.01},
@@ -338,7 +347,7 @@ function Module:init_optimizer(o)
   local n_dev = #self._context
   local kv_arg = o.kvstore
   if kv_arg == nil then kv_arg = 'local' end
-  local kvstore, update_on_kvstore = create_kvstore(kv_arg, n_dev)
+  local kvstore, update_on_kvstore = create_kvstore(kv_arg, n_dev, self._arg_params)
   local batch_size = self._exec_group.batch_size
   if kvstore and kvstore.type and tostring(kvstore.type):find('dist', 1, true) and kvstore.num_workers then
     batch_size = batch_size * kvstore.num_workers

@@ -213,8 +213,7 @@ static void channel_sum(int dt, int64_t N, int64_t ch, int64_t vol, void *gb, co
                         int acc) {
   for (int64_t k = 0; k < ch; k++) {
     double s = acc ? lmx_load_f64(gb, dt, k) : 0.0;
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t i = 0; i < vol; i++) s += lmx_load_f64(g, dt, (n * ch + k) * vol + i);
+    for (int64_t n = 0; n < N; n++) s += lmx_cpu_sum(dt, vol, elem(g, dt, (n * ch + k) * vol));
     lmx_store_f64(gb, dt, k, s);
   }
 }
