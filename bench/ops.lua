@@ -7,8 +7,9 @@
 -- backward in GFLOP/s and as % of the sgemm rate at the equivalent GEMM shape; then
 -- elementwise kernels in GB/s next to a plain copy; then the effect of
 -- OPENBLAS_CORETYPE=Haswell and OMP_NUM_THREADS=1/2 on sgemm and FC (child processes).
--- Operators run through the imperative API with preallocated outputs; each figure is the
--- best of 5 trials of ~0.1 s. Set LUAMX_LIB to pick a build (default: build/).
+-- Operators run through the imperative API with preallocated outputs. Each comparison is
+-- measured alternately (op, reference, op, reference, ...: 7 rounds) and keeps the best
+-- round of each, so load from other processes hits both sides alike. Set LUAMX_LIB to pick a build (default: build/).
 package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path
 local ffi = require 'ffi'
 local mx = require 'luamx'
@@ -26,30 +27,41 @@ local function now()
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 
--- Best seconds per call of fn over 5 trials of ~0.1 s each.
-local function time(fn)
+-- Repetitions of fn that take about `secs`.
+local function reps_for(fn, secs)
   fn()
   local t0, n = now(), 0
-  repeat fn(); n = n + 1 until now() - t0 > 0.02
-  local reps = math.max(1, math.floor(n * 0.1 / (now() - t0)))
-  local best = math.huge
-  for _ = 1, 5 do
-    local s = now()
-    for _ = 1, reps do fn() end
-    best = math.min(best, (now() - s) / reps)
-  end
-  return best
+  repeat fn(); n = n + 1 until now() - t0 > 0.01
+  return math.max(1, math.floor(n * secs / (now() - t0)))
 end
 
+-- Best seconds per call of each function, measured alternately (A B C A B C ...) over
+-- 7 rounds of ~0.03 s per function, so a disturbance hits every side alike.
+local function times(...)
+  local fns, reps, best = { ... }, {}, {}
+  for i, f in ipairs(fns) do reps[i], best[i] = reps_for(f, 0.03), math.huge end
+  for _ = 1, 7 do
+    for i, f in ipairs(fns) do
+      local s = now()
+      for _ = 1, reps[i] do f() end
+      best[i] = math.min(best[i], (now() - s) / reps[i])
+    end
+  end
+  return (table.unpack or unpack)(best)
+end
+local function time(fn) return (times(fn)) end
+
 local lib = mx.capi.lib
-local function sgemm_time(m, n, k, tb)
+-- A closure running one sgemm C[m,n] = A[m,k] B (B [k,n], or [n,k] transposed when tb).
+local function sgemm_fn(m, n, k, tb)
   local a, b, c = ffi.new('float[?]', m * k), ffi.new('float[?]', k * n), ffi.new('float[?]', m * n)
   for i = 0, m * k - 1 do a[i] = (i % 7) * 0.1 end
   for i = 0, k * n - 1 do b[i] = (i % 5) * 0.1 end
-  return time(function()
+  return function()
     lib.cblas_sgemm(101, 111, tb and 112 or 111, m, n, k, 1, a, k, b, tb and k or n, 0, c, n)
-  end)
+  end
 end
+local function sgemm_time(m, n, k, tb) return time(sgemm_fn(m, n, k, tb)) end
 local function gflops(flop, t) return flop / t * 1e-9 end
 
 local function rand(shape)
@@ -90,11 +102,13 @@ local function fc_section(rate_of)
     local x, w, b, y = rand { B, K }, rand { M, K }, rand { M }, mx.nd.zeros { B, M }
     local g = rand { B, M }
     local p = { num_hidden = M }
-    local tf = time(function() mx.nd.FullyConnected { data = x, weight = w, bias = b, num_hidden = M, out = y } end)
     local grads = { mx.nd.zeros { B, K }, mx.nd.zeros { M, K }, mx.nd.zeros { M } }
-    local tb = time(function() ops.backward('FullyConnected', p, { x, w, b }, { y }, { g }, { grads = grads }) end)
-    local sf = sgemm_time(B, M, K, true)
-    local sb = sgemm_time(B, K, M) + sgemm_time(M, K, B)
+    local s1, s2 = sgemm_fn(B, K, M), sgemm_fn(M, K, B)
+    local tf, sf, tb, sb = times(
+      function() mx.nd.FullyConnected { data = x, weight = w, bias = b, num_hidden = M, out = y } end,
+      sgemm_fn(B, M, K, true),
+      function() ops.backward('FullyConnected', p, { x, w, b }, { y }, { g }, { grads = grads }) end,
+      function() s1(); s2() end)
     local f, bwd = gflops(2 * B * M * K, tf), gflops(4 * B * M * K, tb)
     res[#res + 1] = { L[1], f, bwd }
     print(('%-22s %9.1f %9.1f %8.0f%% %9.1f %8.0f%%'):format(L[1], f, gflops(2 * B * M * K, sf),
@@ -116,13 +130,15 @@ local function conv_section()
     local y = mx.nd.zeros { B, F, S - 4, S - 4 }
     local g = rand { B, F, S - 4, S - 4 }
     local p = { kernel = { 5, 5 }, num_filter = F }
-    local tf = time(function() mx.nd.Convolution { data = x, weight = w, bias = b, kernel = { 5, 5 },
-      num_filter = F, out = y } end)
     local grads = { mx.nd.zeros { B, C, S, S }, mx.nd.zeros { F, C, 5, 5 }, mx.nd.zeros { F } }
-    local tb = time(function() ops.backward('Convolution', p, { x, w, b }, { y }, { g }, { grads = grads }) end)
     local flop = 2 * B * F * O * C * 25
-    local sg = sgemm_time(F, B * O, C * 25)
-    local sgb = sgemm_time(F, C * 25, B * O, true) + sgemm_time(C * 25, B * O, F)
+    local s1, s2 = sgemm_fn(F, C * 25, B * O, true), sgemm_fn(C * 25, B * O, F)
+    local tf, sg, tb, sgb = times(
+      function() mx.nd.Convolution { data = x, weight = w, bias = b, kernel = { 5, 5 },
+        num_filter = F, out = y } end,
+      sgemm_fn(F, B * O, C * 25),
+      function() ops.backward('Convolution', p, { x, w, b }, { y }, { g }, { grads = grads }) end,
+      function() s1(); s2() end)
     print(('%-26s %9.1f %9.1f %8.0f%% %9.1f %8.0f%%'):format(L[1], gflops(flop, tf), gflops(flop, sg),
       100 * sg / tf, gflops(2 * flop, tb), 100 * sgb / tb))
   end
@@ -133,10 +149,8 @@ local function elementwise_section()
   for _, n in ipairs { 4194304, 65536 } do
     local a, b, o = rand { n }, rand { n }, mx.nd.zeros { n }
     local pos = mx.nd.op._plus_scalar(rand { n }, { scalar = 2 })
-    local tc = time(function() mx.nd._copy(a, { out = o }) end)
-    local copy = 8 * n / tc * 1e-9
-    print(('\nelementwise n=%d (%d KiB per array)    GB/s   %% of copy'):format(n, n * 4 / 1024))
-    print(('%-28s %8.1f %8.0f%%'):format('_copy (plain copy)', copy, 100))
+    local copyf = function() mx.nd._copy(a, { out = o }) end
+    print(('\nelementwise n=%d (%d KiB per array)   GB/s  copy GB/s  %% of copy'):format(n, n * 4 / 1024))
     local cases = {
       { 'relu', 8, function() mx.nd.relu(a, { out = o }) end },
       { '_mul_scalar', 8, function() mx.nd._mul_scalar(a, { scalar = 3, out = o }) end },
@@ -149,9 +163,9 @@ local function elementwise_section()
       { 'sgd_update (w,g in; w out)', 12, function() mx.nd.sgd_update { weight = o, grad = a, lr = 0.01, out = o } end },
     }
     for _, cse in ipairs(cases) do
-      local t = time(cse[3])
-      local gbs = cse[2] * n / t * 1e-9
-      print(('%-28s %8.1f %8.0f%%'):format(cse[1], gbs, 100 * gbs / copy))
+      local t, tc = times(cse[3], copyf)
+      local gbs, copy = cse[2] * n / t * 1e-9, 8 * n / tc * 1e-9
+      print(('%-28s %8.1f %9.1f %8.0f%%'):format(cse[1], gbs, copy, 100 * gbs / copy))
     end
   end
 end

@@ -2,7 +2,8 @@
 # At the project's -O2, GCC 12 vectorises none of the elementwise loops (its "very cheap"
 # cost model will not version a loop for possible aliasing between the output and the
 # inputs); at -O3 it does (measured with -fopt-info-vec and bench/ops.lua). The rest of
-# the engine keeps the project's flags.
+# the engine keeps the project's flags. -fno-math-errno lets sqrt vectorise (the kernels
+# never read errno); NaN/inf semantics stay exact (no -ffast-math).
 file(GLOB LUAMX_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cpu/*.c)
 set_source_files_properties(${LUAMX_KERNEL_SOURCES} TARGET_DIRECTORY luamx_obj
-  PROPERTIES COMPILE_OPTIONS "-O3")
+  PROPERTIES COMPILE_OPTIONS "-O3;-fno-math-errno")

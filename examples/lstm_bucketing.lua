@@ -78,10 +78,12 @@ end
 
 local train_sent, vocab = mx.rnn.encode_sentences(mx.datasets.split_words(train_lines), nil,
   invalid_label, '\n', start_label)
-local valid_sent = mx.rnn.encode_sentences(mx.datasets.split_words(valid_lines), vocab,
-  invalid_label, '\n', start_label, '<unk>')
 local vocab_size = 0
 for _ in pairs(vocab) do vocab_size = vocab_size + 1 end
+-- validation words never seen in training map to '<unk>', which needs an id of its own
+if vocab['<unk>'] == nil then vocab['<unk>'] = vocab_size; vocab_size = vocab_size + 1 end
+local valid_sent = mx.rnn.encode_sentences(mx.datasets.split_words(valid_lines), vocab,
+  invalid_label, '\n', start_label, '<unk>')
 local bs = args['batch-size']
 local data_train = mx.rnn.BucketSentenceIter(train_sent, bs, buckets, invalid_label)
 local data_val = mx.rnn.BucketSentenceIter(valid_sent, bs, buckets, invalid_label)

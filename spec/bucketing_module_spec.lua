@@ -210,6 +210,27 @@ describe('mx.mod.BucketingModule', function()
     assert.equal(mon, mod._monitor)
   end)
 
+  it('state inputs: set_states and get_states on the current bucket', function()
+    local function gen(T)
+      local embed = mx.sym.Embedding{data = mx.sym.Variable('data'), input_dim = V, output_dim = E, name = 'embed'}
+      local x = mx.sym.broadcast_add(mx.sym.Reshape{data = embed, shape = {-1, E}}, mx.sym.Variable('s', {shape = {1, E}}))
+      local pred = mx.sym.FullyConnected{data = x, num_hidden = V, name = 'pred'}
+      local label = mx.sym.Reshape{data = mx.sym.Variable('softmax_label'), shape = {-1}}
+      return mx.sym.SoftmaxOutput{data = pred, label = label, name = 'softmax'}, {'data'}, {'softmax_label'}
+    end
+    local mod = mx.mod.BucketingModule{sym_gen = gen, default_bucket_key = 6, state_names = {'s'}, logger = false}
+    mod:bind{data_shapes = {{'data', {N, 6}}}, label_shapes = {{'softmax_label', {N, 6}}}}
+    mod:init_params{arg_params = params()}
+    assert.same({'embed_weight', 'pred_weight', 'pred_bias'}, mod._curr_module._param_names)
+    mod:forward(batch_of(3, 1), false)
+    local before = mod:get_outputs()[1]:toflat()
+    mod:set_states(nil, 0.25)
+    assert.same({0.25, 0.25, 0.25, 0.25}, mod:get_states()[1][1]:toflat())
+    mod:forward(batch_of(3, 1), false)
+    local after = mod:get_outputs()[1]:toflat()
+    assert.is_true(math.abs(after[1] - before[1]) > 1e-6)
+  end)
+
   it('rejects a sym_gen that does not return a Symbol, naming the key', function()
     H.raises(function()
       mx.mod.BucketingModule{sym_gen = function() return 'net' end, default_bucket_key = 7}

@@ -82,6 +82,63 @@ describe('examples', function()
     assert.is_true(d < 1e-4, out)
   end)
 
+  -- Small files in the full data sets' formats: IDX (MNIST) and PTB-style text.
+  local function be32(n)
+    return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+  end
+  local function write(path, bytes)
+    local f = assert(io.open(path, 'wb'))
+    f:write(bytes)
+    f:close()
+  end
+  local function fake_mnist(dir, n)
+    local px, lb = {}, {}
+    for i = 0, n - 1 do
+      lb[#lb + 1] = string.char(i % 10)
+      for k = 0, 28 * 28 - 1 do px[#px + 1] = string.char((k * 7 + i * 13) % 256) end
+    end
+    write(dir .. '/images', be32(0x803) .. be32(n) .. be32(28) .. be32(28) .. table.concat(px))
+    write(dir .. '/labels', be32(0x801) .. be32(n) .. table.concat(lb))
+  end
+
+  it('mnist_mlp.lua and lenet.lua read MNIST IDX files given by flags', function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute('mkdir -p ' .. dir))
+    fake_mnist(dir, 64)
+    local flags = ('--num-epochs 1 --train-images %s/images --train-labels %s/labels ' ..
+                   '--test-images %s/images --test-labels %s/labels'):format(dir, dir, dir, dir)
+    local status, out = example('mnist_mlp', flags)
+    assert.equal(0, status, out)
+    assert.truthy(has_line(out, '^luamx [%d.]+: MLP on MNIST IDX files$'), out)
+    assert.truthy(has_line(out, '^Epoch%[0%] Validation%-accuracy=' .. NUM .. '$'), out)
+    status, out = example('lenet', flags)
+    assert.equal(0, status, out)
+    assert.truthy(has_line(out, '^luamx [%d.]+: LeNet on MNIST IDX files %(1x28x28%)$'), out)
+    assert.truthy(has_line(out, '^final validation accuracy: %d%.%d%d%d%d'), out)
+    os.execute('rm -rf ' .. dir)
+  end)
+
+  it('lstm_bucketing.lua reads PTB-style text files given by flags', function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute('mkdir -p ' .. dir))
+    local lines = {}
+    for i = 1, 120 do
+      local words = {}
+      for t = 1, 4 + i % 7 do words[t] = ('w%d'):format((i * 3 + t * 5) % 40) end
+      lines[i] = table.concat(words, ' ')
+    end
+    write(dir .. '/train.txt', table.concat(lines, '\n') .. '\n')
+    write(dir .. '/valid.txt', table.concat(lines, '\n', 1, 40) .. '\n')
+    local status, out = example('lstm_bucketing', ('--num-epochs 1 --num-layers 1 --num-hidden 8 --num-embed 8 ' ..
+      '--batch-size 8 --buckets 5,10 --train-file %s/train.txt --valid-file %s/valid.txt'):format(dir, dir))
+    assert.equal(0, status, out)
+    assert.truthy(has_line(out, '^luamx [%d.]+: LSTM LM, 120 training / 40 validation sentences, vocabulary 42, buckets 5,10$'), out)
+    assert.truthy(has_line(out, '^Epoch%[0%] Validation%-perplexity=' .. NUM .. '$'), out)
+    os.execute('rm -rf ' .. dir)
+  end)
+
   it('an unknown flag stops an example with a message', function()
     local status, out = example('mnist_mlp', '--bogus 1')
     assert.are_not.equal(0, status)

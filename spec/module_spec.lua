@@ -105,6 +105,23 @@ describe('mx.mod.Module on API.md\'s FC example', function()
     assert.equal(2, #two:get_outputs(false)[1])
   end)
 
+  it('fixed_param_names are not trained; grad_req add accumulates over steps', function()
+    local mod = mx.mod.Module{symbol = fc_net(), fixed_param_names = {'fc_weight'}, logger = false}
+    mod:bind{data_shapes = {{'data', {1, 4}}}, label_shapes = {{'softmax_label', {1}}}}
+    mod:init_params{arg_params = fc_params()}
+    mod:init_optimizer{optimizer_params = {learning_rate = 0.1}}
+    mod:forward_backward(batch_of(1)); mod:update()
+    H.near(mod:get_params().fc_weight:toflat(), nd.ones({6, 4}):toflat())
+    assert.is_false(mod._exec_group.grad_arrays[1])
+    local acc = mx.mod.Module{symbol = fc_net(), logger = false}
+    acc:bind{data_shapes = {{'data', {1, 4}}}, label_shapes = {{'softmax_label', {1}}}, grad_req = 'add'}
+    acc:init_params{arg_params = fc_params()}
+    acc:forward_backward(batch_of(1)); acc:forward_backward(batch_of(1))
+    local want = {}
+    for r = 1, 6 do want[r] = 2 * GROW[r] end
+    H.near(acc._exec_group.grad_arrays[2][1]:toflat(), want, 1e-5)
+  end)
+
   it('inputs_need_grad gives the gradient of the data', function()
     local mod = mx.mod.Module{symbol = fc_net(), logger = false}
     mod:bind{data_shapes = {{'data', {1, 4}}}, label_shapes = {{'softmax_label', {1}}}, inputs_need_grad = true}
@@ -415,6 +432,11 @@ describe('Module errors', function()
       'forward: the batch has no label, but the module is training with label(s) {softmax_label}',
       'module_spec.lua')
     mod:forward(mx.io.DataBatch{data = {nd.ones {1, 4}}}, false) -- inference needs none
+    local unlabelled = mx.io.NDArrayIter{data = nd.ones {4, 4}, batch_size = 2}
+    local m2 = mx.mod.Module{symbol = fc_net(), logger = false}
+    H.raises(function() m2:fit(unlabelled, {num_epoch = 1}) end,
+      'forward: the batch has no label, but the module is training with label(s) {softmax_label}',
+      'module_spec.lua')
   end)
 
   it('unknown metric and optimizer names', function()

@@ -787,14 +787,17 @@ LMX_API int lmx_group_add_param(lmx_group *g, const char *name, int req);
 
 /* Slices the batch and binds one executor per context (simple_bind style); with shared
  * (bound, same number of contexts) executor i shares parameters, gradients, aux states
- * and memory pool with shared's executor i. Starts one worker thread per context when
- * n >= 2. Errors name the context ("group: context cpu(1): ..."); inputs disagreeing on
- * the batch size: LMX_ERR_SHAPE; MXNet's slicing error as lmx_split_slices. */
+ * and memory pool with shared's executor i, and its inputs are views of shared's inputs
+ * of the same names when those are large enough. Starts one worker thread per context
+ * when n >= 2. Errors name the context ("group: context cpu(1): ..."); inputs
+ * disagreeing on the batch size: LMX_ERR_SHAPE; MXNet's slicing error as
+ * lmx_split_slices. */
 LMX_API int lmx_group_bind(lmx_group *g, lmx_group *shared);
 
 /* New full-batch shapes for n inputs (names[i], ndims[i] dims from dims): a no-op when
  * nothing changes; otherwise re-slices and binds new executors against the group's first
- * executors (parameters, gradients, aux and pool shared; MXNet reshapes _default_execs).
+ * executors (parameters, gradients, aux and pool shared, inputs views of theirs when not
+ * larger; MXNet reshapes _default_execs).
  * On failure the group keeps its executors and shapes. */
 LMX_API int lmx_group_reshape(lmx_group *g, int n, const char *const *names,
                               const int64_t *dims, const int *ndims);

@@ -3,7 +3,8 @@
  *
  * Geometry is always handled as 3-D: 1-D and 2-D problems get leading spatial dims of 1
  * (lmx_cpu_geom_norm), so one loop nest serves all. im2col writes col[C*K, O] for one
- * image (K = kernel volume, O = output volume; padding reads as 0); col2im adds such a
+ * image (K = kernel volume, O = output volume, row stride ld >= O so several images can
+ * sit side by side; padding reads as 0); col2im adds such a
  * matrix back into the image (the transpose, so it always accumulates). The GEMMs
  * around them are the glue's business (src/ops/cpu/conv.c).
  * Pooling windows follow MXNet's pool.h: the window starts at o*stride - pad and ends
@@ -35,15 +36,14 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
 }
 
 #define DEF_IM2COL(T, S)                                                                   \
-  static void im2col_##S(const lmx_cpu_geom *g, int64_t C, const T *x, T *col) {           \
+  static void im2col_##S(const lmx_cpu_geom *g, int64_t C, const T *x, T *col, int64_t ld) {           \
     int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                                \
-    int64_t O = g->out[0] * g->out[1] * g->out[2];                                         \
     for (int64_t c = 0; c < C; c++)                                                        \
       for (int64_t kd = 0; kd < g->kernel[0]; kd++)                                        \
         for (int64_t kh = 0; kh < g->kernel[1]; kh++)                                      \
           for (int64_t kw = 0; kw < g->kernel[2]; kw++) {                                  \
             int64_t row = c * K + (kd * g->kernel[1] + kh) * g->kernel[2] + kw;            \
-            T *dst = col + row * O;                                                        \
+            T *dst = col + row * ld;                                                       \
             const T *src = x + c * g->in[0] * g->in[1] * g->in[2];                         \
             for (int64_t od = 0; od < g->out[0]; od++) {                                   \
               int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilate[0];              \
@@ -57,7 +57,8 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
                 const T *srow = src + (id * g->in[1] + ih) * g->in[2];                     \
                 int64_t iw0 = kw * g->dilate[2] - g->pad[2], sw = g->stride[2];            \
                 if (sw == 1 && iw0 >= 0 && iw0 + g->out[2] <= g->in[2]) {                  \
-                  memcpy(d, srow + iw0, (size_t)g->out[2] * sizeof(T));                    \
+                  const T *sr = srow + iw0; /* rows are short: a loop beats memcpy */      \
+                  for (int64_t ow = 0; ow < g->out[2]; ow++) d[ow] = sr[ow];               \
                   continue;                                                                \
                 }                                                                          \
                 for (int64_t ow = 0; ow < g->out[2]; ow++) {                               \
@@ -68,15 +69,14 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
             }                                                                              \
           }                                                                                \
   }                                                                                        \
-  static void col2im_##S(const lmx_cpu_geom *g, int64_t C, const T *col, T *x) {           \
+  static void col2im_##S(const lmx_cpu_geom *g, int64_t C, const T *col, T *x, int64_t ld) {           \
     int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                                \
-    int64_t O = g->out[0] * g->out[1] * g->out[2];                                         \
     for (int64_t c = 0; c < C; c++)                                                        \
       for (int64_t kd = 0; kd < g->kernel[0]; kd++)                                        \
         for (int64_t kh = 0; kh < g->kernel[1]; kh++)                                      \
           for (int64_t kw = 0; kw < g->kernel[2]; kw++) {                                  \
             int64_t row = c * K + (kd * g->kernel[1] + kh) * g->kernel[2] + kw;            \
-            const T *src = col + row * O;                                                  \
+            const T *src = col + row * ld;                                                 \
             T *dst = x + c * g->in[0] * g->in[1] * g->in[2];                               \
             for (int64_t od = 0; od < g->out[0]; od++) {                                   \
               int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilate[0];              \
@@ -104,16 +104,18 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
 DEF_IM2COL(float, f32)
 DEF_IM2COL(double, f64)
 
-int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col) {
-  if (dt == LMX_FLOAT32) im2col_f32(g, C, x, col);
-  else if (dt == LMX_FLOAT64) im2col_f64(g, C, x, col);
+int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col,
+                   int64_t ld) {
+  if (dt == LMX_FLOAT32) im2col_f32(g, C, x, col, ld);
+  else if (dt == LMX_FLOAT64) im2col_f64(g, C, x, col, ld);
   else return -1;
   return 0;
 }
 
-int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x) {
-  if (dt == LMX_FLOAT32) col2im_f32(g, C, col, x);
-  else if (dt == LMX_FLOAT64) col2im_f64(g, C, col, x);
+int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x,
+                   int64_t ld) {
+  if (dt == LMX_FLOAT32) col2im_f32(g, C, col, x, ld);
+  else if (dt == LMX_FLOAT64) col2im_f64(g, C, col, x, ld);
   else return -1;
   return 0;
 }

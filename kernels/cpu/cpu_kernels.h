@@ -31,6 +31,11 @@ void lmx_cpu_scalar(int op, int dt, int64_t n, void *out, const void *a, double 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
                   const void *A, const void *B, double beta, void *C);
 
+/* The same with explicit leading dimensions (row strides, in elements) of A, B, C. */
+void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
+                     const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
+                     void *C, int64_t ldc);
+
 /* ---- elementwise.c: unary math, scalar ops, equal-shape binary ops ------------------
  * All take float32/float64 and return 0, or -1 for another dtype / unknown op code.
  * acc = 1 adds into the destination (req ADD) instead of overwriting it. Arrays of n
@@ -160,10 +165,13 @@ typedef struct {
 } lmx_cpu_geom;
 /* Rewrites a 1-D / 2-D geometry as 3-D with leading dims of 1 (the kernels' form). */
 void lmx_cpu_geom_norm(lmx_cpu_geom *g);
-/* col[C*K, O] <- patches of x[C, in...] (K = kernel volume, O = out volume; g normalized) */
-int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col);
-/* x[C, in...] += the transpose of im2col applied to col[C*K, O] */
-int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x);
+/* col[C*K, O] (row stride ld >= O) <- patches of x[C, in...] (K = kernel volume,
+ * O = out volume; g normalized) */
+int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col,
+                   int64_t ld);
+/* x[C, in...] += the transpose of im2col applied to col[C*K, O] (row stride ld) */
+int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x,
+                   int64_t ld);
 enum { LMX_POOL_MAX, LMX_POOL_AVG, LMX_POOL_SUM, LMX_POOL_LP };
 /* y[planes, out...] (+)= pooling of x[planes, in...] (g normalized; p_value for lp) */
 int lmx_cpu_pool(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,

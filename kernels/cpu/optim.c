@@ -12,7 +12,7 @@
  *   ADAGRAD  h += g²; w' = w - lr (g / sqrt(h + eps) + wd w)
  * States s0/s1 are updated in place; out may alias w (in-place update). float32/float64.
  */
-#include <math.h>
+#include <tgmath.h>
 
 #include "../../src/tensor/dtype.h"
 #include "cpu_kernels.h"
@@ -20,46 +20,43 @@
 
 #define CLIPV(v, c) ((c) >= 0 ? ((v) > (c) ? (c) : (v) < -(c) ? -(c) : (v)) : (v))
 
+/* One loop per rule (the switch is outside the loops, so each loop vectorises). */
+#define UPD_LOOP(T, ...)                                                                     \
+  LMX_PAR_FOR(n, i, {                                                                      \
+    T wi = w[i], g = rs * gr[i], nw;                                                       \
+    __VA_ARGS__;                                                                           \
+    if (acc) out[i] += nw;                                                                 \
+    else out[i] = nw;                                                                      \
+  })
 #define DEF_UPD(T, S)                                                                      \
   static void upd_##S(const lmx_cpu_upd *u, int64_t n, T *out, const T *w, const T *gr,     \
                       T *s0, T *s1, int acc) {                                             \
     const T lr = (T)u->lr, wd = (T)u->wd, rs = (T)u->rescale, cl = (T)u->clip;             \
     const T mo = (T)u->momentum, b1 = (T)u->beta1, b2 = (T)u->beta2, ep = (T)u->epsilon;   \
     const T g1 = (T)u->gamma1, cw = (T)u->clip_weights;                                    \
-    LMX_PAR_FOR(n, i, {                                                                    \
-      T wi = w[i], g = rs * gr[i], nw;                                                     \
-      switch (u->rule) {                                                                   \
-        case LMX_UPD_SGD: g = CLIPV(g, cl); nw = (1 - lr * wd) * wi - lr * g; break;       \
-        case LMX_UPD_SGD_MOM:                                                              \
-          g = CLIPV(g, cl);                                                                \
-          s0[i] = mo * s0[i] - lr * wd * wi - lr * g;                                      \
-          nw = wi + s0[i];                                                                 \
-          break;                                                                           \
-        case LMX_UPD_NAG:                                                                  \
-          g = CLIPV(g, cl) + wd * wi;                                                      \
-          s0[i] = mo * s0[i] + g;                                                          \
-          nw = wi - lr * (mo * s0[i] + g);                                                 \
-          break;                                                                           \
-        case LMX_UPD_ADAM:                                                                 \
-          g = CLIPV(g + wd * wi, cl);                                                      \
-          s0[i] = b1 * s0[i] + (1 - b1) * g;                                               \
-          s1[i] = b2 * s1[i] + (1 - b2) * g * g;                                           \
-          nw = wi - lr * s0[i] / (sqrt(s1[i]) + ep);                                       \
-          break;                                                                           \
-        case LMX_UPD_RMSPROP:                                                              \
-          g = CLIPV(g + wd * wi, cl);                                                      \
-          s0[i] = (1 - g1) * g * g + g1 * s0[i];                                           \
-          nw = wi - lr * g / sqrt(s0[i] + ep);                                             \
-          if (cw > 0) nw = CLIPV(nw, cw);                                                  \
-          break;                                                                           \
-        default: /* ADAGRAD */                                                             \
-          g = CLIPV(g, cl);                                                                \
-          s0[i] += g * g;                                                                  \
-          nw = wi - lr * (g / sqrt(s0[i] + ep) + wd * wi);                                 \
-      }                                                                                    \
-      if (acc) out[i] += nw;                                                               \
-      else out[i] = nw;                                                                    \
-    });                                                                                    \
+    (void)s1, (void)mo, (void)b1, (void)b2, (void)ep, (void)g1, (void)cw;                  \
+    switch (u->rule) {                                                                     \
+      case LMX_UPD_SGD: UPD_LOOP(T, g = CLIPV(g, cl); nw = (1 - lr * wd) * wi - lr * g); break; \
+      case LMX_UPD_SGD_MOM:                                                                \
+        UPD_LOOP(T, g = CLIPV(g, cl); s0[i] = mo * s0[i] - lr * wd * wi - lr * g; nw = wi + s0[i]); \
+        break;                                                                             \
+      case LMX_UPD_NAG:                                                                    \
+        UPD_LOOP(T, g = CLIPV(g, cl) + wd * wi; s0[i] = mo * s0[i] + g;                       \
+                 nw = wi - lr * (mo * s0[i] + g));                                         \
+        break;                                                                             \
+      case LMX_UPD_ADAM:                                                                   \
+        UPD_LOOP(T, g = CLIPV(g + wd * wi, cl); s0[i] = b1 * s0[i] + (1 - b1) * g;            \
+                 s1[i] = b2 * s1[i] + (1 - b2) * g * g;                                    \
+                 nw = wi - lr * s0[i] / (sqrt(s1[i]) + ep));                               \
+        break;                                                                             \
+      case LMX_UPD_RMSPROP:                                                                \
+        UPD_LOOP(T, g = CLIPV(g + wd * wi, cl); s0[i] = (1 - g1) * g * g + g1 * s0[i];        \
+                 nw = wi - lr * g / sqrt(s0[i] + ep); if (cw > 0) nw = CLIPV(nw, cw));     \
+        break;                                                                             \
+      default: /* ADAGRAD */                                                               \
+        UPD_LOOP(T, g = CLIPV(g, cl); s0[i] += g * g;                                         \
+                 nw = wi - lr * (g / sqrt(s0[i] + ep) + wd * wi));                         \
+    }                                                                                      \
   }
 DEF_UPD(float, f32)
 DEF_UPD(double, f64)

@@ -116,7 +116,12 @@ static double bc_grad(int op, int side, double g, double a, double b) {
       WALK3(ndim, shape, ostr, astr, bstr, {                                              \
         T *oo = o + o0;                                                                   \
         const T *aa = a + o1, *bb = b + o2;                                               \
-        if (op == LMX_BC_ADD) for (int64_t j = 0; j < len; j++) oo[j] = aa[j * s1] + bb[j * s2]; \
+        if (s1 == 1 && s2 == 1) { /* contiguous rows: vectorisable */                     \
+          if (op == LMX_BC_ADD) for (int64_t j = 0; j < len; j++) oo[j] = aa[j] + bb[j];  \
+          else if (op == LMX_BC_SUB) for (int64_t j = 0; j < len; j++) oo[j] = aa[j] - bb[j]; \
+          else if (op == LMX_BC_MUL) for (int64_t j = 0; j < len; j++) oo[j] = aa[j] * bb[j]; \
+          else for (int64_t j = 0; j < len; j++) oo[j] = aa[j] / bb[j];                   \
+        } else if (op == LMX_BC_ADD) for (int64_t j = 0; j < len; j++) oo[j] = aa[j * s1] + bb[j * s2]; \
         else if (op == LMX_BC_SUB) for (int64_t j = 0; j < len; j++) oo[j] = aa[j * s1] - bb[j * s2]; \
         else if (op == LMX_BC_MUL) for (int64_t j = 0; j < len; j++) oo[j] = aa[j * s1] * bb[j * s2]; \
         else for (int64_t j = 0; j < len; j++) oo[j] = aa[j * s1] / bb[j * s2];           \

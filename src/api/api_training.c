@@ -40,8 +40,10 @@ int lmx_split_slices(int64_t batch, int n, const double *workload, int64_t *begi
   LMX_NEED(begin, "lmx_split_slices", "begin");
   LMX_NEED(end, "lmx_split_slices", "end");
   if (n < 1 || batch < 0)
-    return lmx_fail(LMX_ERR_ARG, "lmx_split_slices: need n >= 1 and batch >= 0, got n = %d, "
-                    "batch = %lld", n, (long long)batch);
+    return lmx_fail(LMX_ERR_ARG,
+                    "lmx_split_slices: need n >= 1 and batch >= 0, got n = %d, "
+                    "batch = %lld",
+                    n, (long long)batch);
   return lmx_train_split(batch, n, workload, begin, end);
 }
 

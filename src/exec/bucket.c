@@ -165,9 +165,11 @@ void lmx_bkt_destroy(lmx_bucketing *bp) {
 int lmx_bkt_find(const lmx_bucketing *bp, int64_t key, lmx_executor **out) {
   for (int i = 0; i < bp->n; i++)
     if (bp->keys[i] == key) return *out = bp->execs[i], LMX_OK;
-  return lmx_fail(LMX_ERR_NOTFOUND, "bucketing: bucket key %" PRId64 " is not bound (%d bucket%s"
-                  " bound; the default key is %" PRId64 ")", key, bp->n, bp->n == 1 ? "" : "s",
-                  bp->keys[0]);
+  return lmx_fail(LMX_ERR_NOTFOUND,
+                  "bucketing: bucket key %" PRId64
+                  " is not bound (%d bucket%s"
+                  " bound; the default key is %" PRId64 ")",
+                  key, bp->n, bp->n == 1 ? "" : "s", bp->keys[0]);
 }
 
 static int grow(lmx_bucketing *bp) {
@@ -199,8 +201,8 @@ static lmx_executor *largest_inputs(const lmx_bucketing *bp, int n, const char *
   return best;
 }
 
-int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
-                      const char *const *names, const lmx_shape *shapes, lmx_executor **out) {
+int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n, const char *const *names,
+                const lmx_shape *shapes, lmx_executor **out) {
   lmx_executor *def = bp->execs[0], *x = NULL;
   for (int i = 0; i < bp->n; i++)
     if (bp->keys[i] == key)
@@ -213,10 +215,20 @@ int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
   }
   char what[64];
   snprintf(what, sizeof what, "bucket key %" PRId64, key);
-  lmx_tbind c = {.sym = sym, .dev_type = def->dev_type, .dev_id = def->dev_id, .ninputs = n,
-                 .input_names = names, .input_shapes = shapes, .nreqs = n, .req_names = names,
-                 .reqs = reqs, .default_req = LMX_REQ_NULL, .base = def, .share_inputs = 1,
-                 .input_base = largest_inputs(bp, n, names), .what = what};
+  lmx_tbind c = {.sym = sym,
+                 .dev_type = def->dev_type,
+                 .dev_id = def->dev_id,
+                 .ninputs = n,
+                 .input_names = names,
+                 .input_shapes = shapes,
+                 .nreqs = n,
+                 .req_names = names,
+                 .reqs = reqs,
+                 .default_req = LMX_REQ_NULL,
+                 .base = def,
+                 .share_inputs = 1,
+                 .input_base = largest_inputs(bp, n, names),
+                 .what = what};
   int rc = grow(bp);
   if (rc == LMX_OK) rc = lmx_train_bind(&c, &x);
   lmx_free(reqs);
@@ -234,7 +246,9 @@ int lmx_bkt_keys(const lmx_bucketing *bp, int cap, int64_t *keys, int *n) {
 
 /* The arrays of a bucket, flat: args, then gradients, then aux states (NULL slots
  * where an argument has no gradient). */
-static int count_arrays(const lmx_executor *x) { return 2 * x->plan.nargs + x->plan.naux; }
+static int count_arrays(const lmx_executor *x) {
+  return 2 * x->plan.nargs + x->plan.naux;
+}
 
 static const lmx_ndarray *array_at(const lmx_executor *x, int k) {
   int na = x->plan.nargs;

@@ -7,7 +7,9 @@
  * Inputs (data, labels) are sliced along axis 0 (batch axis -1: copied whole to every
  * context); parameters come from the caller's list with their write requests, and are
  * shared by name with the shared group's executor of the same context when one is
- * given; other arguments (states) get their own arrays and request null.
+ * given; other arguments (states) get their own arrays and request null. Inputs are
+ * views of that executor's inputs of the same name when those are large enough
+ * (MXNet's shared_data_arrays / reshape views), else their own arrays.
  *
  * Threads. A group of two or more contexts starts one persistent worker thread per
  * context at its first bind; a step (load, forward, backward) publishes a job under the
@@ -57,7 +59,6 @@ typedef struct lmx_group_worker {
   lmx_ndarray **hgp; /* pointers to them (NULL where not given) */
 } worker;
 
-
 int lmx_train_split(int64_t batch, int n, const double *w, int64_t *begin, int64_t *end) {
   double total = 0;
   for (int i = 0; i < n; i++) total += w[i];
@@ -68,9 +69,10 @@ int lmx_train_split(int64_t batch, int n, const double *w, int64_t *begin, int64
     if (i == n - 1 && sum < batch) num += batch - sum;
     int64_t b = at < batch ? at : batch, e = b + num < batch ? b + num : batch;
     if (b >= e)
-      return lmx_fail(LMX_ERR_ARG, "Too many slices such that some splits are empty (batch size "
-                      "%" PRId64 " over %d devices: slice %d would be [%" PRId64 ", %" PRId64
-                      "))", batch, n, i + 1, b, e);
+      return lmx_fail(LMX_ERR_ARG,
+                      "Too many slices such that some splits are empty (batch size "
+                      "%" PRId64 " over %d devices: slice %d would be [%" PRId64 ", %" PRId64 "))",
+                      batch, n, i + 1, b, e);
     begin[i] = b, end[i] = e, at = e;
   }
   return LMX_OK;
@@ -84,7 +86,10 @@ static void on_monitor(const char *name, lmx_ndarray *arr, void *user) {
   if (w->qn == w->qcap) {
     int nc = w->qcap ? w->qcap * 2 : 64;
     mrec *q = lmx_realloc(w->q, (size_t)nc * sizeof *q);
-    if (!q) { w->qfail = 1; return; }
+    if (!q) {
+      w->qfail = 1;
+      return;
+    }
     w->q = q, w->qcap = nc;
   }
   lmx_ndarray *copy = NULL;
@@ -111,8 +116,10 @@ static int do_load(lmx_group *g, int i) {
   for (int k = 0; k < g->job_n; k++) {
     int in = g->job_in[k];
     lmx_ndarray *dst = x->args[g->in_arg[in]];
-    if (g->in_axis[in] < 0) LMX_TRY(lmx_nd_copy(g->job_src[k], dst));
-    else LMX_TRY(copy_rows(g->job_src[k], g->begin[i], g->end[i], dst));
+    if (g->in_axis[in] < 0)
+      LMX_TRY(lmx_nd_copy(g->job_src[k], dst));
+    else
+      LMX_TRY(copy_rows(g->job_src[k], g->begin[i], g->end[i], dst));
   }
   return LMX_OK;
 }
@@ -194,8 +201,10 @@ static int run(lmx_group *g, int job) {
     worker *w = &g->w[i];
     if (w->qfail) {
       w->qfail = 0;
-      return lmx_fail(LMX_ERR_NOMEM, "group: context %s(%d): out of memory copying a monitored "
-                      "array", g->dev_type[i] == LMX_CPU ? "cpu" : "gpu", g->dev_id[i]);
+      return lmx_fail(LMX_ERR_NOMEM,
+                      "group: context %s(%d): out of memory copying a monitored "
+                      "array",
+                      g->dev_type[i] == LMX_CPU ? "cpu" : "gpu", g->dev_id[i]);
     }
     if (w->rc != LMX_OK)
       return lmx_fail(w->rc, "group: context %s(%d) (device %d of %d): %s",
@@ -210,8 +219,10 @@ int lmx_grp_start_workers(lmx_group *g) {
     g->w[i].seen = g->gen;
     if (pthread_create(&g->w[i].th, NULL, worker_main, &g->w[i]) != 0) {
       lmx_grp_stop_workers(g, i);
-      return lmx_fail(LMX_ERR_INTERNAL, "group: cannot start the worker thread of context "
-                      "%s(%d)", g->dev_type[i] == LMX_CPU ? "cpu" : "gpu", g->dev_id[i]);
+      return lmx_fail(LMX_ERR_INTERNAL,
+                      "group: cannot start the worker thread of context "
+                      "%s(%d)",
+                      g->dev_type[i] == LMX_CPU ? "cpu" : "gpu", g->dev_id[i]);
     }
   }
   g->threads = 1;
@@ -243,13 +254,18 @@ static int stage_inputs(lmx_group *g, int n, const char *const *names, lmx_ndarr
                     g->nin);
   for (int k = 0; k < n; k++) {
     int in = find_input(g, names[k]);
-    if (in < 0) return lmx_fail(LMX_ERR_NOTFOUND, "group: '%s' is not an input of the group "
-                                "(give the data and label names it was bound with)", names[k]);
+    if (in < 0)
+      return lmx_fail(LMX_ERR_NOTFOUND,
+                      "group: '%s' is not an input of the group "
+                      "(give the data and label names it was bound with)",
+                      names[k]);
     if (!lmx_shape_equal(&src[k]->shape, &g->in_shape[in])) {
       char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
-      return lmx_fail(LMX_ERR_SHAPE, "group: input '%s': expected shape %s (the bound batch), "
-                      "got %s; reshape the group for a new batch size", names[k],
-                      lmx_shape_str(&g->in_shape[in], a), lmx_shape_str(&src[k]->shape, b));
+      return lmx_fail(LMX_ERR_SHAPE,
+                      "group: input '%s': expected shape %s (the bound batch), "
+                      "got %s; reshape the group for a new batch size",
+                      names[k], lmx_shape_str(&g->in_shape[in], a),
+                      lmx_shape_str(&src[k]->shape, b));
     }
     g->job_in[k] = in, g->job_src[k] = src[k];
   }
@@ -264,7 +280,7 @@ int lmx_grp_load(lmx_group *g, int n, const char *const *names, lmx_ndarray *con
 }
 
 int lmx_grp_forward(lmx_group *g, int n, const char *const *names, lmx_ndarray *const *src,
-                      int is_train) {
+                    int is_train) {
   LMX_TRY(lmx_grp_check_bound(g));
   LMX_TRY(stage_inputs(g, n, names, src));
   g->job_train = is_train;
@@ -274,16 +290,19 @@ int lmx_grp_forward(lmx_group *g, int n, const char *const *names, lmx_ndarray *
 int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
   LMX_TRY(lmx_grp_check_bound(g));
   if (n > g->nheads)
-    return lmx_fail(LMX_ERR_ARG, "group: backward: %d out_grads given, the symbol has %d "
-                    "outputs", n, g->nheads);
+    return lmx_fail(LMX_ERR_ARG,
+                    "group: backward: %d out_grads given, the symbol has %d "
+                    "outputs",
+                    n, g->nheads);
   for (int h = 0; h < n; h++) {
     const lmx_ndarray *m = g->merged[h], *hg = head_grads[h];
     if (!hg) continue;
     if (!lmx_shape_equal(&hg->shape, &m->shape)) {
       char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
-      return lmx_fail(LMX_ERR_SHAPE, "group: backward: out_grads[%d]: expected shape %s (the "
-                      "merged output), got %s", h + 1, lmx_shape_str(&m->shape, a),
-                      lmx_shape_str(&hg->shape, b));
+      return lmx_fail(LMX_ERR_SHAPE,
+                      "group: backward: out_grads[%d]: expected shape %s (the "
+                      "merged output), got %s",
+                      h + 1, lmx_shape_str(&m->shape, a), lmx_shape_str(&hg->shape, b));
     }
     g->job_src[h] = head_grads[h];
   }
@@ -325,8 +344,10 @@ static int concat(lmx_ndarray *const *parts, int n, lmx_ndarray *dst) {
 int lmx_grp_output(lmx_group *g, int h, int ctx, lmx_ndarray **out) {
   LMX_TRY(lmx_grp_check_bound(g));
   if (h < 0 || h >= g->nheads || ctx < -1 || ctx >= g->n)
-    return lmx_fail(LMX_ERR_ARG, "group: output %d of context %d is out of range (%d outputs, "
-                    "%d contexts)", h, ctx, g->nheads, g->n);
+    return lmx_fail(LMX_ERR_ARG,
+                    "group: output %d of context %d is out of range (%d outputs, "
+                    "%d contexts)",
+                    h, ctx, g->nheads, g->n);
   lmx_ndarray *a;
   if (ctx >= 0 || g->n == 1) {
     a = g->exec[ctx < 0 ? 0 : ctx]->ent[g->exec[ctx < 0 ? 0 : ctx]->plan.head_entry[h]];
@@ -345,8 +366,10 @@ int lmx_grp_input_grad(lmx_group *g, int in, int ctx, lmx_ndarray **out) {
   if (in < 0 || in >= g->nin || ctx < -1 || ctx >= g->n)
     return lmx_fail(LMX_ERR_ARG, "group: input %d of context %d is out of range", in, ctx);
   if (!g->exec[0]->grads[g->in_arg[in]])
-    return lmx_fail(LMX_ERR_STATE, "group: input '%s' has no gradient (bind with "
-                    "inputs_need_grad)", g->in_name[in]);
+    return lmx_fail(LMX_ERR_STATE,
+                    "group: input '%s' has no gradient (bind with "
+                    "inputs_need_grad)",
+                    g->in_name[in]);
   lmx_ndarray *a;
   if (ctx >= 0 || g->n == 1) {
     a = g->exec[ctx < 0 ? 0 : ctx]->grads[g->in_arg[in]];
@@ -372,10 +395,12 @@ int lmx_grp_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int a
 
 /* ---- configuration, bind, reshape, release ------------------------------------------ */
 
-static const char *dev_name(int t) { return t == LMX_CPU ? "cpu" : "gpu"; }
+static const char *dev_name(int t) {
+  return t == LMX_CPU ? "cpu" : "gpu";
+}
 
 int lmx_grp_create(lmx_symbol *sym, int n, const int *dt, const int *di, const double *wl,
-                     lmx_group **out) {
+                   lmx_group **out) {
   if (n < 1) return lmx_fail(LMX_ERR_ARG, "group: at least one context is needed, got %d", n);
   for (int i = 0; i < n; i++) {
     const lmx_device_ops *dev;
@@ -394,8 +419,8 @@ int lmx_grp_create(lmx_symbol *sym, int n, const int *dt, const int *di, const d
   g->exec = lmx_calloc(m, sizeof *g->exec), g->orig = lmx_calloc(m, sizeof *g->orig);
   g->sum_src = lmx_calloc(m, sizeof *g->sum_src);
   g->w = lmx_calloc(m, sizeof *g->w);
-  if (!g->dev_type || !g->dev_id || !g->workload || !g->begin || !g->end || !g->exec ||
-      !g->orig || !g->sum_src || !g->w) {
+  if (!g->dev_type || !g->dev_id || !g->workload || !g->begin || !g->end || !g->exec || !g->orig ||
+      !g->sum_src || !g->w) {
     lmx_grp_destroy(g);
     return lmx_fail_nomem("an executor group", m * 64);
   }
@@ -434,9 +459,9 @@ void lmx_grp_destroy(lmx_group *g) {
   for (int i = 0; g->w && i < g->n; i++) lmx_free(g->w[i].q);
   for (int k = 0; k < g->nin; k++) lmx_free(g->in_name[k]);
   for (int k = 0; k < g->nparam; k++) lmx_free(g->param_name[k]);
-  void *arrays[] = {g->dev_type, g->dev_id, g->workload, g->begin, g->end, g->exec, g->orig,
-                    g->sum_src, g->w, g->in_name, g->param_name, g->in_shape, g->in_axis,
-                    g->in_dtype, g->in_req, g->param_req};
+  void *arrays[] = {g->dev_type, g->dev_id,   g->workload, g->begin,    g->end,        g->exec,
+                    g->orig,     g->sum_src,  g->w,        g->in_name,  g->param_name, g->in_shape,
+                    g->in_axis,  g->in_dtype, g->in_req,   g->param_req};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) lmx_free(arrays[i]);
   if (g->sym) {
     pthread_mutex_destroy(&g->mu);
@@ -457,11 +482,13 @@ static int grow_cfg(lmx_group *g, int param) {
   if (n < *cap) return LMX_OK;
   size_t nc = (size_t)(*cap ? *cap * 2 : 8);
   int ok = 1;
-#define LMX_GROW_(field, type)                                                \
-  do {                                                                        \
-    type *q_ = lmx_realloc(g->field, nc * sizeof *q_);                        \
-    if (q_) g->field = q_;                                                    \
-    else ok = 0;                                                              \
+#define LMX_GROW_(field, type)                         \
+  do {                                                 \
+    type *q_ = lmx_realloc(g->field, nc * sizeof *q_); \
+    if (q_)                                            \
+      g->field = q_;                                   \
+    else                                               \
+      ok = 0;                                          \
   } while (0)
   if (param) {
     LMX_GROW_(param_name, char *);
@@ -479,16 +506,17 @@ static int grow_cfg(lmx_group *g, int param) {
   return LMX_OK;
 }
 
-int lmx_grp_add_input(lmx_group *g, const char *name, const lmx_shape *shape, int axis,
-                        int dtype, int req) {
+int lmx_grp_add_input(lmx_group *g, const char *name, const lmx_shape *shape, int axis, int dtype,
+                      int req) {
   if (g->bound) return lmx_fail(LMX_ERR_STATE, "group: inputs are set before bind");
   if (axis != 0 && axis != -1)
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "group: input '%s': batch axis %d is not supported "
-                    "(0, or -1 for an input that is not sliced)", name, axis);
+    return lmx_fail(LMX_ERR_UNSUPPORTED,
+                    "group: input '%s': batch axis %d is not supported "
+                    "(0, or -1 for an input that is not sliced)",
+                    name, axis);
   if (axis == 0 && shape->ndim < 1)
     return lmx_fail(LMX_ERR_SHAPE, "group: input '%s' has no batch axis (shape ())", name);
-  if (find_input(g, name) >= 0)
-    return lmx_fail(LMX_ERR_ARG, "group: input '%s' given twice", name);
+  if (find_input(g, name) >= 0) return lmx_fail(LMX_ERR_ARG, "group: input '%s' given twice", name);
   LMX_TRY(grow_cfg(g, 0));
   char *s = lmx_strdup(name);
   if (!s) return lmx_fail_nomem("an input name", strlen(name) + 1);
@@ -515,9 +543,11 @@ static int slice_batch(lmx_group *g) {
     if (first < 0) {
       first = k;
     } else if (g->in_shape[k].dim[0] != g->in_shape[first].dim[0]) {
-      return lmx_fail(LMX_ERR_SHAPE, "group: inputs '%s' and '%s' disagree on the batch size: "
-                      "%" PRId64 " and %" PRId64, g->in_name[first], g->in_name[k],
-                      g->in_shape[first].dim[0], g->in_shape[k].dim[0]);
+      return lmx_fail(LMX_ERR_SHAPE,
+                      "group: inputs '%s' and '%s' disagree on the batch size: "
+                      "%" PRId64 " and %" PRId64,
+                      g->in_name[first], g->in_name[k], g->in_shape[first].dim[0],
+                      g->in_shape[k].dim[0]);
     }
   }
   if (first < 0) return lmx_fail(LMX_ERR_ARG, "group: no input with a batch axis to slice");
@@ -539,14 +569,25 @@ static int bind_one(lmx_group *g, int i, lmx_executor *base, lmx_executor **out)
     if (g->in_axis[k] == 0) sh[k].dim[0] = g->end[i] - g->begin[i];
     rn[k] = g->in_name[k], rq[k] = g->in_req[k];
   }
-  for (int k = 0; k < g->nparam; k++) rn[g->nin + k] = g->param_name[k], rq[g->nin + k] = g->param_req[k];
+  for (int k = 0; k < g->nparam; k++)
+    rn[g->nin + k] = g->param_name[k], rq[g->nin + k] = g->param_req[k];
   char what[64];
   snprintf(what, sizeof what, "group: context %s(%d)", dev_name(g->dev_type[i]), g->dev_id[i]);
-  lmx_tbind c = {.sym = g->sym, .dev_type = g->dev_type[i], .dev_id = g->dev_id[i],
-                 .ninputs = g->nin, .input_names = (const char *const *)g->in_name,
-                 .input_shapes = sh, .input_dtypes = g->in_dtype, .nreqs = g->nin + g->nparam,
-                 .req_names = rn, .reqs = rq, .default_req = LMX_REQ_NULL, .base = base,
-                 .nshare = g->nparam, .share_names = (const char *const *)g->param_name,
+  lmx_tbind c = {.sym = g->sym,
+                 .dev_type = g->dev_type[i],
+                 .dev_id = g->dev_id[i],
+                 .ninputs = g->nin,
+                 .input_names = (const char *const *)g->in_name,
+                 .input_shapes = sh,
+                 .input_dtypes = g->in_dtype,
+                 .nreqs = g->nin + g->nparam,
+                 .req_names = rn,
+                 .reqs = rq,
+                 .default_req = LMX_REQ_NULL,
+                 .base = base,
+                 .nshare = g->nparam,
+                 .share_names = (const char *const *)g->param_name,
+                 .share_inputs = 1,
                  .what = what};
   if (g->nparam == 0) c.nshare = -1; /* share nothing by name: only the pool */
   int rc = lmx_train_bind(&c, out);
@@ -612,7 +653,8 @@ static int derive(lmx_group *g) {
 /* Binds every context against bases[i] (may be NULL) into fresh[]; all or nothing. */
 static int bind_all(lmx_group *g, lmx_executor *const *bases, lmx_executor **fresh) {
   int rc = LMX_OK;
-  for (int i = 0; i < g->n && rc == LMX_OK; i++) rc = bind_one(g, i, bases ? bases[i] : NULL, &fresh[i]);
+  for (int i = 0; i < g->n && rc == LMX_OK; i++)
+    rc = bind_one(g, i, bases ? bases[i] : NULL, &fresh[i]);
   if (rc == LMX_OK) return LMX_OK;
   for (int i = 0; i < g->n; i++) lmx_exec_release(fresh[i]), fresh[i] = NULL;
   return rc;
@@ -636,9 +678,10 @@ static int install(lmx_group *g, lmx_executor **fresh) {
 int lmx_grp_bind(lmx_group *g, lmx_group *shared) {
   if (g->bound) return lmx_fail(LMX_ERR_STATE, "group: already bound (use reshape)");
   if (shared && (shared->n != g->n || !shared->bound))
-    return lmx_fail(LMX_ERR_ARG, "group: the shared group must be bound on as many contexts "
-                    "(%d) as this one, it has %d%s", g->n, shared->n,
-                    shared->bound ? "" : " and is not bound");
+    return lmx_fail(LMX_ERR_ARG,
+                    "group: the shared group must be bound on as many contexts "
+                    "(%d) as this one, it has %d%s",
+                    g->n, shared->n, shared->bound ? "" : " and is not bound");
   LMX_TRY(slice_batch(g));
   lmx_executor **fresh = lmx_calloc((size_t)g->n, sizeof *fresh);
   if (!fresh) return lmx_fail_nomem("group executors", (size_t)g->n * sizeof *fresh);
@@ -660,8 +703,10 @@ int lmx_grp_reshape(lmx_group *g, int n, const char *const *names, const lmx_sha
   int rc = LMX_OK, changed = 0;
   for (int k = 0; k < n && rc == LMX_OK; k++) {
     int in = find_input(g, names[k]);
-    if (in < 0) rc = lmx_fail(LMX_ERR_NOTFOUND, "group: reshape: '%s' is not an input", names[k]);
-    else if (!lmx_shape_equal(&g->in_shape[in], &shapes[k])) changed = 1, g->in_shape[in] = shapes[k];
+    if (in < 0)
+      rc = lmx_fail(LMX_ERR_NOTFOUND, "group: reshape: '%s' is not an input", names[k]);
+    else if (!lmx_shape_equal(&g->in_shape[in], &shapes[k]))
+      changed = 1, g->in_shape[in] = shapes[k];
   }
   if (rc == LMX_OK && changed) rc = slice_batch(g);
   if (rc == LMX_OK && changed) rc = bind_all(g, g->orig, fresh);

@@ -40,14 +40,18 @@ int lmx_train_sum(lmx_ndarray *dst, lmx_ndarray *const *src, int n) {
   char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
   for (int i = 0; i < n; i++) {
     if (!lmx_nd_is_cpu(src[i]) || !lmx_nd_is_cpu(dst))
-      return lmx_fail(LMX_ERR_UNSUPPORTED, "sum: value %d is on %s(%d); only CPU arrays are "
-                      "reduced in this build", i + 1, src[i]->st->dev->name, src[i]->st->dev_id);
+      return lmx_fail(LMX_ERR_UNSUPPORTED,
+                      "sum: value %d is on %s(%d); only CPU arrays are "
+                      "reduced in this build",
+                      i + 1, src[i]->st->dev->name, src[i]->st->dev_id);
     if (!lmx_shape_equal(&src[i]->shape, &dst->shape))
       return lmx_fail(LMX_ERR_SHAPE, "sum: value %d has shape %s, expected %s", i + 1,
                       lmx_shape_str(&src[i]->shape, a), lmx_shape_str(&dst->shape, b));
     if (src[i]->dtype != dst->dtype || (dst->dtype != LMX_FLOAT32 && dst->dtype != LMX_FLOAT64))
-      return lmx_fail(LMX_ERR_DTYPE, "sum: value %d has dtype %s, expected %s (float32 or "
-                      "float64)", i + 1, lmx_dtype_str(src[i]->dtype), lmx_dtype_str(dst->dtype));
+      return lmx_fail(LMX_ERR_DTYPE,
+                      "sum: value %d has dtype %s, expected %s (float32 or "
+                      "float64)",
+                      i + 1, lmx_dtype_str(src[i]->dtype), lmx_dtype_str(dst->dtype));
   }
   int64_t m = lmx_nd_size(dst);
   if (dst->dtype == LMX_FLOAT32) {
@@ -70,15 +74,20 @@ int lmx_train_sum(lmx_ndarray *dst, lmx_ndarray *const *src, int n) {
 
 int lmx_kv_create(const char *type, lmx_kvstore **out) {
   if (strcmp(type, "nccl") == 0)
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "kvstore 'nccl': this build has no NCCL support "
+    return lmx_fail(LMX_ERR_UNSUPPORTED,
+                    "kvstore 'nccl': this build has no NCCL support "
                     "(built without CUDA/NCCL); use 'local' or 'device'");
   if (strncmp(type, "dist", 4) == 0)
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "kvstore '%s': distributed kvstores need an MPI "
+    return lmx_fail(LMX_ERR_UNSUPPORTED,
+                    "kvstore '%s': distributed kvstores need an MPI "
                     "launcher (mpirun) and a build with MPI support, which this build lacks; "
-                    "use 'local' or 'device'", type);
+                    "use 'local' or 'device'",
+                    type);
   if (strcmp(type, "local") != 0 && strcmp(type, "device") != 0)
-    return lmx_fail(LMX_ERR_ARG, "kvstore: unknown type '%s' (known: local, device, nccl, "
-                    "dist_sync, dist_device_sync, dist_async)", type);
+    return lmx_fail(LMX_ERR_ARG,
+                    "kvstore: unknown type '%s' (known: local, device, nccl, "
+                    "dist_sync, dist_device_sync, dist_async)",
+                    type);
   lmx_kvstore *kv = lmx_calloc(1, sizeof *kv);
   if (!kv) return lmx_fail_nomem("a kvstore", sizeof *kv);
   snprintf(kv->type, sizeof kv->type, "%s", type);
@@ -97,7 +106,9 @@ void lmx_kv_destroy(lmx_kvstore *kv) {
   lmx_free(kv);
 }
 
-const char *lmx_kv_type(const lmx_kvstore *kv) { return kv->type; }
+const char *lmx_kv_type(const lmx_kvstore *kv) {
+  return kv->type;
+}
 
 void lmx_kv_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user) {
   kv->updater = fn, kv->user = fn ? user : NULL;
@@ -110,14 +121,16 @@ static kv_entry *find(lmx_kvstore *kv, const char *key) {
 }
 
 static int unknown(const lmx_kvstore *kv, const char *op, const char *key) {
-  return lmx_fail(LMX_ERR_NOTFOUND, "kvstore '%s': %s: key '%s' has not been initialized (call "
-                  "init first)", kv->type, op, key);
+  return lmx_fail(LMX_ERR_NOTFOUND,
+                  "kvstore '%s': %s: key '%s' has not been initialized (call "
+                  "init first)",
+                  kv->type, op, key);
 }
 
 int lmx_kv_init(lmx_kvstore *kv, const char *key, const lmx_ndarray *value) {
   if (find(kv, key))
-    return lmx_fail(LMX_ERR_STATE, "kvstore '%s': init: key '%s' is already initialized",
-                    kv->type, key);
+    return lmx_fail(LMX_ERR_STATE, "kvstore '%s': init: key '%s' is already initialized", kv->type,
+                    key);
   if (kv->n == kv->cap) {
     int nc = kv->cap ? kv->cap * 2 : 16;
     kv_entry *e = lmx_realloc(kv->e, (size_t)nc * sizeof *e);
@@ -156,16 +169,17 @@ int lmx_kv_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs, int 
   for (int i = 0; i < n; i++) {
     if (!lmx_shape_equal(&outs[i]->shape, &e->value->shape)) {
       char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
-      return lmx_fail(LMX_ERR_SHAPE, "kvstore '%s': pull: key '%s', output %d: expected shape "
-                      "%s, got %s", kv->type, key, i + 1, lmx_shape_str(&e->value->shape, a),
+      return lmx_fail(LMX_ERR_SHAPE,
+                      "kvstore '%s': pull: key '%s', output %d: expected shape "
+                      "%s, got %s",
+                      kv->type, key, i + 1, lmx_shape_str(&e->value->shape, a),
                       lmx_shape_str(&outs[i]->shape, b));
     }
   }
   for (int i = 0; i < n; i++) {
     int rc = lmx_nd_copy(e->value, outs[i]);
     if (rc != LMX_OK)
-      return lmx_fail_prefix(rc, "kvstore '%s': pull: key '%s', output %d: ", kv->type, key,
-                             i + 1);
+      return lmx_fail_prefix(rc, "kvstore '%s': pull: key '%s', output %d: ", kv->type, key, i + 1);
   }
   return LMX_OK;
 }

@@ -29,15 +29,15 @@ typedef struct {
   int nreqs;               /* explicit requests by argument name */
   const char *const *req_names;
   const int *reqs;
-  int default_req; /* non-input arguments not found in base (or with no base) */
+  int default_req;    /* non-input arguments not found in base (or with no base) */
   lmx_executor *base; /* NULL: share nothing */
-  int nshare; /* > 0: share only these argument names from base; 0: any name; < 0: none */
+  int nshare;         /* > 0: share only these argument names from base; 0: any name; < 0: none */
   const char *const *share_names;
   int share_inputs; /* 1: an input whose array of the same name and dtype in input_base
                        (NULL: base) is large enough becomes a view of it (MXNet's
                        shared_data_arrays) */
   lmx_executor *input_base;
-  const char *what;   /* context for messages: "bucket key 7", "context cpu(1)" */
+  const char *what; /* context for messages: "bucket key 7", "context cpu(1)" */
 } lmx_tbind;
 
 /* Binds cfg->sym simple_bind style. Rules, per argument of sym:
@@ -57,8 +57,7 @@ int lmx_train_bind(const lmx_tbind *cfg, lmx_executor **out);
 int lmx_train_sum(lmx_ndarray *dst, lmx_ndarray *const *src, int n);
 
 /* MXNet's _split_input_slice: begin/end (n each) of the slices of `batch` rows. */
-int lmx_train_split(int64_t batch, int n, const double *workload, int64_t *begin,
-                    int64_t *end);
+int lmx_train_split(int64_t batch, int n, const double *workload, int64_t *begin, int64_t *end);
 
 /* ---- bucket.c: the bucketing pool (the API's lmx_bucketing) ---- */
 typedef struct lmx_bucketing lmx_bucketing;
@@ -67,8 +66,8 @@ void lmx_bkt_destroy(lmx_bucketing *bp);
 /* Borrowed executor of a bound key (LMX_ERR_NOTFOUND otherwise); allocates nothing. */
 int lmx_bkt_find(const lmx_bucketing *bp, int64_t key, lmx_executor **out);
 /* Binds a new key against the default bucket's executor; out is borrowed from bp. */
-int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n,
-                      const char *const *names, const lmx_shape *shapes, lmx_executor **out);
+int lmx_bkt_add(lmx_bucketing *bp, int64_t key, lmx_symbol *sym, int n, const char *const *names,
+                const lmx_shape *shapes, lmx_executor **out);
 int lmx_bkt_keys(const lmx_bucketing *bp, int cap, int64_t *keys, int *n);
 int lmx_bkt_mem(const lmx_bucketing *bp, int64_t *pool, int64_t *arrays);
 
@@ -112,10 +111,10 @@ struct lmx_group {
 };
 
 int lmx_grp_create(lmx_symbol *sym, int n, const int *dev_type, const int *dev_id,
-                     const double *workload, lmx_group **out);
+                   const double *workload, lmx_group **out);
 void lmx_grp_destroy(lmx_group *g);
-int lmx_grp_add_input(lmx_group *g, const char *name, const lmx_shape *shape, int axis,
-                        int dtype, int req);
+int lmx_grp_add_input(lmx_group *g, const char *name, const lmx_shape *shape, int axis, int dtype,
+                      int req);
 int lmx_grp_add_param(lmx_group *g, const char *name, int req);
 int lmx_grp_bind(lmx_group *g, lmx_group *shared);
 int lmx_grp_reshape(lmx_group *g, int n, const char *const *names, const lmx_shape *shapes);
@@ -124,7 +123,7 @@ int lmx_grp_start_workers(lmx_group *g);
 void lmx_grp_stop_workers(lmx_group *g, int started);
 int lmx_grp_load(lmx_group *g, int n, const char *const *names, lmx_ndarray *const *src);
 int lmx_grp_forward(lmx_group *g, int n, const char *const *names, lmx_ndarray *const *src,
-                      int is_train);
+                    int is_train);
 int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads);
 int lmx_grp_sum_grads(lmx_group *g);
 int lmx_grp_output(lmx_group *g, int h, int ctx, lmx_ndarray **out);

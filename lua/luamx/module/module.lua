@@ -95,8 +95,11 @@ local function new(_, o)
     for _, n in ipairs(list) do input[n] = true end
   end
   self._param_names = {}
+  local label_set = {}
+  for _, n in ipairs(self._label_names) do label_set[n] = true end
   for _, a in ipairs(o.symbol:list_arguments()) do
     if not input[a] then self._param_names[#self._param_names + 1] = a end
+    if label_set[a] then self._takes_labels = true end
   end
   self._aux_names = o.symbol:list_auxiliary_states()
   self._output_names = o.symbol:list_outputs()
@@ -496,7 +499,7 @@ function Module:forward(batch, is_train)
   end
   if is_train == nil then is_train = self.for_training end
   local has_label = batch.label ~= nil and #batch.label > 0
-  if is_train and self._label_shapes and not has_label then
+  if is_train and self._takes_labels and not has_label then
     raise(('forward: the batch has no label, but the module is training with label(s) %s')
       :format(base.names_str(self._label_names)))
   end

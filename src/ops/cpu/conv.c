@@ -1,17 +1,18 @@
 /* conv.c — CPU glue of Convolution, Deconvolution and Pooling (channel-first, 1-D..3-D).
  *
- * Convolution lowers each image to col[C*K, O] (im2col) and runs one GEMM per group:
- * out[n, g] = W[g] · col[g] (+ bias). Images are independent, so a batch of two or more
- * runs the images in parallel, one thread per image with its own col buffer; the GEMMs
- * inside run single-threaded (OpenBLAS's OpenMP build uses one thread when called
- * inside a parallel region, so the pools never nest). A single image runs serially with
- * BLAS using every thread. Backward: gW accumulates gout[n, g] · col[g]ᵀ into a private
- * per-thread buffer (summed at the end, so there are no races), gdata is col2im of
- * W[g]ᵀ · gout[n, g], gbias a sum. Deconvolution is the transpose: its forward is
+ * Convolution lowers a chunk of nb images (nb·O >= 1024 columns, so the GEMMs are not
+ * tiny) to col[C·K, nb·O] (im2col) and runs one GEMM per group: pat[g] = W[g] · col[g],
+ * then moves the chunk's columns into the NCHW output (+ bias). Chunks are independent,
+ * so with two or more they run in parallel, one thread per chunk with its own buffers;
+ * the GEMMs inside then run single-threaded (OpenBLAS's OpenMP build uses one thread
+ * when called inside a parallel region, so the pools never nest). A single chunk runs
+ * serially with BLAS using every thread. Backward: gW accumulates pat[g] · col[g]ᵀ into
+ * a private per-thread partial (summed at the end: no races), gdata is col2im of
+ * W[g]ᵀ · pat[g], gbias a sum. Deconvolution is the transpose: its forward is
  * convolution's data gradient and its data gradient is convolution's forward.
- * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread one col buffer and one
- * weight-sized accumulator, sized for float64 and omp_get_max_threads() threads; at run
- * time the thread count is capped by what the workspace holds.
+ * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread col, pat and a
+ * weight-sized partial, sized for float64 and omp_get_max_threads() threads; at run time
+ * the thread count is capped by what the workspace holds.
  * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pool.h.
  */
 #include <omp.h>
@@ -26,10 +27,23 @@ typedef struct {
   lmx_cpu_geom g;       /* "convolution view": in = the larger image, out = the patches */
   int64_t N, C, F, G;   /* images, image channels, patch-side channels, groups */
   int64_t CK, O, I;     /* per group: (C/G)*K rows of col; out volume; image volume */
+  int64_t nb, chunks;   /* images per chunk (GEMMs span a chunk), number of chunks */
   int dt, deconv, bias;
   size_t per_thread;    /* workspace bytes per thread */
   int threads;
 } conv_plan;
+
+/* Images per chunk: enough that a GEMM spans >= 1024 output columns. */
+static int64_t chunk_of(int64_t N, int64_t O) {
+  int64_t nb = O > 0 ? (1024 + O - 1) / O : 1;
+  return nb < 1 ? 1 : nb > N ? (N > 0 ? N : 1) : nb;
+}
+
+/* Workspace elements per thread: col [C·K, nb·O], pat [F, nb·O], weight partial [F, CK]. */
+static int64_t per_thread_elems(int64_t C, int64_t K, int64_t F, int64_t CKg, int64_t O,
+                                int64_t nb) {
+  return C * K * nb * O + F * nb * O + F * CKg;
+}
 
 static int tup(const lmx_op_ctx *c, const char *name, int k, int64_t def, int64_t *v) {
   lmx_shape t = lmx_cpu_pshape(c, name);
@@ -98,103 +112,148 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   }
   LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
   size_t es = (size_t)lmx_dtype_size(p->dt);
-  p->per_thread = (size_t)(p->G * p->CK * p->O + p->F * p->CK) * es;
+  p->nb = chunk_of(p->N, p->O);
+  p->chunks = p->N > 0 ? (p->N + p->nb - 1) / p->nb : 0;
+  p->per_thread = (size_t)per_thread_elems(p->C, K, p->F, p->CK, p->O, p->nb) * es;
   size_t have = c->workspace ? c->workspace_bytes : 0;
   p->threads = p->per_thread ? (int)(have / p->per_thread) : 1;
   if (p->threads > omp_get_max_threads()) p->threads = omp_get_max_threads();
-  if (p->threads > p->N) p->threads = p->N > 0 ? (int)p->N : 1;
+  if (p->threads > p->chunks) p->threads = p->chunks > 0 ? (int)p->chunks : 1;
   if (p->threads < 1) return lmx_cpu_check_ws(c, p->per_thread);
   return LMX_OK;
 }
 
-static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape *pat,
-                      int deconv) {
+static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape *pat) {
   if (img->ndim < 3 || pat->ndim < 3) return 0;
   int64_t G = lmx_cpu_pint(c, "num_group", 1), K = 1, O = 1;
   lmx_shape ks = lmx_cpu_pshape(c, "kernel");
   for (int i = 0; i < ks.ndim; i++) K *= ks.dim[i];
   for (int i = 2; i < pat->ndim; i++) O *= pat->dim[i];
-  int64_t C = img->dim[1], F = pat->dim[1];
-  (void)deconv;
-  size_t per = (size_t)(C * K * O + F * (G ? C / G : C) * K) * sizeof(double);
+  int64_t C = img->dim[1], F = pat->dim[1], N = img->dim[0];
+  int64_t nb = chunk_of(N, O), chunks = N > 0 ? (N + nb - 1) / nb : 1;
+  int64_t per = per_thread_elems(C, K, F, (G > 0 ? C / G : C) * K, O, nb);
   int64_t t = omp_get_max_threads();
-  if (t > img->dim[0]) t = img->dim[0] > 0 ? img->dim[0] : 1;
-  return per * (size_t)t;
+  if (t > chunks) t = chunks > 0 ? chunks : 1;
+  return (size_t)per * sizeof(double) * (size_t)t;
 }
 
 size_t lmx_cpu_ws_Convolution(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
-  return conv_ws(c, &in[0], &out[0], 0);
+  return conv_ws(c, &in[0], &out[0]);
 }
 
 size_t lmx_cpu_ws_Deconvolution(const lmx_op_ctx *c, const lmx_shape *in,
                                 const lmx_shape *out) {
-  return conv_ws(c, &out[0], &in[0], 1);
+  return conv_ws(c, &out[0], &in[0]);
 }
 
 static char *elem(const void *base, int dt, int64_t i) {
   return (char *)base + (size_t)i * (size_t)lmx_dtype_size(dt);
 }
 
-static void *thread_buf(const conv_plan *p, void *ws) {
-  return (char *)ws + (size_t)omp_get_thread_num() * p->per_thread;
+/* This thread's buffers: col [C·K, nb·O], pat [F, nb·O], wpart [F, CK]. */
+typedef struct {
+  char *col, *pat, *wpart;
+  int64_t ld; /* nb·O: row stride of col and pat */
+} conv_bufs;
+
+static conv_bufs thread_bufs(const conv_plan *p, void *ws) {
+  conv_bufs b;
+  int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
+  b.ld = p->nb * p->O;
+  b.col = (char *)ws + (size_t)omp_get_thread_num() * p->per_thread;
+  b.pat = elem(b.col, p->dt, p->C * K * b.ld);
+  b.wpart = elem(b.pat, p->dt, p->F * b.ld);
+  return b;
 }
 
-/* pat[n] (F, O) (+)= W_g · im2col(img[n])_g for every image and group. */
+/* Images [n0, n0 + cnt) of x (N, ch, vol) to / from the chunk matrix m [ch, ld] (image i
+ * at columns i·vol). */
+static void chunk_move(const conv_plan *p, int64_t n0, int64_t cnt, int64_t ch, int64_t vol,
+                       void *x, void *m, int64_t ld, int to_chunk, int acc) {
+  for (int64_t i = 0; i < cnt; i++)
+    for (int64_t k = 0; k < ch; k++) {
+      char *a = elem(x, p->dt, ((n0 + i) * ch + k) * vol), *b = elem(m, p->dt, k * ld + i * vol);
+      if (to_chunk) memcpy(b, a, (size_t)vol * (size_t)lmx_dtype_size(p->dt));
+      else lmx_cpu_scale(p->dt, vol, a, b, 1.0, acc);
+    }
+}
+
+static void im2col_chunk(const conv_plan *p, const void *img, int64_t n0, int64_t cnt,
+                         const conv_bufs *b) {
+  for (int64_t i = 0; i < cnt; i++)
+    lmx_cpu_im2col(p->dt, &p->g, p->C, elem(img, p->dt, (n0 + i) * p->C * p->I),
+                   elem(b->col, p->dt, i * p->O), b->ld);
+}
+
+/* pat (N, F, O) (+)= W_g · im2col(img)_g, a chunk of images per GEMM. */
 static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
                        void *ws) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G;
 #pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
-  for (int64_t n = 0; n < p->N; n++) {
-    void *col = thread_buf(p, ws);
-    lmx_cpu_im2col(dt, &p->g, p->C, elem(img, dt, n * p->C * p->I), col);
+  for (int64_t ch = 0; ch < p->chunks; ch++) {
+    conv_bufs b = thread_bufs(p, ws);
+    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+    im2col_chunk(p, img, n0, cnt, &b);
     for (int64_t g = 0; g < p->G; g++)
-      lmx_cpu_gemm(dt, 0, 0, Fg, p->O, p->CK, 1.0, elem(w, dt, g * Fg * p->CK),
-                   elem(col, dt, g * p->CK * p->O), acc ? 1.0 : 0.0,
-                   elem(pat, dt, (n * p->F + g * Fg) * p->O));
+      lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
+                      elem(b.col, dt, g * p->CK * b.ld), b.ld, 0.0, elem(b.pat, dt, g * Fg * b.ld),
+                      b.ld);
+    chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
   }
 }
 
-/* img[n] (+)= col2im(W_gᵀ · pat[n]_g) for every image (zeroed first unless acc). */
+/* img (N, C, I) (+)= col2im(W_gᵀ · pat_g), a chunk of images per GEMM. */
 static void pat_to_img(const conv_plan *p, const void *w, const void *pat, void *img, int acc,
                        void *ws) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G;
   size_t es = (size_t)lmx_dtype_size(dt);
 #pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
-  for (int64_t n = 0; n < p->N; n++) {
-    void *col = thread_buf(p, ws);
+  for (int64_t ch = 0; ch < p->chunks; ch++) {
+    conv_bufs b = thread_bufs(p, ws);
+    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+    chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
     for (int64_t g = 0; g < p->G; g++)
-      lmx_cpu_gemm(dt, 1, 0, p->CK, p->O, Fg, 1.0, elem(w, dt, g * Fg * p->CK),
-                   elem(pat, dt, (n * p->F + g * Fg) * p->O), 0.0,
-                   elem(col, dt, g * p->CK * p->O));
-    void *im = elem(img, dt, n * p->C * p->I);
-    if (!acc) memset(im, 0, (size_t)(p->C * p->I) * es);
-    lmx_cpu_col2im(dt, &p->g, p->C, col, im);
+      lmx_cpu_gemm_ld(dt, 1, 0, p->CK, cols, Fg, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
+                      elem(b.pat, dt, g * Fg * b.ld), b.ld, 0.0, elem(b.col, dt, g * p->CK * b.ld),
+                      b.ld);
+    for (int64_t i = 0; i < cnt; i++) {
+      void *im = elem(img, dt, (n0 + i) * p->C * p->I);
+      if (!acc) memset(im, 0, (size_t)(p->C * p->I) * es);
+      lmx_cpu_col2im(dt, &p->g, p->C, elem(b.col, dt, i * p->O), im, b.ld);
+    }
   }
 }
 
-/* gw (F, C/G·K) (+)= Σ_n pat[n]_g · im2col(img[n])_gᵀ, private per thread then summed. */
+/* gw (F, CK) (+)= Σ pat_g · im2col(img)_gᵀ over the batch: private partial sums per
+ * thread (no races), added up at the end. */
 static void weight_grad(const conv_plan *p, const void *img, const void *pat, void *gw, int acc,
                         void *ws) {
   int dt = p->dt;
-  int64_t Fg = p->F / p->G, colsz = p->G * p->CK * p->O, wsz = p->F * p->CK;
+  int64_t Fg = p->F / p->G, wsz = p->F * p->CK;
   size_t es = (size_t)lmx_dtype_size(dt);
 #pragma omp parallel num_threads(p->threads) if (p->threads > 1)
   {
-    void *col = thread_buf(p, ws), *part = elem(col, dt, colsz);
-    memset(part, 0, (size_t)wsz * es);
+    conv_bufs b = thread_bufs(p, ws);
+    memset(b.wpart, 0, (size_t)wsz * es);
 #pragma omp for schedule(static)
-    for (int64_t n = 0; n < p->N; n++) {
-      lmx_cpu_im2col(dt, &p->g, p->C, elem(img, dt, n * p->C * p->I), col);
+    for (int64_t ch = 0; ch < p->chunks; ch++) {
+      int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+      im2col_chunk(p, img, n0, cnt, &b);
+      chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
       for (int64_t g = 0; g < p->G; g++)
-        lmx_cpu_gemm(dt, 0, 1, Fg, p->CK, p->O, 1.0, elem(pat, dt, (n * p->F + g * Fg) * p->O),
-                     elem(col, dt, g * p->CK * p->O), 1.0, elem(part, dt, g * Fg * p->CK));
+        lmx_cpu_gemm_ld(dt, 0, 1, Fg, p->CK, cols, 1.0, elem(b.pat, dt, g * Fg * b.ld), b.ld,
+                        elem(b.col, dt, g * p->CK * b.ld), b.ld, 1.0,
+                        elem(b.wpart, dt, g * Fg * p->CK), p->CK);
     }
   }
   for (int t = 0; t < p->threads; t++) {
-    const void *part = (char *)ws + (size_t)t * p->per_thread + (size_t)colsz * es;
-    lmx_cpu_scale(dt, wsz, gw, part, 1.0, acc || t > 0);
+    conv_bufs b;
+    int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
+    b.col = (char *)ws + (size_t)t * p->per_thread;
+    b.wpart = elem(b.col, dt, p->C * K * p->nb * p->O + p->F * p->nb * p->O);
+    lmx_cpu_scale(dt, wsz, gw, b.wpart, 1.0, acc || t > 0);
   }
 }
 

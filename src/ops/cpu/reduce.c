@@ -58,6 +58,14 @@ static int bcast_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
   LMX_TRY(bcast_check(c, in, &out[0]));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   int nd = out[0].shape.ndim;
+  /* equal shapes: the elementwise kernel (vectorised, parallel above the threshold) */
+  static const int to_bin[] = {LMX_BIN_ADD, LMX_BIN_SUB, LMX_BIN_MUL, LMX_BIN_DIV,
+                               LMX_BIN_MAX, LMX_BIN_MIN, LMX_BIN_POW};
+  if (op <= LMX_BC_POW && lmx_shape_equal(&in[0].shape, &out[0].shape) &&
+      lmx_shape_equal(&in[1].shape, &out[0].shape))
+    return lmx_cpu_ew_binary(to_bin[op], in[0].dtype, lmx_cpu_size(&out[0]), out[0].data,
+                             in[0].data, in[1].data, req[0] == LMX_REQ_ADD) < 0
+               ? lmx_cpu_fail_dtype(c, &in[0], "input 'lhs'") : LMX_OK;
   int64_t as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
   bstrides(&in[0].shape, nd, as);
   bstrides(&in[1].shape, nd, bs);
