@@ -2,8 +2,10 @@
 # At the project's -O2, GCC 12 vectorises none of the elementwise loops (its "very cheap"
 # cost model will not version a loop for possible aliasing between the output and the
 # inputs); at -O3 it does (measured with -fopt-info-vec and bench/ops.lua). The rest of
-# the engine keeps the project's flags. -fno-math-errno lets sqrt vectorise (the kernels
-# never read errno); NaN/inf semantics stay exact (no -ffast-math).
+# the engine keeps the project's flags. -fno-math-errno lets sqrt vectorise and
+# -fno-trapping-math lets comparisons if-convert inside loops (cpu_math.h's exp; the kernels
+# neither read errno nor trap on FP exceptions); NaN/inf semantics stay exact (no
+# -ffast-math).
 file(GLOB LUAMX_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cpu/*.c)
 set_source_files_properties(${LUAMX_KERNEL_SOURCES} TARGET_DIRECTORY luamx_obj
-  PROPERTIES COMPILE_OPTIONS "-O3;-fno-math-errno")
+  PROPERTIES COMPILE_OPTIONS "-O3;-fno-math-errno;-fno-trapping-math")

@@ -584,3 +584,26 @@ describe('bad input', function()
     H.raises(function() exe:forward() end, 'Executor has been freed')
   end)
 end)
+
+describe('executor lifetime with a monitor', function()
+  it('collects an executor whose monitor closure refers back to it', function()
+    local mx = require 'luamx'
+    local H = require 'helpers'
+    H.full_gc()
+    local before = H.live_blocks()
+    local probe = setmetatable({}, {__mode = 'k'})
+    do
+      local a = mx.sym.Variable('a')
+      local exe = (a * 2):simple_bind{a = {4}, grad_req = 'null'}
+      local seen = 0
+      exe:set_monitor_callback(function(name) if exe then seen = seen + 1 end end)
+      exe:forward{is_train = false, a = mx.nd.ones {4}}
+      assert.is_true(seen > 0)
+      probe[exe] = true
+    end
+    H.full_gc()
+    H.full_gc()
+    assert.is_nil(next(probe))
+    assert.are.equal(before, H.live_blocks())
+  end)
+end)

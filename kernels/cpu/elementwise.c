@@ -4,7 +4,8 @@
  * Each operation is one row of an X-macro list giving its forward expression and its
  * gradient expression (in terms of x = input, y = output, g = head gradient, s =
  * scalar). The macros expand every row into one float32 and one float64 function
- * (<tgmath.h> picks expf/exp), and a table indexed by [op][dtype] selects the sibling,
+ * (<tgmath.h> picks expf/exp; exp, tanh and sigmoid use cpu_math.h's vectorisable
+ * float32 versions), and a table indexed by [op][dtype] selects the sibling,
  * so there is no per-dtype re-include. Loops are plain, so the compiler vectorises
  * them, and go parallel only above LMX_OMP_MIN elements. Only float32/float64 are
  * supported: the functions return -1 for any other dtype and the caller reports it.
@@ -14,6 +15,7 @@
 
 #include "../../src/tensor/dtype.h"
 #include "cpu_kernels.h"
+#include "cpu_math.h"
 #include "cpu_par.h"
 
 static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 1 : -1; }
@@ -34,7 +36,7 @@ static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 
 /* X(name, forward(x), backward(x, y, g)) */
 #define UNARY_LIST(X)                                                   \
   X(COPY, x, g)                                                         \
-  X(EXP, exp(x), g * y)                                                 \
+  X(EXP, XEXP(x), g * y)                                                \
   X(LOG, log(x), g / x)                                                 \
   X(SQRT, sqrt(x), g / (2 * y))                                         \
   X(RSQRT, 1 / sqrt(x), -g / (2 * x * sqrt(x)))                        \
@@ -43,8 +45,8 @@ static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 
   X(SIGN, SGN(x), 0)                                                    \
   X(SIN, sin(x), g * cos(x))                                            \
   X(COS, cos(x), -g * sin(x))                                           \
-  X(TANH, tanh(x), g * (1 - y * y))                                     \
-  X(SIGMOID, 1 / (1 + exp(-x)), g * y * (1 - y))                        \
+  X(TANH, XTANH(x), g * (1 - y * y))                                   \
+  X(SIGMOID, 1 / (1 + XEXP(-x)), g * y * (1 - y))                      \
   X(RELU, x > 0 ? x : 0, y > 0 ? g : 0)                                 \
   X(NEG, -x, -g)                                                        \
   X(RECIP, 1 / x, -g / (x * x))                                         \

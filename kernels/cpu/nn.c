@@ -13,6 +13,7 @@
 
 #include "../../src/tensor/dtype.h"
 #include "cpu_kernels.h"
+#include "cpu_math.h"
 #include "cpu_par.h"
 
 #define SLOT(dt) ((dt) == LMX_FLOAT32 ? 0 : (dt) == LMX_FLOAT64 ? 1 : -1)
@@ -29,11 +30,11 @@
       T mx = x[base];                                                                      \
       for (int64_t j = 1; j < len; j++) mx = fmax(mx, x[base + j * inner]);                \
       T sum = 0;                                                                           \
-      for (int64_t j = 0; j < len; j++) sum += exp((x[base + j * inner] - mx) * it);       \
+      for (int64_t j = 0; j < len; j++) sum += XEXP((T)((x[base + j * inner] - mx) * it)); \
       T ls = log(sum);                                                                     \
       for (int64_t j = 0; j < len; j++) {                                                  \
         T z = (x[base + j * inner] - mx) * it;                                             \
-        T v = logm ? z - ls : exp(z) / sum;                                                \
+        T v = logm ? z - ls : XEXP(z) / sum;                                               \
         PUT(acc, y[base + j * inner], v);                                                  \
       }                                                                                    \
     });                                                                                    \
@@ -48,7 +49,7 @@
         s += logm ? g[base + j * inner] : g[base + j * inner] * y[base + j * inner];       \
       for (int64_t j = 0; j < len; j++) {                                                  \
         int64_t q = base + j * inner;                                                      \
-        T v = logm ? g[q] - exp(y[q]) * s : (g[q] - s) * y[q];                              \
+        T v = logm ? g[q] - XEXP(y[q]) * s : (g[q] - s) * y[q];                             \
         PUT(acc, gx[q], v * it);                                                           \
       }                                                                                    \
     });                                                                                    \

@@ -368,10 +368,16 @@ function Executor:set_monitor_callback(fn, monitor_all)
   local holder = self._holder
   local cb = nil
   if fn then
+    -- A C callback is a GC root until freed. It must not hold `fn` strongly: a monitor
+    -- function usually reaches this executor (mx.monitor.Monitor keeps it), which would
+    -- make the executor uncollectable. The executor keeps fn alive (self._monitor); the
+    -- callback sees it through a weak table, and the handle's finalizer frees the callback.
+    local weak = setmetatable({fn = fn}, {__mode = 'v'})
     cb = ffi.cast('lmx_monitor_fn', function(name, arr)
-      if holder.err then return end
+      local f = weak.fn
+      if holder.err or not f then return end
       C.lmx_ndarray_retain(arr)
-      local ok, err = pcall(fn, ffi.string(name), nd.wrap(arr))
+      local ok, err = pcall(f, ffi.string(name), nd.wrap(arr))
       if not ok then holder.err = err end
     end)
   end
