@@ -48,13 +48,8 @@ end
 local lib, path = load_library()
 M.lib, M.path = lib, path
 
--- Pin the library (and the OpenMP runtime it links) for the life of the process: LuaJIT
--- dlcloses ffi.load'ed libraries when the state closes, while OpenMP worker threads may
--- still be running, and those threads then crashed the process at exit.
-pcall(function()
-  ffi.cdef [[ void *dlopen(const char *file, int mode); ]]
-  ffi.C.dlopen(path ~= 'luamx' and path or 'libluamx.so', 0x1002) -- RTLD_NOW | RTLD_NODELETE
-end)
+-- The library is linked with -z nodelete (CMakeLists.txt): LuaJIT dlcloses ffi.load'ed
+-- libraries when the state closes, while OpenMP pool threads may still be running.
 
 -- Bootstrap: read the cdef text through a redirected name, then declare everything.
 ffi.cdef [[ const char *lmx_cdef_bootstrap_(void) __asm__("lmx_cdef"); ]]
