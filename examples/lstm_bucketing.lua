@@ -91,11 +91,7 @@ print(('luamx %s: LSTM LM, %d training / %d validation sentences, vocabulary %d,
   :format(mx.__version__, #train_sent, #valid_sent, vocab_size, args.buckets))
 
 local H, E, L = args['num-hidden'], args['num-embed'], args['num-layers']
--- MXNet's begin states are _zeros nodes (batch size left to shape inference). Where the
--- engine has no _zeros operator they become input variables listed as state_names: the
--- module allocates them as zero arrays and nothing ever writes them.
-local have_zeros = mx.sym.zeros or mx.sym._zeros
-local state_names = {}
+-- Begin states are _zeros nodes, as in MXNet: their batch size is left to shape inference.
 
 local function sym_gen(seq_len)
   local data = mx.sym.Variable('data')
@@ -104,22 +100,15 @@ local function sym_gen(seq_len)
   local stack = mx.rnn.SequentialRNNCell()
   for i = 0, L - 1 do stack:add(mx.rnn.LSTMCell(H, ('lstm_l%d_'):format(i))) end
   stack:reset()
-  local begin = nil
-  if not have_zeros then
-    begin = stack:begin_state(mx.sym.Variable)
-    for i, st in ipairs(begin) do state_names[i] = st.name end
-  end
-  local outputs = stack:unroll(seq_len, embed, begin, 'NTC', true)
+  local outputs = stack:unroll(seq_len, embed, nil, 'NTC', true)
   local pred = mx.sym.Reshape{data = outputs, shape = {-1, H}}
   pred = mx.sym.FullyConnected{data = pred, num_hidden = vocab_size, name = 'pred'}
   label = mx.sym.Reshape{data = label, shape = {-1}}
   pred = mx.sym.SoftmaxOutput{data = pred, label = label, name = 'softmax'}
   return pred, {'data'}, {'softmax_label'}
 end
-sym_gen(buckets[1]) -- fills state_names when they are needed
-
 local model = mx.mod.BucketingModule{sym_gen = sym_gen, default_bucket_key = data_train.default_bucket_key,
-                                     context = mx.cpu(), state_names = state_names}
+                                     context = mx.cpu()}
 local tic = mx.callback.clock()
 model:fit(data_train, {
   eval_data = data_val,

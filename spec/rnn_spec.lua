@@ -157,3 +157,16 @@ describe('mx.rnn cells', function()
     assert.equal('lstm_l1_h2h_o_bias', slices[#slices][1])
   end)
 end)
+
+describe('default begin states', function()
+  local mx = require 'luamx'
+  it('are _zeros nodes whose batch size is inferred', function()
+    local cell = mx.rnn.LSTMCell(5, 'lstm_')
+    local states = cell:begin_state()
+    assert.are.equal(2, #states)
+    assert.truthy(states[1]:tojson():find('"op": "_zeros"', 1, true))
+    local outputs = cell:unroll(3, mx.sym.Variable('data'), nil, 'NTC', true)
+    local _, out_shapes = outputs:infer_shape{data = {4, 3, 7}}
+    assert.are.same({{4, 3, 5}}, out_shapes)
+  end)
+end)

@@ -329,3 +329,27 @@ describe('mx.sym errors', function()
       "elemwise_add 'elemwise_add0': too many inputs: expected at most 2", 1, true))
   end)
 end)
+
+describe('creation symbols', function()
+  local mx = require 'luamx'
+  it('builds _zeros/_ones/_full with shapes inferred from consumers', function()
+    local z = mx.sym.zeros({0, 3}, {name = 'z'})
+    assert.are.equal('z', z.name)
+    assert.are.same({}, z:list_arguments())
+    local s = mx.sym.Variable('a') + mx.sym.ones({0, 3}) + mx.sym.full({4, 3}, 2.5)
+    local _, outs = s:infer_shape{a = {4, 3}}
+    assert.are.same({{4, 3}}, outs)
+    local exe = s:simple_bind{a = {4, 3}}
+    exe:forward{a = mx.nd.ones {4, 3}}
+    assert.are.same({4.5, 4.5, 4.5}, exe.outputs[1]:totable()[4])
+    assert.are.same({0, 0}, mx.nd._zeros{shape = {2}}:totable())
+    local _, out_types = mx.sym.zeros({2}, {dtype = 'float64'}):infer_type{}
+    assert.are.same({'float64'}, out_types)
+  end)
+  it('rejects a full without value', function()
+    local ok, err = pcall(function() return mx.sym._full{shape = {2}} end)
+    assert.is_false(ok)
+    assert.truthy(err:find("_full '_full", 1, true) or err:find("_full", 1, true), err)
+    assert.truthy(err:find("required parameter 'value' is missing", 1, true), err)
+  end)
+end)

@@ -215,10 +215,25 @@ M.new_from = new_from
 M.cstrings = cstrings
 M.list = list
 
+--- mx.sym.zeros(shape [, {dtype=, name=}]), ones, full(shape, value [, opts]): MXNet's
+-- creation symbols (_zeros / _ones / _full). Dims of 0 are inferred from consumers.
+local function creator(op, with_value)
+  return function(shape, a, b)
+    if type(shape) == 'table' and shape.shape ~= nil then return M[op](shape) end -- {shape=, ...}
+    local value, opts = nil, a
+    if with_value then value, opts = a, b end
+    opts = opts or {}
+    local args = {shape = shape, dtype = opts.dtype, name = opts.name, attr = opts.attr}
+    if with_value then args.value = value end
+    return M[op](args)
+  end
+end
+
 --- Adds mx.sym / mx.symbol, mx.AttrScope / mx.attribute, mx.name to mx.
 function M.install(mx)
   require('luamx.symbol.ops').install(M)
   require('luamx.symbol.infer').install(M)
+  M.zeros, M.ones, M.full = creator('_zeros'), creator('_ones'), creator('_full', true)
   mx.sym, mx.symbol = M, M
   mx.AttrScope = M.AttrScope
   mx.attribute = {AttrScope = M.AttrScope}

@@ -79,12 +79,7 @@ function Base:begin_state(func, opts)
       o.attr = attr
       states[#states + 1] = func(name, o)
     else
-      local zeros = sym.zeros or sym._zeros
-      if not zeros then
-        raise('begin_state needs the _zeros operator (mx.sym.zeros), which the engine does not have; ' ..
-              'pass begin_state, or func = mx.sym.Variable')
-      end
-      states[#states + 1] = zeros{shape = info.shape, name = name, attr = {__layout__ = info.__layout__}}
+      states[#states + 1] = sym.zeros{shape = info.shape, name = name, attr = {__layout__ = info.__layout__}}
     end
   end
   return states
