@@ -53,5 +53,6 @@ require('luamx.executor_manager').install(mx)
 require('luamx.kvstore').install(mx)
 require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
+require('luamx.viz').install(mx)
 
 return mx
