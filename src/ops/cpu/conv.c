@@ -35,7 +35,7 @@ typedef struct {
 
 /* Images per chunk: enough that a GEMM spans >= 1024 output columns. */
 static int64_t chunk_of(int64_t N, int64_t O) {
-  int64_t nb = O > 0 ? (2048 + O - 1) / O : 1;
+  int64_t nb = O > 0 ? (1024 + O - 1) / O : 1;
   return nb < 1 ? 1 : nb > N ? (N > 0 ? N : 1) : nb;
 }
 
