@@ -460,3 +460,34 @@ describe('ops forward: fused RNN', function()
     end)
   end
 end)
+
+describe('vectorised float32 exp family at the edges', function()
+  local mx = require 'luamx'
+  it('keeps NaN, saturates, and stays accurate over a wide range', function()
+    local x = mx.nd.array {0 / 0, -1e30, 1e30, 0, -100, 100, -87, 88}
+    local s = mx.nd.sigmoid(x):toflat()
+    assert.is_true(s[1] ~= s[1])
+    assert.is_true(s[2] >= 0 and s[2] < 1e-30)
+    assert.are.same({1, 0.5}, {s[3], s[4]})
+    assert.is_true(s[5] < 1e-30 and s[6] == 1)
+    local t = mx.nd.tanh(x):toflat()
+    assert.is_true(t[1] ~= t[1])
+    assert.are.same({-1, 1, 0, -1, 1}, {t[2], t[3], t[4], t[5], t[6]})
+    local e = mx.nd.exp(x):toflat()
+    assert.is_true(e[1] ~= e[1])
+    assert.is_true(math.abs(e[7] - math.exp(-87)) / math.exp(-87) < 1e-6)
+    assert.is_true(math.abs(e[8] - math.exp(88)) / math.exp(88) < 1e-6)
+    -- 2001 points in [-20, 20]: relative error within 2 ulp-ish of float32
+    local xs = {}
+    for i = 0, 2000 do xs[#xs + 1] = -20 + i * 0.02 end
+    local xa = mx.nd.array(xs)
+    xs = xa:toflat() -- the float32 values actually used
+    local ex = mx.nd.exp(xa):toflat()
+    local th = mx.nd.tanh(xa):toflat()
+    for i, v in ipairs(xs) do
+      assert.is_true(math.abs(ex[i] - math.exp(v)) <= 3e-7 * math.exp(v), 'exp ' .. v)
+      local tv = (math.exp(2 * v) - 1) / (math.exp(2 * v) + 1)
+      assert.is_true(math.abs(th[i] - tv) <= 3e-7 * math.max(math.abs(tv), 1e-3), 'tanh ' .. v)
+    end
+  end)
+end)

@@ -15,6 +15,15 @@
 
 enum { LMX_OMP_MIN = 262144 };
 
+/* Compute-bound float loops (exp, tanh, sigmoid, ...) get one clone per x86-64 vector
+ * width, chosen at load time by the CPU (ifunc), so AVX-512 machines use 16 lanes while
+ * the library still runs on any x86-64. Elsewhere it expands to nothing. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LMX_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LMX_SIMD_CLONES
+#endif
+
 #define LMX_PAR_FOR(n, i, ...)                                            \
   do {                                                                     \
     int64_t lmx_pn_ = (n);                                                 \

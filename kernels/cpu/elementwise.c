@@ -57,7 +57,8 @@ static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 
   X(SOFTSIGN, x / (1 + fabs(x)), g / ((1 + fabs(x)) * (1 + fabs(x))))
 
 #define DEF_UN(NAME, FWD, BWD)                                                             \
-  static void unf_##NAME##_f32(int64_t n, float *o, const float *xp, int acc) {            \
+  LMX_SIMD_CLONES static void unf_##NAME##_f32(int64_t n, float *o, const float *xp,       \
+                                               int acc) {                                  \
     EW_LOOP(n, acc, i, float, ({ float x = xp[i]; (float)(FWD); }));                       \
   }                                                                                        \
   static void unf_##NAME##_f64(int64_t n, double *o, const double *xp, int acc) {          \
