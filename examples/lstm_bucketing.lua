@@ -17,30 +17,9 @@
 -- (Speedometer lines every --disp-batches batches) and ends with
 --   final validation perplexity: <value>
 -- falling epoch after epoch.
-local dir = (arg and arg[0] or ''):match('^(.-)[^/\\]*$')
-local root = (dir == '' and '.' or dir:sub(1, -2)) .. '/..'
-package.path = root .. '/lua/?.lua;' .. root .. '/lua/?/init.lua;' .. package.path
-local mx = require 'luamx'
-io.stdout:setvbuf('line')
+local common = dofile(((arg and arg[0] or ''):match('^(.-)[^/\\]*$') or '') .. 'common.lua')
 
-local function parse_args(defaults)
-  local opts, i = {}, 1
-  for k, v in pairs(defaults) do opts[k] = v end
-  while arg and arg[i] do
-    local key = arg[i]:match('^%-%-([%w-]+)$')
-    if not key or opts[key] == nil then error('unknown option ' .. tostring(arg[i]) .. ' (see the top of this file)', 0) end
-    if type(opts[key]) == 'boolean' then opts[key] = true; i = i + 1
-    else
-      local v = arg[i + 1]
-      if v == nil then error('option --' .. key .. ' needs a value', 0) end
-      opts[key] = type(opts[key]) == 'number' and assert(tonumber(v), '--' .. key .. ' needs a number') or v
-      i = i + 2
-    end
-  end
-  return opts
-end
-
-local args = parse_args{['num-layers'] = 2, ['num-hidden'] = 200, ['num-embed'] = 200,
+local mx, args = common.setup{['num-layers'] = 2, ['num-hidden'] = 200, ['num-embed'] = 200,
   ['num-epochs'] = 25, lr = 0.01, mom = 0.0, wd = 0.00001, ['batch-size'] = 32,
   ['disp-batches'] = 50, ['kv-store'] = 'device', buckets = '10,20,30,40,50,60',
   ['vocab-size'] = 0, quick = false, seed = 1, ['train-file'] = '', ['valid-file'] = ''}

@@ -12,22 +12,8 @@
 --   2 contexts: loss <l2>  accuracy <a2>
 --   difference: loss <|l1-l2|>  accuracy <|a1-a2|>  max parameter difference <d>
 -- with differences around 1e-6 or below (float32 sums in another order).
-local dir = (arg and arg[0] or ''):match('^(.-)[^/\\]*$')
-local root = (dir == '' and '.' or dir:sub(1, -2)) .. '/..'
-package.path = root .. '/lua/?.lua;' .. root .. '/lua/?/init.lua;' .. package.path
-local mx = require 'luamx'
-io.stdout:setvbuf('line')
-
-local args = {['num-epochs'] = 3, quick = false, ['batch-size'] = 32}
-do
-  local i = 1
-  while arg and arg[i] do
-    local key = arg[i]:match('^%-%-([%w-]+)$')
-    if not key or args[key] == nil then error('unknown option ' .. tostring(arg[i]), 0) end
-    if type(args[key]) == 'boolean' then args[key] = true; i = i + 1
-    else args[key] = assert(tonumber(arg[i + 1]), '--' .. key .. ' needs a number'); i = i + 2 end
-  end
-end
+local common = dofile(((arg and arg[0] or ''):match('^(.-)[^/\\]*$') or '') .. 'common.lua')
+local mx, args = common.setup{['num-epochs'] = 3, quick = false, ['batch-size'] = 32}
 
 local x, y = mx.datasets.digits()
 local n = args.quick and 256 or 1500

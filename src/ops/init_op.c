@@ -68,38 +68,21 @@ static int init_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
   return lmx_dtype_assign(c, &out[0], p->dtype < 0 ? LMX_FLOAT32 : p->dtype, "output");
 }
 
-const lmx_op lmx_op__zeros = {
-    .name = "_zeros",
-    .doc = "Returns an array of the given shape filled with zeros.",
-    LMX_PARAMS(init_fields, init_param),
-    .num_inputs = no_inputs,
-    .infer_shape = init_infer_shape,
-    .infer_type = init_infer_type,
-    .forward = {[LMX_DEV_SLOT_CPU] = fwd_init_cpu},
-    .flags = LMX_OPF_NO_GRAD,
-};
+#define INIT_OP(id, fields, text)                                                        \
+  const lmx_op lmx_op_##id = {                                                             \
+      .name = #id,                                                                         \
+      .doc = "Returns an array of the given shape filled with " text ".",                  \
+      LMX_PARAMS(fields, init_param),                                                      \
+      .num_inputs = no_inputs,                                                             \
+      .infer_shape = init_infer_shape,                                                     \
+      .infer_type = init_infer_type,                                                       \
+      .forward = {[LMX_DEV_SLOT_CPU] = fwd_init_cpu},                                      \
+      .flags = LMX_OPF_NO_GRAD,                                                            \
+  }
 
-const lmx_op lmx_op__ones = {
-    .name = "_ones",
-    .doc = "Returns an array of the given shape filled with ones.",
-    LMX_PARAMS(init_fields, init_param),
-    .num_inputs = no_inputs,
-    .infer_shape = init_infer_shape,
-    .infer_type = init_infer_type,
-    .forward = {[LMX_DEV_SLOT_CPU] = fwd_init_cpu},
-    .flags = LMX_OPF_NO_GRAD,
-};
-
-const lmx_op lmx_op__full = {
-    .name = "_full",
-    .doc = "Returns an array of the given shape filled with `value`.",
-    LMX_PARAMS(full_fields, init_param),
-    .num_inputs = no_inputs,
-    .infer_shape = init_infer_shape,
-    .infer_type = init_infer_type,
-    .forward = {[LMX_DEV_SLOT_CPU] = fwd_init_cpu},
-    .flags = LMX_OPF_NO_GRAD,
-};
+INIT_OP(_zeros, init_fields, "zeros");
+INIT_OP(_ones, init_fields, "ones");
+INIT_OP(_full, full_fields, "`value`");
 
 /* The fill value of a creation node: 0, 1, or the _full value. */
 static double init_value(const lmx_op_ctx *c) {
