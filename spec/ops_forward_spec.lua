@@ -491,3 +491,42 @@ describe('vectorised float32 exp family at the edges', function()
     end
   end)
 end)
+
+describe('prepared operator calls (mx.nd.prepare)', function()
+  local mx = require 'luamx'
+  local ffi = require 'ffi'
+  local H = require 'helpers'
+  local function total()
+    local t = ffi.new('int64_t[1]')
+    mx.capi.C.lmx_debug_alloc_stats(nil, nil, t)
+    return tonumber(t[0])
+  end
+
+  it('gives the same results as the one-off call, without allocating', function()
+    local w1, g, m1 = mx.nd.array {1, 2, 3}, mx.nd.array {0.5, -1, 2}, mx.nd.zeros {3}
+    local w2, m2 = w1:copy(), m1:copy()
+    local upd = mx.nd.prepare('sgd_mom_update', {lr = 0.1, momentum = 0.9, wd = 0.01})
+    upd{weight = w1, grad = g, mom = m1, out = w1}
+    mx.nd.sgd_mom_update{weight = w2, grad = g, mom = m2, out = w2, lr = 0.1, momentum = 0.9, wd = 0.01}
+    assert.are.same(w2:toflat(), w1:toflat())
+    assert.are.same(m2:toflat(), m1:toflat())
+    local args = {weight = w1, grad = g, mom = m1, out = w1}
+    local before = total()
+    for _ = 1, 100 do upd(args) end
+    upd:set('lr', 0.05)
+    upd(w1, g, m1, {out = w1})
+    assert.are.equal(before, total())
+    local r = mx.nd.prepare('relu')(mx.nd.array {-1, 2})
+    assert.are.same({0, 2}, r:totable())
+  end)
+
+  it('names the op and parameter in its errors', function()
+    local upd = mx.nd.prepare('sgd_update', {lr = 0.1})
+    H.raises(function() upd{weight = mx.nd.ones {2}} end, "sgd_update: missing input 'grad'")
+    H.raises(function() upd:set('clip_gradient', 'x') end, 'set clip_gradient: expected a number')
+    H.raises(function() upd:set('nope', 1) end, "sgd_update: unknown parameter 'nope'")
+    H.raises(function() return mx.nd.prepare('no_such_op') end, 'no_such_op')
+    H.raises(function() return mx.nd.prepare('Activation', {act_type = 'relu'}):set('act_type', 1) end,
+             "parameter 'act_type': not a numeric parameter")
+  end)
+end)

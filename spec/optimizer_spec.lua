@@ -127,22 +127,47 @@ describe('mx.optimizer', function()
   end)
 
   it('hands the fused operator MXNet\'s input and parameter names, out = weight', function()
-    local real = rawget(nd, 'sgd_mom_update')
-    local seen
-    nd.sgd_mom_update = function(a)
-      seen = a
-      a.mom:set(a.mom * a.momentum - a.weight * (a.lr * a.wd) - a.grad * (a.lr * a.rescale_grad))
-      a.out:set(a.weight + a.mom)
+    local real = rawget(nd, 'prepare')
+    local seen, prepared_name, prepared_params
+    nd.prepare = function(name, params)
+      prepared_name, prepared_params = name, params
+      return setmetatable({set = function(self, k, v) params[k] = v return self end}, {__call = function(_, a)
+        seen = a
+        local p = params
+        a.mom:set(a.mom * p.momentum - a.weight * (p.lr * p.wd) - a.grad * (p.lr * p.rescale_grad))
+        a.out:set(a.weight + a.mom)
+      end})
     end
+    mx.optimizer.clear_prepared()
     local ok, err = pcall(function()
       local r = run(mx.optimizer.SGD{learning_rate = 0.1, momentum = 0.9, rescale_grad = 0.5}, {1, 2}, {0.4, -0.2}, 2)
       H.near(r[2], {1 - 0.02 - 0.038, 2 + 0.01 + 0.019}, TOL)
     end)
-    nd.sgd_mom_update = real
+    nd.prepare = real
+    mx.optimizer.clear_prepared()
     assert(ok, err)
+    assert.equal('sgd_mom_update', prepared_name)
+    assert.same({lr = 0.1, wd = 0, momentum = 0.9, rescale_grad = 0.5, clip_gradient = -1}, prepared_params)
     assert.equal(seen.weight, seen.out)
-    assert.same({0.1, 0, 0.9, 0.5, -1}, {seen.lr, seen.wd, seen.momentum, seen.rescale_grad, seen.clip_gradient})
     assert.is_not_nil(seen.grad)
+    assert.is_not_nil(seen.mom)
+  end)
+
+  it('runs steady updates without engine allocations (prepared fused calls)', function()
+    local ffi = require 'ffi'
+    local total = ffi.new('int64_t[1]')
+    for _, name in ipairs {'sgd', 'nag', 'adam', 'rmsprop'} do
+      local opt = mx.optimizer.create(name, {learning_rate = 0.01, momentum = 0.9, wd = 0.001})
+      local updater = mx.optimizer.get_updater(opt)
+      local w, g = mx.nd.ones {64}, mx.nd.full({64}, 0.5)
+      updater(1, g, w) -- first step: states and the prepared call are made
+      updater(1, g, w)
+      mx.capi.C.lmx_debug_alloc_stats(nil, nil, total)
+      local before = tonumber(total[0])
+      for _ = 1, 50 do updater(1, g, w) end
+      mx.capi.C.lmx_debug_alloc_stats(nil, nil, total)
+      assert.equal(0, tonumber(total[0]) - before, name)
+    end
   end)
 
   it('rejects unknown optimizer names, listing the known ones', function()

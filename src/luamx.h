@@ -939,6 +939,34 @@ LMX_API int lmx_imperative_backward(const char *op_name, int nkeys, const char *
                                     lmx_ndarray *const *out_grads, lmx_ndarray **in_grads,
                                     const int *reqs, int is_train);
 
+/* A prepared operator call: an operator with its parameters parsed once, invoked many
+ * times (optimizer updates run one per parameter every step). Reference counted. */
+typedef struct lmx_opcall lmx_opcall;
+
+/* Looks up op_name and parses the nkeys parameters as lmx_imperative_invoke does.
+ * out: one reference. Errors: LMX_ERR_NOTFOUND (unknown op), LMX_ERR_ARG (bad
+ * parameters, naming the op and parameter), LMX_ERR_UNSUPPORTED (no CPU kernel),
+ * LMX_ERR_NOMEM. */
+LMX_API int lmx_opcall_new(const char *op_name, int nkeys, const char *const *keys,
+                           const char *const *vals, lmx_opcall **out);
+
+/* Releases one reference; NULL is a no-op. */
+LMX_API int lmx_opcall_free(lmx_opcall *call);
+
+/* Changes one numeric (int or float) parameter of a prepared call in place, with its
+ * bounds checked (a learning rate that changes every step); allocates nothing.
+ * LMX_ERR_ARG names the op and parameter for an unknown, non-numeric or out-of-range one.
+ * Not thread safe against a concurrent lmx_opcall_invoke of the same call. */
+LMX_API int lmx_opcall_set(lmx_opcall *call, const char *key, double value);
+
+/* Runs the prepared op on inputs with the same contract as lmx_imperative_invoke
+ * (shapes and dtypes are inferred and checked on every call). When every output is given
+ * and the op needs no workspace and no temporary aux states, the call makes no heap
+ * allocation. Thread safety: one call object may be invoked from several threads at
+ * once (it is only read), but not while lmx_opcall_set changes it. */
+LMX_API int lmx_opcall_invoke(lmx_opcall *call, int nin, lmx_ndarray *const *inputs, int *nout,
+                              lmx_ndarray **outputs, int is_train);
+
 #ifdef __cplusplus
 }
 #endif

@@ -196,9 +196,82 @@ function M.forward_all(name, params, inputs, is_train)
   return res
 end
 
+-- ----------------------------------------------------------- prepared calls ---------
+-- mx.nd.prepare(name, params) parses the parameters once and returns a callable object:
+--   local upd = mx.nd.prepare('sgd_mom_update', {lr = 0.1, momentum = 0.9})
+--   upd{weight = w, grad = g, mom = m, out = w}      -- or upd(w, g, m, {out = w})
+-- Inputs by the op's input names or positionally (no aux states); `out` (an NDArray or
+-- a list) receives the visible outputs. With every output given, a call allocates
+-- nothing in the engine and reuses its FFI buffers, so it suits per-step loops.
+local OpCall = {}
+OpCall.__index = OpCall
+
+function M.prepare(name, params)
+  if type(name) ~= 'string' then capi.raise('mx.nd.prepare: operator name must be a string') end
+  if params ~= nil and type(params) ~= 'table' then capi.raise('mx.nd.prepare: params must be a table') end
+  local idx = ffi.new('int[1]')
+  check(C.lmx_op_lookup(name, idx), 2)
+  local n, ck, cv = kv(params or {})
+  local h = ffi.new('lmx_opcall *[1]')
+  check(C.lmx_opcall_new(name, n, ck, cv, h), 2)
+  local self = setmetatable({_h = ffi.gc(h[0], C.lmx_opcall_free), name = name}, OpCall)
+  self.inputs = io_names(idx[0], n, ck, cv, 0)
+  local _, nvis = io_names(idx[0], n, ck, cv, 1)
+  self.nvis = nvis
+  self._hin = ffi.new('lmx_ndarray *[?]', #self.inputs + 1)
+  self._hout = ffi.new('lmx_ndarray *[?]', nvis + 1)
+  self._nout = ffi.new('int[1]')
+  return self
+end
+
+--- Changes a numeric parameter in place (e.g. a learning rate); no allocation.
+function OpCall:set(key, value)
+  if type(value) ~= 'number' then capi.raise(('%s: set %s: expected a number'):format(self.name, tostring(key))) end
+  check(C.lmx_opcall_set(self._h, key, value))
+  return self
+end
+
+function OpCall:__call(a, ...)
+  local args = a
+  if nd.is_ndarray(a) then -- positional arrays, then an optional table of extras
+    local pos = {a, ...}
+    args = {}
+    local last = pos[#pos]
+    if type(last) == 'table' and not nd.is_ndarray(last) then
+      for k, v in pairs(last) do args[k] = v end
+      pos[#pos] = nil
+    end
+    for i = 1, #self.inputs do
+      if pos[i] ~= nil and args[self.inputs[i]] == nil then args[self.inputs[i]] = pos[i] end
+    end
+  end
+  if type(args) ~= 'table' then capi.raise(('%s: expected input arrays'):format(self.name)) end
+  local hin = self._hin
+  for i, iname in ipairs(self.inputs) do
+    local arr = args[iname]
+    if arr == nil then capi.raise(("%s: missing input '%s'"):format(self.name, iname)) end
+    hin[i - 1] = nd.handle(arr)
+  end
+  local out = args.out
+  local single = nd.is_ndarray(out)
+  local hout = self._hout
+  for i = 1, self.nvis do
+    local o = single and (i == 1 and out or nil) or (out and out[i])
+    hout[i - 1] = o and nd.handle(o) or nil
+  end
+  self._nout[0] = self.nvis
+  check(C.lmx_opcall_invoke(self._h, #self.inputs, hin, self._nout, hout, args.is_train and 1 or 0))
+  if single then return out end
+  local res = {}
+  for i = 1, self._nout[0] do res[i] = (out and out[i]) or nd.wrap(hout[i - 1]) end
+  if #res == 1 then return res[1] end
+  return res
+end
+
 --- Installs mx.nd.<Op> for every operator and alias (existing mx.nd names are kept)
 -- and mx.nd.op.<Op> for all of them.
 function M.install(mx)
+  mx.nd.prepare = M.prepare
   local count = ffi.new('int[1]')
   check(C.lmx_op_registry_size(count), 2)
   local names = {}

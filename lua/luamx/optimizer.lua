@@ -41,14 +41,47 @@ local function sqrt(x) return x ^ 0.5 end
 local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = w.dtype}) end
 
 --- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
--- A fused operator that fails (its calling convention or kernel not ready) is reported
--- once on stderr and replaced by the arithmetic path from then on.
+-- The operator is prepared once per distinct set of scalar parameters other than the
+-- learning rate (mx.nd.prepare) and cached; the rate, which schedulers and Adam's bias
+-- correction change every step, is set in place. So a steady training step parses
+-- nothing and allocates nothing in the engine. A fused operator that
+-- fails (its calling convention or kernel not ready) is reported once on stderr and
+-- replaced by the arithmetic path from then on.
 local broken = {}
+local prepared, nprepared = {}, 0
+local key_parts = {}
+
+local function prepared_call(name, args)
+  local n = 0
+  for k, v in pairs(args) do
+    if not nd.is_ndarray(v) and k ~= 'out' and k ~= 'lr' then n = n + 1; key_parts[n] = k end
+  end
+  for i = n + 1, #key_parts do key_parts[i] = nil end
+  table.sort(key_parts)
+  local key = name
+  for i = 1, n do key = key .. ';' .. key_parts[i] .. '=' .. tostring(args[key_parts[i]]) end
+  local call = prepared[key]
+  if not call then
+    if nprepared >= 512 then prepared, nprepared = {}, 0 end -- bounded: schedulers make new rates
+    local params = {lr = args.lr}
+    for i = 1, n do params[key_parts[i]] = args[key_parts[i]] end
+    call = nd.prepare(name, params)
+    prepared[key], nprepared = {call = call, lr = args.lr}, nprepared + 1
+    return call
+  end
+  if call.lr ~= args.lr then
+    call.call:set('lr', args.lr)
+    call.lr = args.lr
+  end
+  return call.call
+end
+
+--- Forgets the prepared calls (tests swap mx.nd.prepare).
+function M.clear_prepared() prepared, nprepared = {}, 0 end
+
 local function fused(name, args)
-  if not M.use_fused or broken[name] then return false end
-  local ok, f = pcall(function() return nd[name] end)
-  if not ok or f == nil then return false end
-  local called, err = pcall(f, args)
+  if not M.use_fused or broken[name] or not nd.prepare then return false end
+  local called, err = pcall(function() prepared_call(name, args)(args) end)
   if not called then
     broken[name] = true
     io.stderr:write(('luamx.optimizer: mx.nd.%s failed (%s); using NDArray arithmetic instead\n'):format(name, tostring(err)))

@@ -12,12 +12,16 @@
  * dropped. Outputs: *nout is the caller's capacity; with room for every output the
  * hidden ones (Dropout's mask, BatchNorm's mean/var) come back too, otherwise only the
  * visible ones. Only CPU arrays: anything else is LMX_ERR_UNSUPPORTED.
+ * Prepared calls (lmx_opcall) keep the parsed parameters, so repeated calls of one op
+ * with the same parameters (optimizer updates, every step) parse nothing and, with
+ * every output given, allocate nothing.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/alloc.h"
+#include "../core/refcount.h"
 #include "../core/status.h"
 #include "../ops/op.h"
 #include "../tensor/dtype.h"
@@ -29,6 +33,7 @@ enum { IMP_MAX = 64 };
 typedef struct {
   const lmx_op *op;
   void *param;
+  int owns_param; /* 0 when the parameters belong to a prepared call (lmx_opcall) */
   lmx_op_ctx c;
   int nin, nout, naux, nvis;
   lmx_shape is[IMP_MAX], os[IMP_MAX], as[IMP_MAX];
@@ -61,7 +66,7 @@ static lmx_tensor tensor_of(lmx_ndarray *a) {
 static void call_end(call *k) {
   for (int i = 0; i < k->ntmp; i++) lmx_nd_release(k->tmp[i]);
   if (k->c.workspace) lmx_free(k->c.workspace);
-  if (k->param) lmx_op_params_free(k->op, k->param);
+  if (k->param && k->owns_param) lmx_op_params_free(k->op, k->param);
 }
 
 static int fail_ctx(const call *k, int status, const char *fmt, const char *what, int i)
@@ -78,14 +83,8 @@ static int check_cpu(const call *k, lmx_ndarray *a, const char *what, int i) {
   return LMX_OK;
 }
 
-/* Looks the op up, parses parameters, checks the inputs and infers every shape/dtype. */
-static int call_begin(call *k, const char *op_name, int nkeys, const char *const *keys,
-                      const char *const *vals, int nin, lmx_ndarray *const *inputs,
-                      int is_train) {
-  memset(k, 0, sizeof *k);
-  k->op = lmx_op_find(op_name);
-  if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
-  LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
+/* Checks the inputs of an op whose parameters are parsed (k->op, k->param set). */
+static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, int is_train) {
   k->c = (lmx_op_ctx){.op = k->op, .param = k->param, .is_train = is_train, .dev_type = LMX_CPU};
   k->nin = lmx_op_num_inputs(k->op, k->param);
   k->nout = lmx_op_num_outputs(k->op, k->param);
@@ -108,6 +107,18 @@ static int call_begin(call *k, const char *op_name, int nkeys, const char *const
     if (nin > k->nin) k->as[i] = inputs[k->nin + i]->shape, k->at[i] = inputs[k->nin + i]->dtype;
   }
   return LMX_OK;
+}
+
+/* Looks the op up, parses parameters, checks the inputs. */
+static int call_begin(call *k, const char *op_name, int nkeys, const char *const *keys,
+                      const char *const *vals, int nin, lmx_ndarray *const *inputs,
+                      int is_train) {
+  memset(k, 0, sizeof *k);
+  k->op = lmx_op_find(op_name);
+  if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
+  LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
+  k->owns_param = 1;
+  return call_setup(k, nin, inputs, is_train);
 }
 
 static int infer(call *k) {
@@ -181,25 +192,25 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
   return LMX_OK;
 }
 
-int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
-                   const char *const *vals, int nin, lmx_ndarray *const *inputs, int *nout,
-                   lmx_ndarray **outputs, int is_train) {
-  call k;
+/* Infers, binds outputs and aux states, and runs the forward kernel of a begun call.
+ * Allocates nothing when the caller gives every output and the op needs neither a
+ * workspace nor temporary aux states. */
+static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
+                       lmx_ndarray **outputs) {
   lmx_ndarray *res[IMP_MAX] = {NULL};
   int fresh[IMP_MAX] = {0}, ret = 0, req[IMP_MAX];
-  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
-  if (rc == LMX_OK) rc = infer(&k);
+  int rc = infer(k);
   if (rc == LMX_OK) {
-    ret = *nout >= k.nout ? k.nout : k.nvis;
-    if (*nout < k.nvis)
-      rc = ifail(&k, LMX_ERR_ARG, "outputs: room for %d arrays, the op has %d visible "
-                       "outputs", *nout, k.nvis);
+    ret = *nout >= k->nout ? k->nout : k->nvis;
+    if (*nout < k->nvis)
+      rc = ifail(k, LMX_ERR_ARG, "outputs: room for %d arrays, the op has %d visible "
+                 "outputs", *nout, k->nvis);
   }
-  if (rc == LMX_OK) rc = setup_outputs(&k, ret, outputs, res, fresh);
-  if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
+  if (rc == LMX_OK) rc = setup_outputs(k, ret, outputs, res, fresh);
+  if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (rc == LMX_OK) {
-    for (int i = 0; i < k.nout; i++) req[i] = LMX_REQ_WRITE;
-    rc = k.op->forward[LMX_DEV_SLOT_CPU](&k.c, k.tin, k.tout, req, k.taux);
+    for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
+    rc = k->op->forward[LMX_DEV_SLOT_CPU](&k->c, k->tin, k->tout, req, k->taux);
   }
   for (int i = 0; i < ret; i++) {
     if (!fresh[i]) continue;
@@ -207,6 +218,65 @@ int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
     else lmx_nd_release(res[i]);
   }
   if (rc == LMX_OK) *nout = ret;
+  return rc;
+}
+
+int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
+                   const char *const *vals, int nin, lmx_ndarray *const *inputs, int *nout,
+                   lmx_ndarray **outputs, int is_train) {
+  call k;
+  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
+  if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
+  call_end(&k);
+  return rc;
+}
+
+/* ---- prepared calls: parameters parsed once, then invoked many times ---------------- */
+
+struct lmx_opcall {
+  lmx_refcount rc;
+  const lmx_op *op;
+  void *param;
+};
+
+int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
+                    const char *const *vals, lmx_opcall **out) {
+  const lmx_op *op = lmx_op_find(op_name);
+  if (!op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
+  if (!op->forward[LMX_DEV_SLOT_CPU])
+    return lmx_fail(LMX_ERR_UNSUPPORTED, "%s: no CPU kernel", op->name);
+  lmx_opcall *oc = lmx_alloc(sizeof *oc);
+  if (!oc) return lmx_fail_nomem("a prepared operator call", sizeof *oc);
+  int rc = lmx_op_params_parse(op, NULL, keys, vals, nkeys, &oc->param);
+  if (rc != LMX_OK) {
+    lmx_free(oc);
+    return rc;
+  }
+  lmx_ref_init(&oc->rc);
+  oc->op = op;
+  *out = oc;
+  return LMX_OK;
+}
+
+void lmx_imp_release(lmx_opcall *oc) {
+  if (oc && lmx_ref_dec(&oc->rc)) {
+    if (oc->param) lmx_op_params_free(oc->op, oc->param);
+    lmx_free(oc);
+  }
+}
+
+int lmx_imp_set(lmx_opcall *oc, const char *key, double value) {
+  return lmx_op_params_set_number(oc->op, oc->param, key, value);
+}
+
+int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
+                 lmx_ndarray **outputs, int is_train) {
+  call k;
+  memset(&k, 0, sizeof k);
+  k.op = oc->op;
+  k.param = oc->param;
+  int rc = call_setup(&k, nin, inputs, is_train);
+  if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
   call_end(&k);
   return rc;
 }

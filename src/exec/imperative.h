@@ -15,4 +15,12 @@ int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
                      lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
                      lmx_ndarray **in_grads, const int *reqs, int is_train);
 
+/* Prepared calls (lmx_opcall_* in src/luamx.h). */
+int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
+                    const char *const *vals, lmx_opcall **out);
+void lmx_imp_release(lmx_opcall *oc);
+int lmx_imp_set(lmx_opcall *oc, const char *key, double value);
+int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
+                 lmx_ndarray **outputs, int is_train);
+
 #endif

@@ -189,6 +189,9 @@ const char *lmx_op_hint_of(const lmx_op *op, const char *called, char *buf, size
 int lmx_op_params_parse(const lmx_op *op, const char *node, const char *const *keys,
                         const char *const *vals, int n, void **out);
 void lmx_op_params_free(const lmx_op *op, void *param);
+/* Sets one numeric parameter (int or float field) of a parsed block in place, with the
+ * field's bounds checked; allocates nothing. Errors name the op and the parameter. */
+int lmx_op_params_set_number(const lmx_op *op, void *param, const char *key, double v);
 
 /* Canonical string form of parameter field f of a parsed block, MXNet style
  * ("(2, 2)", "True", "relu", "0.5"). */

@@ -355,6 +355,22 @@ int lmx_op_params_parse(const lmx_op *op, const char *node, const char *const *k
   return LMX_OK;
 }
 
+int lmx_op_params_set_number(const lmx_op *op, void *param, const char *key, double v) {
+  int j = find_field(op, key);
+  if (j < 0) return fail_unknown(op, NULL, key);
+  pctx p = {op, NULL, &op->params[j]};
+  char *dst = (char *)param + p.f->offset;
+  int t = p.f->type;
+  if (t != LMX_PT_FLOAT && t != LMX_PT_OPT_FLOAT && t != LMX_PT_INT && t != LMX_PT_OPT_INT)
+    return pfail(&p, "not a numeric parameter; prepare a new call to change it");
+  if ((t == LMX_PT_INT || t == LMX_PT_OPT_INT) && v != floor(v))
+    return pfail(&p, "expected an integer, got %g", v);
+  LMX_TRY(check_bounds(&p, v));
+  if (t == LMX_PT_FLOAT || t == LMX_PT_OPT_FLOAT) *(double *)dst = v;
+  else *(int64_t *)dst = (int64_t)v;
+  return LMX_OK;
+}
+
 void lmx_op_params_free(const lmx_op *op, void *param) {
   if (!param) return;
   for (int j = 0; op && j < op->num_params; j++)
