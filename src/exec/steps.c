@@ -52,25 +52,38 @@ static int entry_array(lmx_executor *x, const int *slab_of, int e) {
   return LMX_OK;
 }
 
+/* Every planned block and every context's workspace comes from the executor's pool, so
+ * executors sharing a pool (reshape, shared_exec, bucketing) share workspaces too: they
+ * run one at a time. Workspaces are the last blocks of the request. */
 static int entries(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
+  int nws = 0, wsctx[LMX_PLAN_MAX_CTX];
+  for (int c = 0; c < p->nctx; c++)
+    if (p->ctx_ws[c]) wsctx[nws++] = c;
+  int nb = p->nblocks + nws;
   x->ent = lmx_calloc((size_t)p->num_entries + 1, sizeof *x->ent);
   x->head_grads = lmx_calloc((size_t)p->nheads + 1, sizeof *x->head_grads);
-  size_t *bytes = lmx_alloc(((size_t)p->nblocks + 1) * sizeof(size_t));
-  int *dt = lmx_alloc(((size_t)p->nblocks + 1) * 3 * sizeof(int));
+  size_t *bytes = lmx_alloc(((size_t)nb + 1) * sizeof(size_t));
+  int *dt = lmx_alloc(((size_t)nb + 1) * 3 * sizeof(int));
   if (!x->ent || !x->head_grads || !bytes || !dt) {
     lmx_free(bytes);
     lmx_free(dt);
     return lmx_fail_nomem("executor arrays", (size_t)p->num_entries * sizeof(void *));
   }
-  int *di = dt + p->nblocks + 1, *slab_of = di + p->nblocks + 1;
-  for (int bk = 0; bk < p->nblocks; bk++) {
-    bytes[bk] = p->blk_bytes[bk];
-    dt[bk] = p->ctx_type[p->blk_ctx[bk]];
-    di[bk] = p->ctx_id[p->blk_ctx[bk]];
+  int *di = dt + nb + 1, *slab_of = di + nb + 1;
+  for (int bk = 0; bk < nb; bk++) {
+    int c = bk < p->nblocks ? p->blk_ctx[bk] : wsctx[bk - p->nblocks];
+    bytes[bk] = bk < p->nblocks ? p->blk_bytes[bk] : p->ctx_ws[c];
+    dt[bk] = p->ctx_type[c];
+    di[bk] = p->ctx_id[c];
   }
-  int rc = lmx_pool_take(x->pool, p->nblocks, bytes, dt, di, slab_of);
+  int rc = lmx_pool_take(x->pool, nb, bytes, dt, di, slab_of);
   for (int e = 0; e < p->num_entries && rc == LMX_OK; e++) rc = entry_array(x, slab_of, e);
+  for (int w = 0; w < nws && rc == LMX_OK; w++) {
+    const lmx_slab *sl = &x->pool->slab[slab_of[p->nblocks + w]];
+    lmx_shape sh = {1, {(int64_t)p->ctx_ws[wsctx[w]]}};
+    rc = lmx_nd_view(sl->base, &sh, sl->off, &x->ws[wsctx[w]]);
+  }
   lmx_free(bytes);
   lmx_free(dt);
   return rc;
@@ -156,20 +169,9 @@ static void step_sizes(const lmx_plan *p, int n, int *nt, int *nr) {
   }
 }
 
-static int workspaces(lmx_executor *x) {
-  const lmx_plan *p = &x->plan;
-  for (int c = 0; c < p->nctx; c++) {
-    if (!p->ctx_ws[c]) continue;
-    lmx_shape sh = {1, {(int64_t)p->ctx_ws[c]}};
-    LMX_TRY(lmx_nd_create(&sh, LMX_UINT8, p->ctx_type[c], p->ctx_id[c], 0, &x->ws[c]));
-  }
-  return LMX_OK;
-}
-
 int lmx_exec_materialize(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
   LMX_TRY(entries(x));
-  LMX_TRY(workspaces(x));
   int nt = 0, nr = 0;
   for (int i = 0; i < p->num_order; i++) {
     int a, b;
