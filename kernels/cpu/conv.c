@@ -2,10 +2,10 @@
  * (max / avg / sum / lp, padded, count_include_pad) on channel-first data.
  *
  * Geometry is always handled as 3-D: 1-D and 2-D problems get leading spatial dims of 1
- * (lmx_cpu_geom_norm), so one loop nest serves all. im2col writes col[C*K, O] for one
- * image (K = kernel volume, O = output volume, row stride ld >= O so several images can
- * sit side by side; padding reads as 0); col2im adds such a
- * matrix back into the image (the transpose, so it always accumulates). The GEMMs
+ * (lmx_cpu_geom_norm), so one loop nest serves all. im2col writes col[C*K, nimg*O] for
+ * nimg consecutive images (K = kernel volume, O = output volume, image n at columns n*O,
+ * row stride ld >= nimg*O; padding reads as 0); col2im adds such a matrix back into the
+ * images (the transpose, so it always accumulates). The GEMMs
  * around them are the glue's business (src/ops/cpu/conv.c).
  * Pooling windows follow MXNet's pool.h: the window starts at o*stride - pad and ends
  * at min(start + kernel, in + pad); avg divides by that padded size unless
@@ -35,87 +35,162 @@ void lmx_cpu_geom_norm(lmx_cpu_geom *g) {
   g->k = 3;
 }
 
+/* The geometry is copied into a local (G) so stores through the data pointers cannot
+ * alias it and its fields stay in registers, and whether a kernel column's source rows
+ * are contiguous and in range (stride 1, no clipping) is decided once per kernel column,
+ * not per output row: the rows are short (8 floats for LeNet's second convolution), so
+ * per-row bookkeeping used to cost more than the copies. Both take nimg images at once
+ * (image n: x + n·C·I, columns col + n·O) with the images inside the col-row loop, so col
+ * (hundreds of KiB, in L2) is written / read row after row in address order, while the
+ * images (a few KiB each) stay in L1; one image per call read col in 256-byte pieces at
+ * a 1 KiB stride, and that streaming, not the arithmetic, was the cost (perf: im2col and
+ * col2im 20% each of a LeNet conv2 backward). col2im runs the kernel-column loop (kw)
+ * outermost, so back-to-back updates of an image row cover the same elements instead of
+ * overlapping shifted by one (which defeats store forwarding). */
+/* Output positions o in [0, n_out) whose input index start + o*stride lies in [0, n_in):
+ * [*lo, *hi) (empty when lo == hi). */
+static void in_range(int64_t start, int64_t stride, int64_t n_out, int64_t n_in, int64_t *lo,
+                     int64_t *hi) {
+  int64_t l = start < 0 ? (-start + stride - 1) / stride : 0, lim = n_in - 1 - start;
+  int64_t h = lim < 0 ? 0 : lim / stride + 1;
+  if (h > n_out) h = n_out;
+  if (l > h) l = h;
+  *lo = l, *hi = h;
+}
+
+/* rows x w block moves between strided rows; the fixed 8-wide inner loop becomes one
+ * vector move (two in the SSE2 clone) instead of a runtime-length vector loop with its
+ * prologue and remainder per 8-float row. */
+#define DEF_BLK(T, S)                                                                      \
+  static inline void blk_copy_##S(T *restrict d, int64_t dd, const T *restrict s,          \
+                                  int64_t ss, int64_t rows, int64_t w) {                   \
+    for (int64_t r = 0; r < rows; r++, d += dd, s += ss) {                                 \
+      int64_t j = 0;                                                                       \
+      for (; j + 8 <= w; j += 8)                                                           \
+        for (int k = 0; k < 8; k++) d[j + k] = s[j + k];                                   \
+      for (; j < w; j++) d[j] = s[j];                                                      \
+    }                                                                                      \
+  }                                                                                        \
+  static inline void blk_add_##S(T *restrict d, int64_t dd, const T *restrict s,           \
+                                 int64_t ss, int64_t rows, int64_t w) {                    \
+    for (int64_t r = 0; r < rows; r++, d += dd, s += ss) {                                 \
+      int64_t j = 0;                                                                       \
+      for (; j + 8 <= w; j += 8)                                                           \
+        for (int k = 0; k < 8; k++) d[j + k] += s[j + k];                                  \
+      for (; j < w; j++) d[j] += s[j];                                                     \
+    }                                                                                      \
+  }
+
+/* One image's part of one col row: output rows oh in [hl, hh) read input rows, the rest
+ * is padding (zeros). */
+#define IM2COL_ROW(T, S)                                                                   \
+  for (int64_t od = 0; od < G.out[0]; od++) {                                              \
+    int64_t id = od * G.stride[0] - G.pad[0] + kd * G.dilate[0];                           \
+    T *dp = dst + od * G.out[1] * ow_n;                                                    \
+    if (id < 0 || id >= G.in[0]) {                                                         \
+      for (int64_t j = 0; j < G.out[1] * ow_n; j++) dp[j] = 0;                             \
+      continue;                                                                            \
+    }                                                                                      \
+    const T *sp = src + id * G.in[1] * G.in[2];                                            \
+    for (int64_t j = 0; j < hl * ow_n; j++) dp[j] = 0;                                     \
+    for (int64_t j = hh * ow_n; j < G.out[1] * ow_n; j++) dp[j] = 0;                       \
+    if (fast) {                                                                            \
+      if (hh > hl)                                                                         \
+        blk_copy_##S(dp + hl * ow_n, ow_n, sp + (h0 + hl * G.stride[1]) * G.in[2] + iw0,   \
+                     G.stride[1] * G.in[2], hh - hl, ow_n);                                \
+      continue;                                                                            \
+    }                                                                                      \
+    for (int64_t oh = hl; oh < hh; oh++) {                                                 \
+      const T *sr = sp + (h0 + oh * G.stride[1]) * G.in[2];                                \
+      T *d = dp + oh * ow_n;                                                               \
+      for (int64_t ow = 0; ow < ow_n; ow++) {                                              \
+        int64_t iw = iw0 + ow * sw;                                                        \
+        d[ow] = iw >= 0 && iw < G.in[2] ? sr[iw] : 0;                                      \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
+/* One image's part of one col row added back: rows [hl, hh), columns [wl, wh) land inside
+ * the image. */
+#define COL2IM_ROW(T, S)                                                                   \
+  for (int64_t od = 0; od < G.out[0]; od++) {                                              \
+    int64_t id = od * G.stride[0] - G.pad[0] + kd * G.dilate[0];                           \
+    if (id < 0 || id >= G.in[0]) continue;                                                 \
+    const T *sp = src + od * G.out[1] * ow_n;                                              \
+    T *dp = dst + id * G.in[1] * G.in[2];                                                  \
+    if (sw == 1) {                                                                         \
+      if (hh > hl && wh > wl)                                                              \
+        blk_add_##S(dp + (h0 + hl * G.stride[1]) * G.in[2] + iw0 + wl,                     \
+                    G.stride[1] * G.in[2], sp + hl * ow_n + wl, ow_n, hh - hl, wh - wl);   \
+      continue;                                                                            \
+    }                                                                                      \
+    for (int64_t oh = hl; oh < hh; oh++) {                                                 \
+      const T *s = sp + oh * ow_n;                                                         \
+      T *drow = dp + (h0 + oh * G.stride[1]) * G.in[2];                                    \
+      for (int64_t ow = wl; ow < wh; ow++) drow[iw0 + ow * sw] += s[ow];                   \
+    }                                                                                      \
+  }
+
 #define DEF_IM2COL(T, S)                                                                   \
-  static void im2col_##S(const lmx_cpu_geom *g, int64_t C, const T *x, T *col, int64_t ld) {           \
-    int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                                \
+  LMX_SIMD_CLONES static void im2col_##S(const lmx_cpu_geom *g, int64_t C, int64_t nimg,   \
+                                         const T *restrict x, T *restrict col, int64_t ld) { \
+    const lmx_cpu_geom G = *g;                                                             \
+    int64_t K = G.kernel[0] * G.kernel[1] * G.kernel[2], ow_n = G.out[2];                  \
+    int64_t I = G.in[0] * G.in[1] * G.in[2], O = G.out[0] * G.out[1] * ow_n;               \
     for (int64_t c = 0; c < C; c++)                                                        \
-      for (int64_t kd = 0; kd < g->kernel[0]; kd++)                                        \
-        for (int64_t kh = 0; kh < g->kernel[1]; kh++)                                      \
-          for (int64_t kw = 0; kw < g->kernel[2]; kw++) {                                  \
-            int64_t row = c * K + (kd * g->kernel[1] + kh) * g->kernel[2] + kw;            \
-            T *dst = col + row * ld;                                                       \
-            const T *src = x + c * g->in[0] * g->in[1] * g->in[2];                         \
-            for (int64_t od = 0; od < g->out[0]; od++) {                                   \
-              int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilate[0];              \
-              for (int64_t oh = 0; oh < g->out[1]; oh++) {                                 \
-                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilate[1];            \
-                T *d = dst + (od * g->out[1] + oh) * g->out[2];                            \
-                if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {                \
-                  memset(d, 0, (size_t)g->out[2] * sizeof(T));                             \
-                  continue;                                                                \
-                }                                                                          \
-                const T *srow = src + (id * g->in[1] + ih) * g->in[2];                     \
-                int64_t iw0 = kw * g->dilate[2] - g->pad[2], sw = g->stride[2];            \
-                if (sw == 1 && iw0 >= 0 && iw0 + g->out[2] <= g->in[2]) {                  \
-                  const T *sr = srow + iw0; /* rows are short: a loop beats memcpy */      \
-                  for (int64_t ow = 0; ow < g->out[2]; ow++) d[ow] = sr[ow];               \
-                  continue;                                                                \
-                }                                                                          \
-                for (int64_t ow = 0; ow < g->out[2]; ow++) {                               \
-                  int64_t iw = iw0 + ow * sw;                                              \
-                  d[ow] = iw >= 0 && iw < g->in[2] ? srow[iw] : 0;                         \
-                }                                                                          \
-              }                                                                            \
+      for (int64_t kd = 0; kd < G.kernel[0]; kd++)                                         \
+        for (int64_t kh = 0; kh < G.kernel[1]; kh++)                                       \
+          for (int64_t kw = 0; kw < G.kernel[2]; kw++) {                                   \
+            int64_t iw0 = kw * G.dilate[2] - G.pad[2], sw = G.stride[2];                   \
+            int fast = sw == 1 && iw0 >= 0 && iw0 + ow_n <= G.in[2];                       \
+            int64_t h0 = kh * G.dilate[1] - G.pad[1], hl, hh;                              \
+            in_range(h0, G.stride[1], G.out[1], G.in[1], &hl, &hh);                        \
+            T *row = col + (c * K + (kd * G.kernel[1] + kh) * G.kernel[2] + kw) * ld;      \
+            for (int64_t n = 0; n < nimg; n++) {                                           \
+              T *dst = row + n * O;                                                        \
+              const T *src = x + (n * C + c) * I;                                          \
+              IM2COL_ROW(T, S)                                                             \
             }                                                                              \
           }                                                                                \
   }                                                                                        \
-  static void col2im_##S(const lmx_cpu_geom *g, int64_t C, const T *col, T *x, int64_t ld) {           \
-    int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                                \
-    for (int64_t c = 0; c < C; c++)                                                        \
-      for (int64_t kd = 0; kd < g->kernel[0]; kd++)                                        \
-        for (int64_t kh = 0; kh < g->kernel[1]; kh++)                                      \
-          for (int64_t kw = 0; kw < g->kernel[2]; kw++) {                                  \
-            int64_t row = c * K + (kd * g->kernel[1] + kh) * g->kernel[2] + kw;            \
-            const T *src = col + row * ld;                                                 \
-            T *dst = x + c * g->in[0] * g->in[1] * g->in[2];                               \
-            for (int64_t od = 0; od < g->out[0]; od++) {                                   \
-              int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilate[0];              \
-              if (id < 0 || id >= g->in[0]) continue;                                      \
-              for (int64_t oh = 0; oh < g->out[1]; oh++) {                                 \
-                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilate[1];            \
-                if (ih < 0 || ih >= g->in[1]) continue;                                    \
-                const T *s = src + (od * g->out[1] + oh) * g->out[2];                      \
-                T *drow = dst + (id * g->in[1] + ih) * g->in[2];                           \
-                int64_t iw0 = kw * g->dilate[2] - g->pad[2], sw = g->stride[2];            \
-                if (sw == 1 && iw0 >= 0 && iw0 + g->out[2] <= g->in[2]) {                  \
-                  T *dd = drow + iw0;                                                      \
-                  for (int64_t ow = 0; ow < g->out[2]; ow++) dd[ow] += s[ow];              \
-                  continue;                                                                \
-                }                                                                          \
-                int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, hi = g->out[2];           \
-                int64_t lim = g->in[2] - 1 - iw0; /* last ow with iw < in: lim / sw */     \
-                if (lim < 0) hi = 0;                                                       \
-                else if (lim / sw + 1 < hi) hi = lim / sw + 1;                             \
-                for (int64_t ow = lo; ow < hi; ow++) drow[iw0 + ow * sw] += s[ow];         \
-              }                                                                            \
+  LMX_SIMD_CLONES static void col2im_##S(const lmx_cpu_geom *g, int64_t C, int64_t nimg,   \
+                                         const T *restrict col, T *restrict x, int64_t ld) { \
+    const lmx_cpu_geom G = *g;                                                             \
+    int64_t K = G.kernel[0] * G.kernel[1] * G.kernel[2], ow_n = G.out[2];                  \
+    int64_t I = G.in[0] * G.in[1] * G.in[2], O = G.out[0] * G.out[1] * ow_n;               \
+    for (int64_t kw = 0; kw < G.kernel[2]; kw++)                                           \
+      for (int64_t c = 0; c < C; c++)                                                      \
+        for (int64_t kd = 0; kd < G.kernel[0]; kd++)                                       \
+          for (int64_t kh = 0; kh < G.kernel[1]; kh++) {                                   \
+            int64_t iw0 = kw * G.dilate[2] - G.pad[2], sw = G.stride[2];                   \
+            int64_t h0 = kh * G.dilate[1] - G.pad[1], hl, hh, wl, wh;                      \
+            in_range(h0, G.stride[1], G.out[1], G.in[1], &hl, &hh);                        \
+            in_range(iw0, sw, ow_n, G.in[2], &wl, &wh);                                    \
+            const T *row = col + (c * K + (kd * G.kernel[1] + kh) * G.kernel[2] + kw) * ld; \
+            for (int64_t n = 0; n < nimg; n++) {                                           \
+              const T *src = row + n * O;                                                  \
+              T *dst = x + (n * C + c) * I;                                                \
+              COL2IM_ROW(T, S)                                                             \
             }                                                                              \
           }                                                                                \
   }
+DEF_BLK(float, f32)
+DEF_BLK(double, f64)
 DEF_IM2COL(float, f32)
 DEF_IM2COL(double, f64)
 
-int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col,
-                   int64_t ld) {
-  if (dt == LMX_FLOAT32) im2col_f32(g, C, x, col, ld);
-  else if (dt == LMX_FLOAT64) im2col_f64(g, C, x, col, ld);
+int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const void *x,
+                   void *col, int64_t ld) {
+  if (dt == LMX_FLOAT32) im2col_f32(g, C, nimg, x, col, ld);
+  else if (dt == LMX_FLOAT64) im2col_f64(g, C, nimg, x, col, ld);
   else return -1;
   return 0;
 }
 
-int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x,
-                   int64_t ld) {
-  if (dt == LMX_FLOAT32) col2im_f32(g, C, col, x, ld);
-  else if (dt == LMX_FLOAT64) col2im_f64(g, C, col, x, ld);
+int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const void *col,
+                   void *x, int64_t ld) {
+  if (dt == LMX_FLOAT32) col2im_f32(g, C, nimg, col, x, ld);
+  else if (dt == LMX_FLOAT64) col2im_f64(g, C, nimg, col, x, ld);
   else return -1;
   return 0;
 }

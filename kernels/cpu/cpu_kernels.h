@@ -165,13 +165,13 @@ typedef struct {
 } lmx_cpu_geom;
 /* Rewrites a 1-D / 2-D geometry as 3-D with leading dims of 1 (the kernels' form). */
 void lmx_cpu_geom_norm(lmx_cpu_geom *g);
-/* col[C*K, O] (row stride ld >= O) <- patches of x[C, in...] (K = kernel volume,
- * O = out volume; g normalized) */
-int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, const void *x, void *col,
-                   int64_t ld);
-/* x[C, in...] += the transpose of im2col applied to col[C*K, O] (row stride ld) */
-int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, const void *col, void *x,
-                   int64_t ld);
+/* col[C*K, nimg*O] (row stride ld >= nimg*O; image n at columns n*O) <- patches of
+ * x[nimg, C, in...] (K = kernel volume, O = out volume; g normalized) */
+int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const void *x,
+                   void *col, int64_t ld);
+/* x[nimg, C, in...] += the transpose of im2col applied to col[C*K, nimg*O] (row stride ld) */
+int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const void *col,
+                   void *x, int64_t ld);
 enum { LMX_POOL_MAX, LMX_POOL_AVG, LMX_POOL_SUM, LMX_POOL_LP };
 /* y[planes, out...] (+)= pooling of x[planes, in...] (g normalized; p_value for lp) */
 int lmx_cpu_pool(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,

@@ -1,21 +1,30 @@
-/* gemm.c — matrix products on OpenBLAS (cblas, row-major). */
+/* gemm.c — matrix products on OpenBLAS (cblas, row-major).
+ *
+ * Small products run on one thread: OpenBLAS's OpenMP build takes its thread count from
+ * omp_get_max_threads() at each call and splits anything above m·n·k = 256k over every
+ * thread, so a 128x10x512 product (W1's last layer) paid a fork/join and the packing of
+ * both halves for ~1 MFLOP of work (perf: a third of its time in libgomp and
+ * sched_yield, and up to a scheduler slice when the other core is busy). Below
+ * LMX_GEMM_SERIAL (m·n·k) the calling thread's OpenMP thread count is set to 1 for the
+ * call and restored after, which OpenBLAS follows; measured with bench/ops.lua (FC
+ * 512->10). Inside a parallel region OpenBLAS is single-threaded already.
+ */
 #include <cblas.h>
+#include <omp.h>
 
 #include "cpu_kernels.h"
 
-void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
-                  const void *A, const void *B, double beta, void *C) {
-  if (m == 0 || n == 0) return;
-  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  blasint lda = (blasint)(ta ? m : k), ldb = (blasint)(tb ? k : n), ldc = (blasint)n;
-  if (lda < 1) lda = 1;
-  if (ldb < 1) ldb = 1;
+enum { LMX_GEMM_SERIAL = 1 << 21 };
+
+static void gemm_call(int dt, enum CBLAS_TRANSPOSE TA, enum CBLAS_TRANSPOSE TB, int64_t m,
+                      int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
   if (dt == LMX_FLOAT32)
-    cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, (float)alpha, A, lda,
-                B, ldb, (float)beta, C, ldc);
+    cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, (float)alpha, A,
+                (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
   else
-    cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, alpha, A, lda, B, ldb,
-                beta, C, ldc);
+    cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, alpha, A,
+                (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
 }
 
 void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
@@ -23,10 +32,19 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
                      void *C, int64_t ldc) {
   if (m == 0 || n == 0) return;
   enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if (dt == LMX_FLOAT32)
-    cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, (float)alpha, A,
-                (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, alpha, A,
-                (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+  int threads = omp_get_max_threads();
+  if (threads > 1 && m * n * k < LMX_GEMM_SERIAL && !omp_in_parallel()) {
+    omp_set_num_threads(1);
+    gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    omp_set_num_threads(threads);
+    return;
+  }
+  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
+                  const void *A, const void *B, double beta, void *C) {
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  lmx_cpu_gemm_ld(dt, ta, tb, m, n, k, alpha, A, lda < 1 ? 1 : lda, B, ldb < 1 ? 1 : ldb, beta,
+                  C, n);
 }

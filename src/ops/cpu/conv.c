@@ -1,15 +1,24 @@
 /* conv.c — CPU glue of Convolution, Deconvolution and Pooling (channel-first, 1-D..3-D).
  *
- * Convolution lowers a chunk of nb images (nb·O >= 1024 columns, so the GEMMs are not
- * tiny) to col[C·K, nb·O] (im2col) and runs one GEMM per group: pat[g] = W[g] · col[g],
- * then moves the chunk's columns into the NCHW output (+ bias). Chunks are independent,
- * so with two or more they run in parallel, one thread per chunk with its own buffers;
- * the GEMMs inside then run single-threaded (OpenBLAS's OpenMP build uses one thread
- * when called inside a parallel region, so the pools never nest). A single chunk runs
- * serially with BLAS using every thread. Backward: gW accumulates pat[g] · col[g]ᵀ into
- * a private per-thread partial (summed at the end: no races), gdata is col2im of
- * W[g]ᵀ · pat[g], gbias a sum. Deconvolution is the transpose: its forward is
- * convolution's data gradient and its data gradient is convolution's forward.
+ * Convolution lowers a chunk of nb images (nb·O >= 256 columns) to col[C·K, nb·O]
+ * (im2col) and runs one GEMM per group: pat[g] = W[g] · col[g], then moves the chunk's
+ * columns into the NCHW output, adding the bias on the way (no second pass). Chunks are
+ * small on purpose: col (C·K x 256+ floats, ~0.5 MiB for LeNet's conv2) then stays in L2
+ * between im2col, the GEMM and col2im; 1024-column chunks (2 MiB) measured slower in
+ * bench/ops.lua, and the GEMMs are not smaller than OpenBLAS's own blocking. Chunks are
+ * independent, so with two or more they run in parallel, one thread per chunk with its
+ * own buffers, scheduled dynamically where chunks write disjoint outputs (a core taken
+ * by another process then gets fewer chunks instead of stalling the barrier) and
+ * statically where they add into per-thread weight partials (so the sums, and the
+ * results, do not depend on timing); the GEMMs inside run single-threaded
+ * (OpenBLAS's OpenMP build uses one thread inside a parallel region, so the pools never
+ * nest). A single chunk runs serially with BLAS using every thread. Backward: gW
+ * accumulates pat[g] · col[g]ᵀ into a private per-thread partial (summed at the end: no
+ * races), gdata is col2im of W[g]ᵀ · pat[g], gbias a sum. When both gW and gdata are
+ * wanted (training) one chunk loop does both: pat is moved into its chunk matrix once and
+ * the data-gradient GEMM overwrites col right after the weight GEMM has read it.
+ * Deconvolution is the transpose: its forward is convolution's data gradient and its data
+ * gradient is convolution's forward.
  * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread col, pat and a
  * weight-sized partial, sized for float64 and omp_get_max_threads() threads; at run time
  * the thread count is capped by what the workspace holds.
@@ -33,9 +42,9 @@ typedef struct {
   int threads;
 } conv_plan;
 
-/* Images per chunk: enough that a GEMM spans >= 1024 output columns. */
+/* Images per chunk: enough that a GEMM spans >= 256 output columns (see the top). */
 static int64_t chunk_of(int64_t N, int64_t O) {
-  int64_t nb = O > 0 ? (1024 + O - 1) / O : 1;
+  int64_t nb = O > 0 ? (256 + O - 1) / O : 1;
   return nb < 1 ? 1 : nb > N ? (N > 0 ? N : 1) : nb;
 }
 
@@ -180,17 +189,16 @@ static void chunk_move(const conv_plan *p, int64_t n0, int64_t cnt, int64_t ch, 
 
 static void im2col_chunk(const conv_plan *p, const void *img, int64_t n0, int64_t cnt,
                          const conv_bufs *b) {
-  for (int64_t i = 0; i < cnt; i++)
-    lmx_cpu_im2col(p->dt, &p->g, p->C, elem(img, p->dt, (n0 + i) * p->C * p->I),
-                   elem(b->col, p->dt, i * p->O), b->ld);
+  lmx_cpu_im2col(p->dt, &p->g, p->C, cnt, elem(img, p->dt, n0 * p->C * p->I), b->col, b->ld);
 }
 
-/* pat (N, F, O) (+)= W_g · im2col(img)_g, a chunk of images per GEMM. */
+/* pat (N, F, O) (+)= W_g · im2col(img)_g (+ bias[f] when bias is given), a chunk of images
+ * per GEMM; the bias is added while the chunk is moved out, not in a second pass. */
 static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
-                       void *ws) {
+                       const void *bias, void *ws) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G;
-#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
+#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(dynamic, 1)
   for (int64_t ch = 0; ch < p->chunks; ch++) {
     conv_bufs b = thread_bufs(p, ws);
     int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
@@ -199,65 +207,89 @@ static void img_to_pat(const conv_plan *p, const void *w, const void *img, void 
       lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
                       elem(b.col, dt, g * p->CK * b.ld), b.ld, 0.0, elem(b.pat, dt, g * Fg * b.ld),
                       b.ld);
-    chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
+    if (!bias) {
+      chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
+      continue;
+    }
+    for (int64_t i = 0; i < cnt; i++)
+      for (int64_t f = 0; f < p->F; f++)
+        lmx_cpu_scalar_op(LMX_SC_PLUS, dt, p->O, elem(pat, dt, ((n0 + i) * p->F + f) * p->O),
+                          elem(b.pat, dt, f * b.ld + i * p->O), lmx_load_f64(bias, dt, f), acc);
+  }
+}
+
+/* One chunk's data gradient: col_g = W_gᵀ · pat_g (b->pat already holds the chunk), then
+ * col2im into images [n0, n0 + cnt) of img, which are zeroed first unless acc. */
+static void chunk_dgrad(const conv_plan *p, const void *w, const conv_bufs *b, int64_t n0,
+                        int64_t cnt, void *img, int acc) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G, cols = cnt * p->O;
+  for (int64_t g = 0; g < p->G; g++)
+    lmx_cpu_gemm_ld(dt, 1, 0, p->CK, cols, Fg, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
+                    elem(b->pat, dt, g * Fg * b->ld), b->ld, 0.0,
+                    elem(b->col, dt, g * p->CK * b->ld), b->ld);
+  void *im = elem(img, dt, n0 * p->C * p->I);
+  if (!acc) memset(im, 0, (size_t)(cnt * p->C * p->I) * (size_t)lmx_dtype_size(dt));
+  lmx_cpu_col2im(dt, &p->g, p->C, cnt, b->col, im, b->ld);
+}
+
+/* One chunk's weight gradient: wpart_g += pat_g · col_gᵀ (both chunk matrices filled). */
+static void chunk_wgrad(const conv_plan *p, const conv_bufs *b, int64_t cols) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G;
+  for (int64_t g = 0; g < p->G; g++)
+    lmx_cpu_gemm_ld(dt, 0, 1, Fg, p->CK, cols, 1.0, elem(b->pat, dt, g * Fg * b->ld), b->ld,
+                    elem(b->col, dt, g * p->CK * b->ld), b->ld, 1.0,
+                    elem(b->wpart, dt, g * Fg * p->CK), p->CK);
+}
+
+/* gw (+)= the sum of the per-thread partials. */
+static void sum_partials(const conv_plan *p, void *ws, void *gw, int acc) {
+  int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
+  for (int t = 0; t < p->threads; t++) {
+    char *part = elem((char *)ws + (size_t)t * p->per_thread, p->dt,
+                      p->C * K * p->nb * p->O + p->F * p->nb * p->O);
+    lmx_cpu_scale(p->dt, p->F * p->CK, gw, part, 1.0, acc || t > 0);
   }
 }
 
 /* img (N, C, I) (+)= col2im(W_gᵀ · pat_g), a chunk of images per GEMM. */
 static void pat_to_img(const conv_plan *p, const void *w, const void *pat, void *img, int acc,
                        void *ws) {
-  int dt = p->dt;
-  int64_t Fg = p->F / p->G;
-  size_t es = (size_t)lmx_dtype_size(dt);
-#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(static)
+#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(dynamic, 1)
   for (int64_t ch = 0; ch < p->chunks; ch++) {
     conv_bufs b = thread_bufs(p, ws);
-    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
     chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
-    for (int64_t g = 0; g < p->G; g++)
-      lmx_cpu_gemm_ld(dt, 1, 0, p->CK, cols, Fg, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
-                      elem(b.pat, dt, g * Fg * b.ld), b.ld, 0.0, elem(b.col, dt, g * p->CK * b.ld),
-                      b.ld);
-    for (int64_t i = 0; i < cnt; i++) {
-      void *im = elem(img, dt, (n0 + i) * p->C * p->I);
-      if (!acc) memset(im, 0, (size_t)(p->C * p->I) * es);
-      lmx_cpu_col2im(dt, &p->g, p->C, elem(b.col, dt, i * p->O), im, b.ld);
-    }
+    chunk_dgrad(p, w, &b, n0, cnt, img, acc);
   }
 }
 
-/* gw (F, CK) (+)= Σ pat_g · im2col(img)_gᵀ over the batch: private partial sums per
- * thread (no races), added up at the end. */
-static void weight_grad(const conv_plan *p, const void *img, const void *pat, void *gw, int acc,
-                        void *ws) {
-  int dt = p->dt;
-  int64_t Fg = p->F / p->G, wsz = p->F * p->CK;
-  size_t es = (size_t)lmx_dtype_size(dt);
+/* gw (F, CK) (+)= Σ pat_g · im2col(img)_gᵀ over the batch and, when gimg is given (the
+ * convolution's training case), gimg (+)= col2im(W_gᵀ · pat_g) in the same chunk loop:
+ * pat is moved into its chunk matrix once for both GEMMs, and the data-gradient GEMM
+ * overwrites col right after the weight GEMM has read it, while it is still in cache.
+ * Weight sums go to private per-thread partials (no races), added up at the end. */
+static void weight_grad(const conv_plan *p, const void *w, const void *img, const void *pat,
+                        void *gw, int acc, void *gimg, int acc_img, void *ws) {
+  size_t wbytes = (size_t)(p->F * p->CK) * (size_t)lmx_dtype_size(p->dt);
 #pragma omp parallel num_threads(p->threads) if (p->threads > 1)
   {
     conv_bufs b = thread_bufs(p, ws);
-    memset(b.wpart, 0, (size_t)wsz * es);
-#pragma omp for schedule(static)
+    memset(b.wpart, 0, wbytes);
+#pragma omp for schedule(static) /* fixed chunk -> partial mapping: deterministic sums */
     for (int64_t ch = 0; ch < p->chunks; ch++) {
-      int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+      int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
       im2col_chunk(p, img, n0, cnt, &b);
       chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
-      for (int64_t g = 0; g < p->G; g++)
-        lmx_cpu_gemm_ld(dt, 0, 1, Fg, p->CK, cols, 1.0, elem(b.pat, dt, g * Fg * b.ld), b.ld,
-                        elem(b.col, dt, g * p->CK * b.ld), b.ld, 1.0,
-                        elem(b.wpart, dt, g * Fg * p->CK), p->CK);
+      chunk_wgrad(p, &b, cnt * p->O);
+      if (gimg) chunk_dgrad(p, w, &b, n0, cnt, gimg, acc_img);
     }
   }
-  for (int t = 0; t < p->threads; t++) {
-    conv_bufs b;
-    int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
-    b.col = (char *)ws + (size_t)t * p->per_thread;
-    b.wpart = elem(b.col, dt, p->C * K * p->nb * p->O + p->F * p->nb * p->O);
-    lmx_cpu_scale(dt, wsz, gw, b.wpart, 1.0, acc || t > 0);
-  }
+  sum_partials(p, ws, gw, acc);
 }
 
-/* y[N, ch, vol] += b[ch] (forward bias) */
+/* y[N, ch, vol] += b[ch] (Deconvolution's forward bias) */
 static void add_channel_bias(int dt, int64_t N, int64_t ch, int64_t vol, void *y, const void *b) {
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < ch; k++) {
@@ -284,10 +316,14 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
   LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
-  if (!deconv) img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
-  else pat_to_img(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
+  if (!deconv) {
+    img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, p.bias ? in[2].data : NULL,
+               c->workspace);
+    return LMX_OK;
+  }
+  pat_to_img(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
   if (p.bias)
-    add_channel_bias(p.dt, p.N, deconv ? p.C : p.F, deconv ? p.I : p.O, out[0].data, in[2].data);
+    add_channel_bias(p.dt, p.N, p.C, p.I, out[0].data, in[2].data);
   return LMX_OK;
 }
 
@@ -300,11 +336,14 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
-  if (req[1]) weight_grad(&p, img, pat, ig[1].data, req[1] == LMX_REQ_ADD, c->workspace);
-  if (req[0]) {
+  int fuse = !deconv && req[0] && req[1]; /* both gradients in one chunk loop */
+  if (req[1]) weight_grad(&p, in[1].data, img, pat, ig[1].data, req[1] == LMX_REQ_ADD,
+                          fuse ? ig[0].data : NULL, req[0] == LMX_REQ_ADD, c->workspace);
+  if (req[0] && !fuse) {
     if (!deconv) pat_to_img(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD,
                             c->workspace);
-    else img_to_pat(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD, c->workspace);
+    else img_to_pat(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD, NULL,
+                    c->workspace);
   }
   if (p.bias && req[2])
     channel_sum(p.dt, p.N, deconv ? p.C : p.F, deconv ? p.I : p.O, ig[2].data, og[0].data,
