@@ -98,13 +98,34 @@ local function gather_inputs(opname, inames, anames, pos, named)
   return list
 end
 
+-- Calls with the same op and parameter strings reuse one prepared engine call (parsed
+-- parameters and the op's input/output names), so repeated calls parse nothing; the
+-- cache is bounded and simply restarts when full.
+local call_cache, ncached = {}, 0
+
+local function prepared_for(opname, idx, n, ck, cv, keep)
+  local key = opname
+  for i = 1, n do key = key .. '\0' .. keep[1][i] .. '=' .. keep[2][i] end
+  local entry = call_cache[key]
+  if entry then return entry end
+  local h = ffi.new('lmx_opcall *[1]')
+  check(C.lmx_opcall_new(opname, n, ck, cv, h), 4)
+  entry = {h = ffi.gc(h[0], C.lmx_opcall_free)}
+  entry.inames = io_names(idx, n, ck, cv, 0)
+  local _, nvis = io_names(idx, n, ck, cv, 1)
+  entry.nvis = nvis
+  entry.anames = io_names(idx, n, ck, cv, 2)
+  if ncached >= 256 then call_cache, ncached = {}, 0 end
+  call_cache[key], ncached = entry, ncached + 1
+  return entry
+end
+
 local function invoke(opname, idx, has_num_args, ...)
   local pos, named, params, extras = split_args(opname, has_num_args, ...)
   local n, ck, cv, keep = kv(params)
-  local inames = io_names(idx, n, ck, cv, 0)
-  local _, nvis = io_names(idx, n, ck, cv, 1)
-  local anames = io_names(idx, n, ck, cv, 2)
-  local inputs = gather_inputs(opname, inames, anames, pos, named)
+  local pc = prepared_for(opname, idx, n, ck, cv, keep)
+  local nvis = pc.nvis
+  local inputs = gather_inputs(opname, pc.inames, pc.anames, pos, named)
   local hin = ffi.new('lmx_ndarray *[?]', #inputs + 1)
   for i, a in ipairs(inputs) do hin[i - 1] = nd.handle(a, 4) end
   local outs = extras.out
@@ -112,9 +133,7 @@ local function invoke(opname, idx, has_num_args, ...)
   local hout = ffi.new('lmx_ndarray *[?]', nvis + 1)
   for i = 1, nvis do hout[i - 1] = outs and outs[i] and nd.handle(outs[i], 4) or nil end
   local nout = ffi.new('int[1]', nvis)
-  check(C.lmx_imperative_invoke(opname, n, ck, cv, #inputs, hin, nout, hout,
-    extras.is_train and 1 or 0), 3)
-  local _k = keep
+  check(C.lmx_opcall_invoke(pc.h, #inputs, hin, nout, hout, extras.is_train and 1 or 0), 3)
   local res = {}
   for i = 1, nout[0] do
     res[i] = (outs and outs[i]) or nd.wrap(hout[i - 1])
