@@ -28,14 +28,25 @@
     LMX_PAR_FOR_W(outer * inner, len, r, {                                                 \
       int64_t o = r / inner, in = r % inner, base = o * len * inner + in;                  \
       T mx = x[base];                                                                      \
-      for (int64_t j = 1; j < len; j++) mx = fmax(mx, x[base + j * inner]);                \
+      for (int64_t j = 1; j < len; j++) {                                                  \
+        T v = x[base + j * inner];                                                         \
+        mx = v > mx ? v : mx; /* not fmax: a libm call per element */                     \
+      }                                                                                    \
       T sum = 0;                                                                           \
-      for (int64_t j = 0; j < len; j++) sum += XEXP((T)((x[base + j * inner] - mx) * it)); \
-      T ls = log(sum);                                                                     \
-      for (int64_t j = 0; j < len; j++) {                                                  \
-        T z = (x[base + j * inner] - mx) * it;                                             \
-        T v = logm ? z - ls : XEXP(z) / sum;                                               \
-        PUT(acc, y[base + j * inner], v);                                                  \
+      if (!logm && !acc) { /* exps stored first: that loop vectorises, the sum is cheap */ \
+        for (int64_t j = 0; j < len; j++)                                                  \
+          y[base + j * inner] = XEXP((T)((x[base + j * inner] - mx) * it));                \
+        for (int64_t j = 0; j < len; j++) sum += y[base + j * inner];                      \
+        T inv = 1 / sum;                                                                   \
+        for (int64_t j = 0; j < len; j++) y[base + j * inner] *= inv;                      \
+      } else {                                                                             \
+        for (int64_t j = 0; j < len; j++) sum += XEXP((T)((x[base + j * inner] - mx) * it)); \
+        T ls = log(sum);                                                                   \
+        for (int64_t j = 0; j < len; j++) {                                                \
+          T z = (x[base + j * inner] - mx) * it;                                           \
+          T v = logm ? z - ls : XEXP(z) / sum;                                             \
+          PUT(acc, y[base + j * inner], v);                                                \
+        }                                                                                  \
       }                                                                                    \
     });                                                                                    \
   }                                                                                        \

@@ -21,6 +21,7 @@
 
 #include "../../src/tensor/dtype.h"
 #include "cpu_kernels.h"
+#include "cpu_math.h"
 
 /* C[m,n] = alpha op(A) op(B) + beta C with leading dimensions (row-major). */
 static void gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *A,

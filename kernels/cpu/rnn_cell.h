@@ -8,7 +8,9 @@
  * the direct part of dh' in w->dh and (lstm) dc' in w->dc.
  * One float32 and one float64 sibling per function from one macro.
  */
-#define SIG(v) (1 / (1 + exp(-(v))))
+/* XEXP / XTANH (cpu_math.h) use the inlined float32 exp/tanh for float and libm for
+ * double; plain exp/tanh here would send every float32 gate through double libm calls. */
+#define SIG(v) (1 / (1 + XEXP(-(v))))
 
 #define DEF_CELL(T, S)                                                                     \
   static void cell_fwd_##S(const rnn_ws *w, T *g, const T *hg, const T *bx, const T *bh,   \
@@ -23,23 +25,23 @@
         if (r->mode == LMX_RNN_LSTM) {                                                     \
           T i = SIG(gn[j] + bx[j] + hn[j] + bh[j]);                                        \
           T f = SIG(gn[H + j] + bx[H + j] + hn[H + j] + bh[H + j]);                        \
-          T gg = tanh(gn[2 * H + j] + bx[2 * H + j] + hn[2 * H + j] + bh[2 * H + j]);      \
+          T gg = XTANH(gn[2 * H + j] + bx[2 * H + j] + hn[2 * H + j] + bh[2 * H + j]);      \
           T o = SIG(gn[3 * H + j] + bx[3 * H + j] + hn[3 * H + j] + bh[3 * H + j]);        \
           T cv = f * cp[n * H + j] + i * gg;                                               \
           gn[j] = i, gn[H + j] = f, gn[2 * H + j] = gg, gn[3 * H + j] = o;                 \
           c[n * H + j] = cv;                                                               \
-          hv = o * tanh(cv);                                                               \
+          hv = o * XTANH(cv);                                                               \
         } else if (r->mode == LMX_RNN_GRU) {                                               \
           T rr = SIG(gn[j] + bx[j] + hn[j] + bh[j]);                                       \
           T z = SIG(gn[H + j] + bx[H + j] + hn[H + j] + bh[H + j]);                        \
           T hl = hn[2 * H + j] + bh[2 * H + j];                                            \
-          T nn = tanh(gn[2 * H + j] + bx[2 * H + j] + rr * hl);                            \
+          T nn = XTANH(gn[2 * H + j] + bx[2 * H + j] + rr * hl);                            \
           gn[j] = rr, gn[H + j] = z, gn[2 * H + j] = nn;                                   \
           c[n * H + j] = hl;                                                               \
           hv = (1 - z) * nn + z * hp[n * ldh + j];                                         \
         } else {                                                                           \
           T a = gn[j] + bx[j] + hn[j] + bh[j];                                             \
-          hv = r->mode == LMX_RNN_TANH ? tanh(a) : (a > 0 ? a : 0);                        \
+          hv = r->mode == LMX_RNN_TANH ? XTANH(a) : (a > 0 ? a : 0);                        \
           gn[j] = hv;                                                                      \
         }                                                                                  \
         h[n * DH + j] = hv;                                                                \
@@ -58,7 +60,7 @@
         T dhv = dh[n * H + j] + dy[n * DH + j];                                            \
         if (r->mode == LMX_RNN_LSTM) {                                                     \
           T i = gn[j], f = gn[H + j], gg = gn[2 * H + j], o = gn[3 * H + j];               \
-          T tc = tanh(c[n * H + j]);                                                       \
+          T tc = XTANH(c[n * H + j]);                                                       \
           T dct = dc[n * H + j] + dhv * o * (1 - tc * tc);                                 \
           dx[j] = dct * gg * i * (1 - i);                                                  \
           dx[H + j] = dct * cp[n * H + j] * f * (1 - f);                                   \
