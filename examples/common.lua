@@ -49,6 +49,22 @@ function M.digits_split(mx, x, y, quick)
   end
   return take(x, train_rows), take(y, train_rows), take(x, val_rows), take(y, val_rows)
 end
+-- Accuracy over exactly the held-out images (predict drops the padding rows that score
+-- counts, as MXNet's score does, in the last batch).
+function M.heldout_accuracy(mx, mod, val)
+  local probs = mod:predict(val)
+  local labels = {}
+  val:reset()
+  for batch in val do
+    local l = batch.label[1]:toflat()
+    for i = 1, #l - batch.pad do labels[#labels + 1] = l[i] end
+  end
+  local metric = mx.metric.Accuracy()
+  metric:update({mx.nd.array(labels)}, {probs})
+  local _, acc = metric:get()
+  return acc
+end
+
 --- Sets up the module path and stdout, then returns mx and the parsed options.
 function M.setup(defaults)
   local root = here() .. '/..'

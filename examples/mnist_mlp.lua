@@ -59,16 +59,5 @@ mod:fit(train, {eval_data = val, eval_metric = 'acc', num_epoch = args['num-epoc
                 initializer = mx.init.Xavier{magnitude = 2},
                 optimizer = 'sgd',
                 optimizer_params = {learning_rate = args.lr, momentum = args.mom, wd = args.wd}})
--- Accuracy over exactly the held-out images (predict drops the padding rows that score
--- counts, as MXNet's score does, in the last batch).
-local probs = mod:predict(val)
-local labels = {}
-val:reset()
-for batch in val do
-  local l = batch.label[1]:toflat()
-  for i = 1, #l - batch.pad do labels[#labels + 1] = l[i] end
-end
-local metric = mx.metric.Accuracy()
-metric:update({mx.nd.array(labels)}, {probs})
-local _, acc = metric:get()
+local acc = common.heldout_accuracy(mx, mod, val)
 print(('final validation accuracy: %.4f (%d epochs, %.1f s)'):format(acc, args['num-epochs'], mx.callback.clock() - tic))

@@ -1,6 +1,9 @@
 /* luamx.h — the public C API of the luamx engine, and the only public header.
  *
- * This header is the contract. It is also the source of the Lua binding: the build
+ * This header is the contract, and deliberately one file (STYLE.md: "the only public
+ * header"): it is long because every function carries its documentation, in sections
+ * that follow the layers (core, NDArrays, files, operators, symbols, executors,
+ * training, imperative calls). It is also the source of the Lua binding: the build
  * preprocesses it with LMX_CDEF defined and embeds the result in the library, and the
  * Lua module hands that text to ffi.cdef. So it must stay inside what LuaJIT's FFI
  * parses: enum constants (never #define constants), int status returns, distinct

@@ -84,6 +84,9 @@ end
 --- Wraps an lmx_executor handle (one reference, taken over) as an Executor.
 M.wrap = wrap
 
+--- grad_req names -> the engine's codes (shared with the executor group).
+M.REQ = REQ
+
 -- -------------------------------------------------------------- bind arguments -----
 local function names_text(names) return table.concat(names, ', ') end
 

@@ -28,7 +28,7 @@ local M = {}
 local Group = {}
 M.DataParallelExecutorGroup = Group
 
-local REQ = {null = 0, write = 1, add = 3}
+local REQ = require('luamx.executor').REQ
 
 local function c_forward(h, n, names, arrays, is_train)
   return C.lmx_group_forward(h, n, names, arrays, is_train)

@@ -79,18 +79,30 @@ int lmx_cpu_fwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *in, const lm
   return LMX_OK;
 }
 
+/* Shared start of the elementwise-shaped backwards (SequenceMask, SequenceReverse):
+ * sequence_length gets no gradient; *run is 0 when the data gradient is not wanted. */
+static int same_shape_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                          const lmx_tensor *ig, const int *req, seq_geo *g, int *nin,
+                          int *run) {
+  *nin = nin_of(c);
+  *run = 0;
+  if (*nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(seq_geo_of(c, in, *nin, g));
+  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, g->dt, "output gradient"));
+  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, g->dt, "gradient of 'data'"));
+  *run = 1;
+  return LMX_OK;
+}
+
 int lmx_cpu_bwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                              const lmx_tensor *aux) {
   (void)out, (void)aux;
   seq_geo g;
-  int nin = nin_of(c);
-  if (nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
-  if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, g.dt, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, g.dt, "gradient of 'data'"));
-  mask_pass(&g, in, nin, ig[0].data, og[0].data, 0.0, req[0] == LMX_REQ_ADD);
+  int nin, run;
+  LMX_TRY(same_shape_bwd(c, og, in, ig, req, &g, &nin, &run));
+  if (run) mask_pass(&g, in, nin, ig[0].data, og[0].data, 0.0, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
@@ -167,12 +179,8 @@ int lmx_cpu_bwd_SequenceReverse(const lmx_op_ctx *c, const lmx_tensor *og, const
                                 const lmx_tensor *aux) {
   (void)out, (void)aux;
   seq_geo g;
-  int nin = nin_of(c);
-  if (nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
-  if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, g.dt, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, g.dt, "gradient of 'data'"));
-  reverse_pass(&g, in, nin, ig[0].data, og[0].data, req[0] == LMX_REQ_ADD);
+  int nin, run;
+  LMX_TRY(same_shape_bwd(c, og, in, ig, req, &g, &nin, &run));
+  if (run) reverse_pass(&g, in, nin, ig[0].data, og[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
