@@ -145,8 +145,11 @@ local function conv_section()
 end
 
 -- ---- elementwise ------------------------------------------------------------------------
+-- Three sizes: 32M floats (128 MiB per array: past every cache, so the copy measures
+-- memory bandwidth), 4M (16 MiB, in the last-level cache), 64K (256 KiB, in L2: the copy
+-- runs at cache speed and the transcendental kernels are compute-bound there).
 local function elementwise_section()
-  for _, n in ipairs { 4194304, 65536 } do
+  for _, n in ipairs { 33554432, 4194304, 65536 } do
     local a, b, o = rand { n }, rand { n }, mx.nd.zeros { n }
     local pos = mx.nd.op._plus_scalar(rand { n }, { scalar = 2 })
     local copyf = function() mx.nd._copy(a, { out = o }) end
@@ -183,10 +186,16 @@ end
 
 print(('luamx bench/ops  (OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s, library %s)\n'):format(
   os.getenv('OPENBLAS_CORETYPE') or 'unset', os.getenv('OMP_NUM_THREADS') or 'unset', mx.capi.path))
-sgemm_section()
-fc_section()
-conv_section()
-elementwise_section()
+-- `luajit bench/ops.lua elementwise` (or sgemm, fc, conv) runs one section only.
+local only = arg[1]
+if only and only ~= 'sgemm' and only ~= 'fc' and only ~= 'conv' and only ~= 'elementwise' then
+  error(('bench/ops.lua: unknown section %q (expected sgemm, fc, conv or elementwise)'):format(only))
+end
+if not only or only == 'sgemm' then sgemm_section() end
+if not only or only == 'fc' then fc_section() end
+if not only or only == 'conv' then conv_section() end
+if not only or only == 'elementwise' then elementwise_section() end
+if only then os.exit(0) end
 
 print('\nEnvironment effects (child processes): sgemm 1024, sgemm 128x512x784, FC fc1 fwd GFLOP/s')
 local self = arg[0]

@@ -52,6 +52,10 @@ int lmx_cpu_unary(int op, int dt, int64_t n, void *y, const void *x, int acc);
  * gradient does not use it). */
 int lmx_cpu_unary_bwd(int op, int dt, int64_t n, void *gx, const void *g, const void *x,
                       const void *y, int acc);
+/* vmath_x86.c: float32 y[n] (+)= f(x[n]) for op LMX_UN_SIGMOID or LMX_UN_TANH with
+ * AVX-512 code; returns 1 when it did, 0 when the op or this CPU is not covered (the
+ * caller then runs the portable loop). */
+int lmx_cpu_vmath_f32(int op, int64_t n, float *y, const float *x, int acc);
 
 enum {
   LMX_SC_PLUS, LMX_SC_MINUS, LMX_SC_RMINUS, LMX_SC_MUL, LMX_SC_DIV, LMX_SC_RDIV, LMX_SC_POW,

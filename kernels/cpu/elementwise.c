@@ -91,8 +91,11 @@ static const struct { unb_f32 f; unb_f64 d; } g_unb[] = {UNARY_LIST(ROW_UNB)};
 int lmx_cpu_unary(int op, int dt, int64_t n, void *y, const void *x, int acc) {
   int s = dt_slot(dt);
   if (s < 0 || op < 0 || op >= LMX_NUM_UNOPS) return -1;
-  if (s == 0) g_unf[op].f(n, y, x, acc);
-  else g_unf[op].d(n, y, x, acc);
+  if (s == 0) {
+    if (!lmx_cpu_vmath_f32(op, n, y, x, acc)) g_unf[op].f(n, y, x, acc);
+  } else {
+    g_unf[op].d(n, y, x, acc);
+  }
   return 0;
 }
 
