@@ -83,8 +83,9 @@ describe('operator registry', function()
       op.info('RNN', { state_size = 4, num_layers = 1, mode = 'lstm' }).inputs)
     assert.same({ 'data', 'parameters', 'state', 'sequence_length' },
       op.info('RNN', { state_size = 4, num_layers = 1, mode = 'gru', use_sequence_length = true }).inputs)
-    assert.same({ 'output', 'state_output', 'statecell_output' },
-      op.info('RNN', { state_size = 4, num_layers = 1, mode = 'lstm', state_outputs = true }).outputs)
+    local rnn = op.info('RNN', { state_size = 4, num_layers = 1, mode = 'lstm', state_outputs = true })
+    assert.same({ 'output', 'state_output', 'statecell_output', 'reserve' }, rnn.outputs) -- reserve: hidden
+    assert.equal(3, rnn.num_visible_outputs)
     assert.same({ 'weight', 'grad', 'mean', 'var' }, op.info('adam_update', { lr = 0.1 }).inputs)
     assert.same({ 'lhs', 'rhs' }, op.info('broadcast_add').inputs)
     assert.same({ 'a', 'indices' }, op.info('take').inputs)

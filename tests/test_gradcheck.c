@@ -4,7 +4,9 @@
  * Each case names an op, its parameters (MXNet strings), the shape of every input and
  * how to draw it ('u' uniform [-1, 1], 'a' away from 0 (|x| in [0.2, 1], random sign:
  * keeps relu/abs/max off their kinks), 'p' positive [0.5, 1.5], 'l' integer labels /
- * indices in [0, K), 'c' constant 1 (states that must stay fixed), 'z' zeros). For each
+ * indices in [0, K), 'n' int32 lengths in [0, K] (softmax's 'length'; no gradient is
+ * checked, its gradient buffer is int32 too), 'c' constant 1 (states that must stay
+ * fixed), 'z' zeros). For each
  * case the checker
  *  1. runs forward, then backward with a random head gradient, passing data only for
  *     what the descriptor's backward_needs asks for (so a kernel that reads more fails);
@@ -104,6 +106,7 @@ static void fill_input(double *p, int64_t n, char kind, int K) {
       case 'a': p[i] = (0.2 + 0.8 * u) * (urand() < 0.5 ? -1 : 1); break;
       case 'p': p[i] = 0.5 + u; break;
       case 'l': p[i] = (double)(int)(u * K); break;
+      case 'n': p[i] = (double)(int)(u * (K + 1)); break;
       case 'c': p[i] = 1.0; break;
       case 'z': p[i] = 0.0; break;
       default: p[i] = 2 * u - 1;
@@ -140,6 +143,14 @@ static int setup(gc_run *r, const gc_case *k) {
     double *p = alloc_t(&r->in[i], &is[i]);
     fill_input(p, lmx_shape_size(&is[i]), k->kinds[i], k->K);
     alloc_t(&r->ig[i], &is[i]);
+    if (k->kinds[i] == 'n') { /* lengths as int32 (the gradient buffer keeps 8 bytes each) */
+      int64_t m = lmx_shape_size(&is[i]);
+      int32_t *q = calloc((size_t)(m > 0 ? m : 1), sizeof *q);
+      for (int64_t j = 0; j < m; j++) q[j] = (int32_t)p[j];
+      free(p);
+      r->in[i].data = q;
+      r->in[i].dtype = r->ig[i].dtype = LMX_INT32;
+    }
   }
   for (int i = 0; i < r->nout; i++) {
     alloc_t(&r->out[i], &os[i]);
@@ -202,7 +213,7 @@ static int backward(gc_run *r, const int *req) {
 
 static int grad_input(const gc_run *r, int i) {
   char k = r->k->kinds[i];
-  return k != 'l' && k != 'c';
+  return k != 'l' && k != 'c' && k != 'n';
 }
 
 static void check_fd(gc_run *r) {
@@ -402,11 +413,44 @@ static void check_bad_inputs(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }
 
+/* Every registered operator has at least one case, or is listed here with the reason it
+ * has no gradient to check; a new operator without either fails the suite. */
+static const char *const g_no_gradient[] = {
+    /* no inputs: nothing to differentiate (values checked in ops_forward_spec) */
+    "_zeros", "_ones", "_full",
+    /* optimizer updates: not differentiable in MXNet either; each is checked against
+     * hand-computed values in optimizer_spec */
+    "sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
+    "adagrad_update", NULL};
+
+static void check_coverage(int ncases) {
+  int nops = 0;
+  if (lmx_op_registry_size(&nops) != LMX_OK || nops <= 0) {
+    fprintf(stderr, "operator registry is empty\n");
+    g_fail++;
+    return;
+  }
+  for (int i = 0; i < nops; i++) {
+    const char *name = NULL;
+    if (lmx_op_get_name(i, &name) != LMX_OK || !name) continue;
+    int found = 0;
+    for (int c = 0; c < ncases && !found; c++) found = strcmp(g_cases[c].op, name) == 0;
+    for (int j = 0; g_no_gradient[j] && !found; j++) found = strcmp(g_no_gradient[j], name) == 0;
+    if (found) {
+      g_pass++;
+    } else {
+      fprintf(stderr, "operator %s has no gradient-check case\n", name);
+      g_fail++;
+    }
+  }
+}
+
 int main(void) {
   srand(7);
   int n = (int)(sizeof g_cases / sizeof g_cases[0]);
   for (int i = 0; i < n; i++) run_case(&g_cases[i]);
   check_bad_inputs();
+  check_coverage(n);
   printf("%d cases\n%d passed, %d failed\n", n, g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

@@ -1,5 +1,5 @@
-/* conv.c — convolution lowering (im2col / col2im, 1-D to 3-D, dilated) and pooling
- * (max / avg / sum / lp, padded, count_include_pad) on channel-first data.
+/* conv.c — convolution lowering (im2col / col2im, 1-D to 3-D, dilated) on channel-first
+ * data (pooling is in pool.c).
  *
  * Geometry is always handled as 3-D: 1-D and 2-D problems get leading spatial dims of 1
  * (lmx_cpu_geom_norm), so one loop nest serves all. im2col writes col[C*K, nimg*O] for
@@ -7,13 +7,8 @@
  * row stride ld >= nimg*O; padding reads as 0); col2im adds such a matrix back into the
  * images (the transpose, so it always accumulates). The GEMMs
  * around them are the glue's business (src/ops/cpu/conv.c).
- * Pooling windows follow MXNet's pool.h: the window starts at o*stride - pad and ends
- * at min(start + kernel, in + pad); avg divides by that padded size unless
- * count_include_pad is false (then by the in-range size); max takes in-range elements
- * only and its gradient goes to the first maximum of the window.
  * float32 and float64 siblings from one macro; other dtypes return -1.
  */
-#include <math.h>
 #include <string.h>
 
 #include "../../src/tensor/dtype.h"
@@ -191,113 +186,6 @@ int lmx_cpu_col2im(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const
                    void *x, int64_t ld) {
   if (dt == LMX_FLOAT32) col2im_f32(g, C, nimg, col, x, ld);
   else if (dt == LMX_FLOAT64) col2im_f64(g, C, nimg, col, x, ld);
-  else return -1;
-  return 0;
-}
-
-/* ---- pooling ----------------------------------------------------------------------- */
-
-typedef struct {
-  int64_t s[3], e[3], size;
-} pwin;
-
-/* Window of output position (od, oh, ow), clipped to the input; size per MXNet. */
-static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad, pwin *w) {
-  int64_t full = 1, in_range = 1;
-  for (int i = 0; i < 3; i++) {
-    int64_t s = o[i] * g->stride[i] - g->pad[i];
-    int64_t e = s + g->kernel[i];
-    if (e > g->in[i] + g->pad[i]) e = g->in[i] + g->pad[i];
-    if (e < s) e = s; /* a 'full'-convention window past the padded end is empty */
-    full *= e - s;
-    w->s[i] = s < 0 ? 0 : s;
-    w->e[i] = e > g->in[i] ? g->in[i] : e;
-    in_range *= w->e[i] > w->s[i] ? w->e[i] - w->s[i] : 0;
-  }
-  w->size = include_pad ? full : in_range;
-}
-
-#define DEF_POOL(T, S)                                                                     \
-  static T pool_one_##S(int type, int pv, const lmx_cpu_geom *g, const T *x, const pwin *w, \
-                        int64_t *arg) {                                                    \
-    T acc = type == LMX_POOL_MAX ? -INFINITY : 0;                                          \
-    for (int64_t d = w->s[0]; d < w->e[0]; d++)                                            \
-      for (int64_t h = w->s[1]; h < w->e[1]; h++)                                          \
-        for (int64_t q = w->s[2]; q < w->e[2]; q++) {                                      \
-          int64_t i = (d * g->in[1] + h) * g->in[2] + q;                                   \
-          T v = x[i];                                                                      \
-          if (type == LMX_POOL_MAX) {                                                      \
-            if (v > acc || *arg < 0) acc = v, *arg = i;                                    \
-          } else if (type == LMX_POOL_LP) {                                                \
-            acc += pv == 1 ? fabs(v) : v * v;                                              \
-          } else {                                                                         \
-            acc += v;                                                                      \
-          }                                                                                \
-        }                                                                                  \
-    if (type == LMX_POOL_AVG) acc = w->size > 0 ? acc / (T)w->size : 0;                    \
-    if (type == LMX_POOL_LP && pv == 2) acc = sqrt(acc);                                   \
-    return acc;                                                                            \
-  }                                                                                        \
-  static void pool_##S(int type, int pv, const lmx_cpu_geom *g, int include_pad,           \
-                       int64_t planes, const T *x, T *y, int acc) {                        \
-    int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];     \
-    LMX_PAR_FOR_W(planes, O * g->kernel[0] * g->kernel[1] * g->kernel[2], p, {             \
-      for (int64_t j = 0; j < O; j++) {                                                    \
-        int64_t o[3] = {j / (g->out[1] * g->out[2]), (j / g->out[2]) % g->out[1],          \
-                        j % g->out[2]}, arg = -1;                                          \
-        pwin w;                                                                            \
-        pool_window(g, o, include_pad, &w);                                                \
-        T v = pool_one_##S(type, pv, g, x + p * I, &w, &arg);                              \
-        if (acc) y[p * O + j] += v;                                                        \
-        else y[p * O + j] = v;                                                             \
-      }                                                                                    \
-    });                                                                                    \
-  }                                                                                        \
-  static void pool_bwd_##S(int type, int pv, const lmx_cpu_geom *g, int include_pad,       \
-                           int64_t planes, T *gx, const T *gy, const T *x, const T *y) {   \
-    int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];     \
-    LMX_PAR_FOR_W(planes, O * g->kernel[0] * g->kernel[1] * g->kernel[2], p, {             \
-      const T *xp = x + p * I;                                                             \
-      T *gp = gx + p * I;                                                                  \
-      for (int64_t j = 0; j < O; j++) {                                                    \
-        int64_t o[3] = {j / (g->out[1] * g->out[2]), (j / g->out[2]) % g->out[1],          \
-                        j % g->out[2]}, arg = -1;                                          \
-        pwin w;                                                                            \
-        pool_window(g, o, include_pad, &w);                                                \
-        T gv = gy[p * O + j];                                                              \
-        if (type == LMX_POOL_MAX) {                                                        \
-          pool_one_##S(type, pv, g, xp, &w, &arg);                                         \
-          if (arg >= 0) gp[arg] += gv;                                                     \
-          continue;                                                                        \
-        }                                                                                  \
-        T yv = y ? y[p * O + j] : 0;                                                       \
-        T sc = type == LMX_POOL_AVG ? (w.size > 0 ? gv / (T)w.size : 0) : gv;              \
-        for (int64_t d = w.s[0]; d < w.e[0]; d++)                                          \
-          for (int64_t h = w.s[1]; h < w.e[1]; h++)                                        \
-            for (int64_t q = w.s[2]; q < w.e[2]; q++) {                                    \
-              int64_t i = (d * g->in[1] + h) * g->in[2] + q;                               \
-              if (type != LMX_POOL_LP) gp[i] += sc;                                        \
-              else if (pv == 1) gp[i] += xp[i] > 0 ? gv : xp[i] < 0 ? -gv : 0;             \
-              else gp[i] += yv != 0 ? gv * xp[i] / yv : 0;                                 \
-            }                                                                              \
-      }                                                                                    \
-    });                                                                                    \
-  }
-DEF_POOL(float, f32)
-DEF_POOL(double, f64)
-
-int lmx_cpu_pool(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
-                 int64_t planes, const void *x, void *y, int acc) {
-  if (dt == LMX_FLOAT32) pool_f32(type, p_value, g, include_pad, planes, x, y, acc);
-  else if (dt == LMX_FLOAT64) pool_f64(type, p_value, g, include_pad, planes, x, y, acc);
-  else return -1;
-  return 0;
-}
-
-int lmx_cpu_pool_bwd(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
-                     int64_t planes, void *gx, const void *gy, const void *x, const void *y) {
-  if (dt == LMX_FLOAT32) pool_bwd_f32(type, p_value, g, include_pad, planes, gx, gy, x, y);
-  else if (dt == LMX_FLOAT64) pool_bwd_f64(type, p_value, g, include_pad, planes, gx, gy, x, y);
   else return -1;
   return 0;
 }

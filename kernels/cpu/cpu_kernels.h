@@ -125,6 +125,21 @@ int lmx_cpu_prelu_bwd(int dt, int64_t outer, int64_t C, int64_t inner, void *gx,
                       int acc_x, int acc_g);
 /* mask[n]: uniform draws in [0,1) -> 0 (draw < p) or 1/(1-p), in place */
 int lmx_cpu_dropout_mask(int dt, int64_t n, void *mask, double p);
+/* softmax / log_softmax of x[outer,len,inner] over the first lens[r] positions of each
+ * row r = o*inner + i (lens[outer*inner]: int32, int64 when l64); later positions get 0 */
+int lmx_cpu_softmax_len(int dt, int64_t outer, int64_t len, int64_t inner, void *y,
+                        const void *x, const void *lens, int l64, double temperature, int logm,
+                        int acc);
+/* gx (+)= its gradient from g and the forward output y; 0 past each row's length */
+int lmx_cpu_softmax_len_bwd(int dt, int64_t outer, int64_t len, int64_t inner, void *gx,
+                            const void *g, const void *y, const void *lens, int l64,
+                            double temperature, int logm, int acc);
+/* first index r < n with lens[r] outside [0, len], or -1 when all are in range */
+int64_t lmx_cpu_lengths_check(const void *lens, int l64, int64_t n, int64_t len);
+/* rrelu: y[n] (+)= x > 0 ? x : slope[n] x;  gx[n] (+)= g * (y > 0 ? 1 : slope[n]) */
+int lmx_cpu_rrelu(int dt, int64_t n, void *y, const void *x, const void *slope, int acc);
+int lmx_cpu_rrelu_bwd(int dt, int64_t n, void *gx, const void *g, const void *y,
+                      const void *slope, int acc);
 
 /* ---- strided.c: index walks with per-operand strides (elements) ------------------- */
 /* st[ndim] <- C-order strides of shape */
@@ -160,7 +175,7 @@ int lmx_cpu_reduce_bwd(int kind, int dt, int ndim, const int64_t *shape, void *g
 int lmx_cpu_argmax(int want_min, int dt, int64_t outer, int64_t len, int64_t inner,
                    const void *x, void *y);
 
-/* ---- conv.c: im2col / col2im and pooling on channel-first data -------------------- */
+/* ---- conv.c: im2col / col2im on channel-first data; pool.c: pooling ---------------- */
 /* Spatial geometry of one convolution or pooling: k spatial dims (1..3); in/out sizes,
  * kernel, stride, pad, dilate per dim. */
 typedef struct {
@@ -180,10 +195,11 @@ enum { LMX_POOL_MAX, LMX_POOL_AVG, LMX_POOL_SUM, LMX_POOL_LP };
 /* y[planes, out...] (+)= pooling of x[planes, in...] (g normalized; p_value for lp) */
 int lmx_cpu_pool(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
                  int64_t planes, const void *x, void *y, int acc);
-/* gx[planes, in...] += gradient from gy[planes, out...], x and y (caller zeroes gx for
- * WRITE) */
+/* gx[planes, in...] (+)= gradient from gy[planes, out...], x[planes, in...] and, for lp,
+ * y[planes, out...] (else NULL); acc = 0 writes all of gx (zeros where no window reads) */
 int lmx_cpu_pool_bwd(int type, int p_value, int dt, const lmx_cpu_geom *g, int include_pad,
-                     int64_t planes, void *gx, const void *gy, const void *x, const void *y);
+                     int64_t planes, void *gx, const void *gy, const void *x, const void *y,
+                     int acc);
 
 /* ---- norm.c: BatchNorm / LayerNorm on x[outer, C, inner] (float32/float64) --------- */
 typedef struct {
@@ -227,6 +243,7 @@ enum { LMX_RNN_RELU, LMX_RNN_TANH, LMX_RNN_LSTM, LMX_RNN_GRU };
 typedef struct {
   int mode, dt;
   int64_t L, D, T, N, In, H, G; /* layers, directions, steps, batch, input, hidden, gates */
+  int drop; /* the reserve holds inter-layer dropout masks (p > 0, L > 1) */
 } lmx_cpu_rnn;
 /* Gradient destinations (NULL: not wanted). All accumulate: the caller zeroes them for
  * req WRITE. dy[T,N,D·H], dhy/dcy[L·D,N,H] are head gradients (NULL: zeros). */
@@ -236,14 +253,18 @@ typedef struct {
 } lmx_cpu_rnn_grad;
 /* Number of packed parameters. */
 int64_t lmx_cpu_rnn_param_size(const lmx_cpu_rnn *r);
-/* Workspace in elements of r->dt. */
+/* Reserve (what forward keeps for backward) in elements of r->dt. With r->drop it starts
+ * with the (L-1, T, N, D·H) dropout masks (0 or 1/(1-p); all 1: no dropout), which the
+ * caller fills before lmx_cpu_rnn_fwd. */
+int64_t lmx_cpu_rnn_reserve(const lmx_cpu_rnn *r);
+/* Workspace (scratch of one call) in elements of r->dt. */
 size_t lmx_cpu_rnn_ws(const lmx_cpu_rnn *r);
 /* y[T,N,D·H], hy[L·D,N,H], cy (lstm) from x[T,N,In], packed w, h0/c0[L·D,N,H]; y, hy, cy
- * may be NULL. */
+ * may be NULL. Fills the reserve rs (masks excepted). */
 int lmx_cpu_rnn_fwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
-                    const void *c0, void *y, void *hy, void *cy, void *ws);
-/* Recomputes the forward into ws, then accumulates the gradients of gr. */
+                    const void *c0, void *y, void *hy, void *cy, void *rs, void *ws);
+/* Accumulates the gradients of gr from the reserve rs that forward left. */
 int lmx_cpu_rnn_bwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
-                    const void *c0, const lmx_cpu_rnn_grad *gr, void *ws);
+                    const void *c0, const void *rs, const lmx_cpu_rnn_grad *gr, void *ws);
 
 #endif

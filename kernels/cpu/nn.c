@@ -1,6 +1,6 @@
 /* nn.c — activation-style kernels: softmax / log_softmax along an axis, the
- * SoftmaxOutput gradient, regression-output gradients, LeakyReLU variants, and the
- * Dropout mask.
+ * SoftmaxOutput gradient, regression-output gradients, LeakyReLU variants, the
+ * Dropout mask, softmax with a length per row (use_length) and rrelu with stored slopes.
  *
  * Axis ops view the array as [outer, len, inner] (the reduced axis in the middle); the
  * inner == 1 case runs on contiguous rows. Softmax subtracts the row maximum first
@@ -267,5 +267,115 @@ int lmx_cpu_dropout_mask(int dt, int64_t n, void *mask, double p) {
     double *m = mask;
     LMX_PAR_FOR(n, i, m[i] = m[i] < p ? 0.0 : keep;);
   }
+  return 0;
+}
+
+/* ---- softmax with a length per row (use_length) ------------------------------------- */
+
+/* Row r = o * inner + i of x[outer, len, inner] uses its first lens[r] positions (lens is
+ * int32, or int64 when l64); the others get 0. MXNet's SoftmaxWithLength: the max and the
+ * sum run over j < lens[r] only, and a row of length 0 is all zeros. Callers check every
+ * length against [0, len] first (lmx_cpu_lengths_check). */
+static inline int64_t row_len(const void *lens, int l64, int64_t r) {
+  return l64 ? ((const int64_t *)lens)[r] : (int64_t)((const int32_t *)lens)[r];
+}
+
+int64_t lmx_cpu_lengths_check(const void *lens, int l64, int64_t n, int64_t len) {
+  for (int64_t r = 0; r < n; r++) {
+    int64_t v = row_len(lens, l64, r);
+    if (v < 0 || v > len) return r;
+  }
+  return -1;
+}
+
+#define DEF_SOFTMAX_LEN(T, S)                                                              \
+  static void softmax_len_##S(int64_t outer, int64_t len, int64_t inner, T *y, const T *x,  \
+                              const void *lens, int l64, double temp, int logm, int acc) { \
+    T it = (T)(1.0 / temp);                                                                \
+    LMX_PAR_FOR_W(outer * inner, len, r, {                                                 \
+      int64_t o = r / inner, in = r % inner, base = o * len * inner + in;                  \
+      int64_t m = row_len(lens, l64, r);                                                   \
+      T mx = m > 0 ? x[base] : 0, sum = 0;                                                 \
+      for (int64_t j = 1; j < m; j++) {                                                    \
+        T v = x[base + j * inner];                                                         \
+        mx = v > mx ? v : mx;                                                              \
+      }                                                                                    \
+      for (int64_t j = 0; j < m; j++) sum += XEXP((T)((x[base + j * inner] - mx) * it));   \
+      T ls = m > 0 ? log(sum) : 0;                                                         \
+      for (int64_t j = 0; j < len; j++) {                                                  \
+        T z = (x[base + j * inner] - mx) * it;                                             \
+        T v = j >= m ? 0 : logm ? z - ls : XEXP(z) / sum;                                  \
+        PUT(acc, y[base + j * inner], v);                                                  \
+      }                                                                                    \
+    });                                                                                    \
+  }                                                                                        \
+  static void softmax_len_bwd_##S(int64_t outer, int64_t len, int64_t inner, T *gx,         \
+                                  const T *g, const T *y, const void *lens, int l64,       \
+                                  double temp, int logm, int acc) {                        \
+    T it = (T)(1.0 / temp);                                                                \
+    LMX_PAR_FOR_W(outer * inner, len, r, {                                                 \
+      int64_t o = r / inner, in = r % inner, base = o * len * inner + in;                  \
+      int64_t m = row_len(lens, l64, r);                                                   \
+      T s = 0;                                                                             \
+      for (int64_t j = 0; j < m; j++)                                                      \
+        s += logm ? g[base + j * inner] : g[base + j * inner] * y[base + j * inner];       \
+      for (int64_t j = 0; j < len; j++) {                                                  \
+        int64_t q = base + j * inner;                                                      \
+        T v = j >= m ? 0 : logm ? g[q] - XEXP(y[q]) * s : (g[q] - s) * y[q];                \
+        PUT(acc, gx[q], v * it);                                                           \
+      }                                                                                    \
+    });                                                                                    \
+  }
+DEF_SOFTMAX_LEN(float, f32)
+DEF_SOFTMAX_LEN(double, f64)
+
+int lmx_cpu_softmax_len(int dt, int64_t outer, int64_t len, int64_t inner, void *y,
+                        const void *x, const void *lens, int l64, double temperature, int logm,
+                        int acc) {
+  int s = SLOT(dt);
+  if (s < 0) return -1;
+  if (s == 0) softmax_len_f32(outer, len, inner, y, x, lens, l64, temperature, logm, acc);
+  else softmax_len_f64(outer, len, inner, y, x, lens, l64, temperature, logm, acc);
+  return 0;
+}
+
+int lmx_cpu_softmax_len_bwd(int dt, int64_t outer, int64_t len, int64_t inner, void *gx,
+                            const void *g, const void *y, const void *lens, int l64,
+                            double temperature, int logm, int acc) {
+  int s = SLOT(dt);
+  if (s < 0) return -1;
+  if (s == 0) softmax_len_bwd_f32(outer, len, inner, gx, g, y, lens, l64, temperature, logm, acc);
+  else softmax_len_bwd_f64(outer, len, inner, gx, g, y, lens, l64, temperature, logm, acc);
+  return 0;
+}
+
+/* ---- RReLU with a stored slope per element ------------------------------------------ */
+
+/* MXNet's rrelu in training: y = x > 0 ? x : slope[i] * x (xelu); the gradient tests the
+ * output, g * (y > 0 ? 1 : slope[i]) (xelu_grad(output, mask)). */
+#define DEF_RRELU(T, S)                                                                    \
+  static void rrelu_##S(int64_t n, T *y, const T *x, const T *a, int acc) {                \
+    LMX_PAR_FOR(n, i, PUT(acc, y[i], x[i] > 0 ? x[i] : a[i] * x[i]););                     \
+  }                                                                                        \
+  static void rrelu_bwd_##S(int64_t n, T *gx, const T *g, const T *y, const T *a, int acc) { \
+    LMX_PAR_FOR(n, i, PUT(acc, gx[i], y[i] > 0 ? g[i] : a[i] * g[i]););                    \
+  }
+DEF_RRELU(float, f32)
+DEF_RRELU(double, f64)
+
+int lmx_cpu_rrelu(int dt, int64_t n, void *y, const void *x, const void *slope, int acc) {
+  int s = SLOT(dt);
+  if (s < 0) return -1;
+  if (s == 0) rrelu_f32(n, y, x, slope, acc);
+  else rrelu_f64(n, y, x, slope, acc);
+  return 0;
+}
+
+int lmx_cpu_rrelu_bwd(int dt, int64_t n, void *gx, const void *g, const void *y,
+                      const void *slope, int acc) {
+  int s = SLOT(dt);
+  if (s < 0) return -1;
+  if (s == 0) rrelu_bwd_f32(n, gx, g, y, slope, acc);
+  else rrelu_bwd_f64(n, gx, g, y, slope, acc);
   return 0;
 }

@@ -1,9 +1,13 @@
 /* nn_act.c — activations: Activation, LeakyReLU, softmax, log_softmax, SoftmaxActivation.
  *
  * All keep the data shape (LeakyReLU's prelu adds a gamma input of one slope per channel:
- * (C,) with C = data.shape[1]; rrelu has a second output, the sampled mask, hidden).
- * MXNet 1.9 sources: src/operator/nn/activation.cc, leaky_relu.cc, softmax.cc,
- * softmax_activation.cc. Activation may run in place (output over data).
+ * (C,) with C = data.shape[1]; rrelu has a second output, the sampled slopes ('mask',
+ * hidden), drawn from the global generator in training, hence LMX_OPF_RANDOM).
+ * softmax / log_softmax take a second input 'length' only when use_length is true: its
+ * shape is data's without the softmax axis ((1,) for 1-D data), its dtype is the caller's
+ * (int32 or int64; not inferred, as in MXNet), and only then does the backward read the
+ * inputs. MXNet 1.9 sources: src/operator/nn/activation.cc, leaky_relu.cc, softmax.cc,
+ * softmax-inl.h, softmax_activation.cc. Activation may run in place (output over data).
  */
 #include "op_impl.h"
 #include "cpu/cpu_ops.h"
@@ -106,7 +110,7 @@ const lmx_op lmx_op_LeakyReLU = {
     .num_visible_outputs = one_visible,
     .infer_shape = lrelu_infer_shape,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
-    .flags = 0,
+    .flags = LMX_OPF_RANDOM, /* rrelu in training */
 };
 
 /* ---- softmax / log_softmax ------------------------------------------------------------ */
@@ -146,20 +150,32 @@ static int softmax_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
   int ax;
   LMX_TRY(lmx_op_axis(c, "axis", p->axis, in[0].ndim, &ax));
   if (nin < 2) return LMX_OK;
-  lmx_shape l = in[0]; /* length: data's shape without the softmax axis */
+  lmx_shape l = in[0]; /* length: data's shape without the softmax axis; (1,) for 1-D */
   for (int i = ax; i + 1 < l.ndim; i++) l.dim[i] = l.dim[i + 1];
-  l.ndim--;
+  if (l.ndim == 1) l.dim[0] = 1;
+  else l.ndim--;
   return lmx_in_assign(c, in, 1, &l);
 }
 
 static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
                               int *aux, int naux) {
-  (void)aux, (void)naux, (void)nin;
+  (void)aux, (void)naux, (void)nin, (void)nout;
   const softmax_param *p = LMX_PRM(c, softmax_param);
   int dt = p->dtype >= 0 ? p->dtype : in[0];
   LMX_TRY(lmx_dtype_assign(c, &out[0], dt, "output 'output'"));
-  (void)nout;
+  /* MXNet: without dtype, data and output share one dtype both ways; with it, data takes
+   * the output's only when unknown. 'length' is left as given. */
+  if (p->dtype < 0 || in[0] < 0) LMX_TRY(lmx_dtype_assign(c, &in[0], out[0], "input 'data'"));
   return LMX_OK;
+}
+
+/* The backward reads 'length' (an input) only with use_length; otherwise just the output
+ * and its gradient (MXNet's ElemwiseGradUseOut vs ElemwiseGradUseInOut). The memory
+ * planner asks this; the static backward_needs below is the union of both cases. */
+static unsigned softmax_backward_needs(const void *p) {
+  return ((const softmax_param *)p)->use_length == 1
+             ? LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS
+             : LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS;
 }
 
 #define SOFTMAX_OP(id, docstr)                               \
@@ -173,7 +189,8 @@ static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, i
       .input_name = softmax_input_name,                      \
       .infer_shape = softmax_infer_shape,                    \
       .infer_type = softmax_infer_type,                      \
-      .backward_needs = LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS, \
+      .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS, \
+      .backward_needs_of = softmax_backward_needs,           \
   }
 
 SOFTMAX_OP(softmax, "Applies the softmax function along an axis.");

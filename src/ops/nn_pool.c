@@ -4,9 +4,13 @@
  * the tuples are empty):
  *   valid: y = floor((x + 2p - k) / s) + 1
  *   full:  y = ceil((x + 2p - k) / s) + 1
- *   same:  y = ceil(x / s)
+ *   same:  y = ceil(x / s), and pad must be 0 (MXNet: "Same pooling convention disables
+ *          the use of pad parameter"); the windows start at o*s with no padding in front
+ *          and the last ones are clipped at the end (src/ops/cpu/conv.c, kernels/cpu/pool.c)
+ * and, in every convention, kernel <= x + 2p. MXNet 1.9 accepts 'same' for 1-D data only
+ * (PoolingShape checks ndim 3); here 2-D and 3-D apply the same rule to every dim.
  * global_pool: every y is 1 and kernel may be omitted (then the data's ndim decides k).
- * MXNet 1.9: src/operator/nn/pooling.cc, pooling-inl.h.
+ * MXNet 1.9: src/operator/nn/pooling.cc, pooling-inl.h, pool.h.
  */
 #include "op_impl.h"
 #include "cpu/cpu_ops.h"
@@ -60,9 +64,22 @@ static int pool_check(const lmx_op_ctx *c, void *param) {
   if (p->pad.ndim > 0 && k > 0 && p->pad.ndim != k)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': expected %d entries like kernel, "
                        "got %d", k, p->pad.ndim);
+  for (int i = 0; i < k; i++)
+    if (p->kernel.dim[i] < 1)
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': entries must be >= 1, got %lld",
+                         (long long)p->kernel.dim[i]);
   for (int i = 0; i < p->stride.ndim; i++)
     if (p->stride.dim[i] < 1)
-      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'stride': entries must be >= 1");
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'stride': entries must be >= 1, got %lld",
+                         (long long)p->stride.dim[i]);
+  for (int i = 0; i < p->pad.ndim; i++) {
+    if (p->pad.dim[i] < 0)
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': entries must be >= 0, got %lld",
+                         (long long)p->pad.dim[i]);
+    if (p->pooling_convention == CONV_SAME && !p->global_pool && p->pad.dim[i] != 0)
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': pooling_convention 'same' takes no "
+                         "padding (expected 0), got %lld", (long long)p->pad.dim[i]);
+  }
   if (p->pool_type == 3 && p->p_value != LMX_PARAM_NONE_INT && p->p_value != 1 &&
       p->p_value != 2)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'p_value': expected 1 or 2, got %lld",
@@ -93,7 +110,8 @@ static int pool_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
   int k = p->global_pool ? d->ndim - 2 : p->kernel.ndim;
   if (d->ndim < 3 || d->ndim > 5 || d->ndim != k + 2)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected %s-D data (N, C, "
-                       "spatial...), got %s", p->global_pool ? "3- to 5" : (k == 1 ? "3" : k == 2 ? "4" : "5"),
+                       "spatial...), got %s",
+                       p->global_pool ? "3- to 5" : (k == 1 ? "3" : k == 2 ? "4" : "5"),
                        lmx_shape_str(d, s));
   lmx_shape o = *d;
   for (int i = 0; i < k; i++) {
@@ -101,7 +119,7 @@ static int pool_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
     if (p->global_pool) { o.dim[2 + i] = 1; continue; }
     if (x == 0) continue;
     int64_t pd = p->pad.ndim ? p->pad.dim[i] : 0;
-    if (p->pooling_convention != CONV_SAME && p->kernel.dim[i] > x + 2 * pd)
+    if (p->kernel.dim[i] > x + 2 * pd)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': kernel size %lld exceeds input "
                          "size %lld padded to %lld on spatial dim %d of %s",
                          (long long)p->kernel.dim[i], (long long)x, (long long)(x + 2 * pd), i,

@@ -8,7 +8,11 @@
  *   total = first + (L-1) * other  (+ P*H*L*D with P).
  * state (L*D, N, H or P); state_cell (L*D, N, H) for lstm; sequence_length (N,) when
  * use_sequence_length. Outputs output (T, N, D*(P or H)), state_output, statecell_output
- * (lstm); there are as many outputs as visible ones: 1, or 2/3 with state_outputs.
+ * (lstm): 1, or 2/3 with state_outputs, visible; then one hidden output 'reserve' (1-D,
+ * data's dtype), MXNet's reserve space: what forward keeps for backward (every layer's
+ * outputs, gates and cells; with dropout p > 0 and L > 1 also the inter-layer masks drawn
+ * from the global generator, LMX_OPF_RANDOM). Its size (rnn_reserve_size) is
+ * lmx_cpu_rnn_reserve's (kernels/cpu/rnn.c); the CPU glue checks that they agree.
  * Sequence ops: data (T, N, ...) with axis 0 (SequenceMask/Last also accept axis 1:
  * (N, T, ...)); sequence_length (N,) when use_sequence_length. SequenceLast drops axis.
  * MXNet 1.9: src/operator/rnn.cc, rnn-inl.h, sequence_{mask,last,reverse}-inl.h.
@@ -52,6 +56,8 @@ static const lmx_param_field rnn_fields[] = {
 
 static int rnn_check(const lmx_op_ctx *c, void *param) {
   const rnn_param *p = param;
+  if (p->p >= 1) /* MXNet checks 0 <= p < 1 in forward and backward */
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'p': expected 0 <= p < 1, got %g", p->p);
   if (p->projection_size != LMX_PARAM_NONE_INT && p->mode != RNN_LSTM)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'projection_size': only lstm supports a "
                        "projection");
@@ -74,16 +80,28 @@ static void rnn_input_name(const void *vp, int i, char *buf, size_t cap) {
   snprintf(buf, cap, "%s", nm);
 }
 
-static int rnn_num_outputs(const void *vp) {
+static int rnn_num_visible(const void *vp) {
   const rnn_param *p = vp;
   return p->state_outputs ? (p->mode == RNN_LSTM ? 3 : 2) : 1;
 }
 
+static int rnn_num_outputs(const void *vp) { return rnn_num_visible(vp) + 1; }
+
 static const char *const rnn_outputs[] = {"output", "state_output", "statecell_output", NULL};
 
 static void rnn_output_name(const void *vp, int i, char *buf, size_t cap) {
-  (void)vp;
-  snprintf(buf, cap, "%s", i >= 0 && i < 3 ? rnn_outputs[i] : "?");
+  int nv = rnn_num_visible(vp);
+  snprintf(buf, cap, "%s", i == nv ? "reserve" : i >= 0 && i < nv ? rnn_outputs[i] : "?");
+}
+
+/* Elements of the hidden 'reserve' output: masks and dropped outputs of the L-1 lower
+ * layers when p > 0, every layer's output, and per (layer, direction) the G gate
+ * activations and one more state sequence (T, N, H). */
+static int64_t rnn_reserve_size(const rnn_param *p, int64_t t, int64_t n) {
+  int64_t gates = p->mode == RNN_LSTM ? 4 : p->mode == RNN_GRU ? 3 : 1;
+  int64_t h = p->state_size, d = p->bidirectional ? 2 : 1, l = p->num_layers;
+  int64_t lm = p->p > 0 && l > 1 ? l - 1 : 0;
+  return t * n * d * h * (2 * lm + l + l * (gates + 1));
 }
 
 /* MXNet's GetRnnParamSize. */
@@ -121,8 +139,11 @@ static int rnn_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
   }
   lmx_shape o = LMX_SHP(t, n, dirs * r);
   LMX_TRY(lmx_out_assign(c, out, 0, &o));
-  if (nout > 1) LMX_TRY(lmx_out_assign(c, out, 1, &hs));
-  if (nout > 2) LMX_TRY(lmx_out_assign(c, out, 2, &cs));
+  int nv = rnn_num_visible(p);
+  if (nv > 1) LMX_TRY(lmx_out_assign(c, out, 1, &hs));
+  if (nv > 2) LMX_TRY(lmx_out_assign(c, out, 2, &cs));
+  lmx_shape rs = LMX_SHP(rnn_reserve_size(p, t, n));
+  if (nout > nv) LMX_TRY(lmx_out_assign(c, out, nv, &rs));
   return LMX_OK;
 }
 
@@ -139,7 +160,8 @@ static int rnn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
     LMX_TRY(lmx_dtype_assign(c, &in[i], dt, what));
   }
   for (int i = 0; i < nout; i++) {
-    snprintf(what, sizeof what, "output '%s'", rnn_outputs[i]);
+    rnn_output_name(p, i, nm, sizeof nm);
+    snprintf(what, sizeof what, "output '%s'", nm);
     LMX_TRY(lmx_dtype_assign(c, &out[i], dt, what));
   }
   return LMX_OK;
@@ -157,6 +179,7 @@ const lmx_op lmx_op_RNN = {
     .input_name = rnn_input_name,
     .num_outputs = rnn_num_outputs,
     .output_name = rnn_output_name,
+    .num_visible_outputs = rnn_num_visible,
     .infer_shape = rnn_infer_shape,
     .infer_type = rnn_infer_type,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,

@@ -4,14 +4,22 @@
  * Activation maps act_type onto the elementwise kernels (relu, sigmoid, tanh, softrelu,
  * softsign); its gradient uses the output except softsign (input). LeakyReLU's leaky,
  * elu, selu and gelu are elementwise; prelu has a gamma input with one slope per channel
- * (axis 1) or one for all; rrelu in inference uses the mean slope
- * (lower_bound + upper_bound) / 2 and in training is not supported on the CPU yet.
- * softmax / log_softmax work along `axis` with `temperature`; SoftmaxActivation
- * mode=instance is softmax over all dims but the first, mode=channel over axis 1.
+ * (axis 1) or one for all. rrelu in training draws one slope per element, uniform in
+ * [lower_bound, upper_bound) from the global generator, into the hidden output 'mask';
+ * in inference it uses the mean slope (lower_bound + upper_bound) / 2 (and writes it to
+ * the mask, which MXNet leaves unset, so a backward after it is defined). Its backward
+ * always reads the mask: gradient g where the output is > 0, else g * mask.
+ * softmax / log_softmax work along `axis` with `temperature`; with use_length a second
+ * input 'length' (int32 or int64, data's shape without the axis) limits each row to its
+ * first length positions and zeroes the rest, in the output and in the gradient; the
+ * gradient of 'length' is zeros. Lengths outside [0, axis size] are refused (MXNet reads
+ * out of bounds). SoftmaxActivation mode=instance is softmax over all dims but the first,
+ * mode=channel over axis 1.
  * MXNet 1.9: src/operator/nn/activation-inl.h, leaky_relu-inl.h, softmax-inl.h.
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../../tensor/random.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -63,17 +71,41 @@ int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
 
 /* ---- LeakyReLU -------------------------------------------------------------------------- */
 
+enum { KIND_PRELU = 100, KIND_RRELU = 101 };
+
+/* The kernel family of the op's act_type; rrelu's *slope is its inference (mean) slope. */
 static int leaky_kind(const lmx_op_ctx *c, double *slope) {
   *slope = lmx_cpu_pnum(c, "slope", 0.25);
   if (lmx_cpu_penum(c, "act_type", "elu")) return LMX_LEAKY_ELU;
   if (lmx_cpu_penum(c, "act_type", "selu")) return LMX_LEAKY_SELU;
   if (lmx_cpu_penum(c, "act_type", "gelu")) return LMX_LEAKY_GELU;
-  if (lmx_cpu_penum(c, "act_type", "prelu")) return 100;
+  if (lmx_cpu_penum(c, "act_type", "prelu")) return KIND_PRELU;
   if (lmx_cpu_penum(c, "act_type", "rrelu")) {
-    if (c->is_train) return -1;
     *slope = (lmx_cpu_pnum(c, "lower_bound", 0.125) + lmx_cpu_pnum(c, "upper_bound", 0.334)) / 2;
+    return KIND_RRELU;
   }
   return LMX_LEAKY_LEAKY;
+}
+
+/* rrelu forward: the mask (hidden output 1) gets the slopes, then y = xelu(x, mask). */
+static int rrelu_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                     const int *req, double mean) {
+  int dt = in[0].dtype;
+  int64_t n = lmx_cpu_size(&in[0]);
+  LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
+  if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
+  if (!c->is_train) {
+    lmx_cpu_fill(out[1].data, dt, n, mean);
+    lmx_cpu_leaky(LMX_LEAKY_LEAKY, dt, n, out[0].data, in[0].data, mean, req[0] == LMX_REQ_ADD);
+    return LMX_OK;
+  }
+  /* MXNet's order: u ~ U[0, 1), then u * (upper - lower), then + lower, in the dtype */
+  double lo = lmx_cpu_pnum(c, "lower_bound", 0.125), hi = lmx_cpu_pnum(c, "upper_bound", 0.334);
+  lmx_rng_fill_uniform(out[1].data, dt, n, 0.0, 1.0);
+  lmx_cpu_scalar_op(LMX_SC_MUL, dt, n, out[1].data, out[1].data, hi - lo, 0);
+  lmx_cpu_scalar_op(LMX_SC_PLUS, dt, n, out[1].data, out[1].data, lo, 0);
+  lmx_cpu_rrelu(dt, n, out[0].data, in[0].data, out[1].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
 }
 
 static int prelu_dims(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer, int64_t *C,
@@ -96,13 +128,11 @@ int lmx_cpu_fwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   double slope;
   int kind = leaky_kind(c, &slope);
-  if (kind < 0)
-    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "act_type 'rrelu' in training is not supported "
-                       "on the CPU");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
   int acc = req[0] == LMX_REQ_ADD, dt = in[0].dtype;
-  if (kind == 100) {
+  if (kind == KIND_RRELU) return rrelu_fwd(c, in, out, req, slope);
+  if (kind == KIND_PRELU) {
     int64_t o, C, inner;
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
     lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]), acc);
@@ -118,14 +148,19 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   (void)aux;
   double slope;
   int kind = leaky_kind(c, &slope);
-  if (kind < 0)
-    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "act_type 'rrelu' in training is not supported "
-                       "on the CPU");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(check_pair(c, &og[0], &in[0], "output gradient"));
   int dt = in[0].dtype;
   if (req[0]) LMX_TRY(check_pair(c, &ig[0], &in[0], "gradient of 'data'"));
-  if (kind == 100) {
+  if (kind == KIND_RRELU) { /* MXNet: xelu_grad(output, mask) * grad, in either mode */
+    if (!req[0]) return LMX_OK;
+    LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
+    LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
+    lmx_cpu_rrelu_bwd(dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, out[0].data,
+                      out[1].data, req[0] == LMX_REQ_ADD);
+    return LMX_OK;
+  }
+  if (kind == KIND_PRELU) {
     int64_t o, C, inner;
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
     if (req[1]) LMX_TRY(check_pair(c, &ig[1], &in[1], "gradient of 'gamma'"));
@@ -146,6 +181,7 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 typedef struct {
   int64_t outer, len, inner;
   double temp;
+  int axis;
 } sm_dims;
 
 static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, sm_dims *d) {
@@ -167,36 +203,77 @@ static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, s
     d->temp = lmx_cpu_pnum(c, "temperature", 1.0);
     if (d->temp == 0.0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'temperature': must not be 0");
   }
+  d->axis = axis;
   d->outer = lmx_cpu_outer(s, axis);
   d->len = s->dim[axis];
   d->inner = lmx_cpu_inner(s, axis);
   return LMX_OK;
 }
 
+/* use_length: checks input 'length' against data's shape without the axis ((1,) for 1-D
+ * data, MXNet's SoftmaxOpShape), its dtype (int32 / int64: MXNET_INT32_INT64_TYPE_SWITCH)
+ * and every value against [0, axis size]. *l64 tells the kernel the width. */
+static int sm_check_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx_shape *ds,
+                           const sm_dims *d, int *l64) {
+  if (len->dtype != LMX_INT32 && len->dtype != LMX_INT64)
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "input 'length': expected int32 or int64, got %s",
+                       lmx_dtype_str(len->dtype));
+  lmx_shape e = *ds;
+  for (int i = d->axis; i + 1 < e.ndim; i++) e.dim[i] = e.dim[i + 1];
+  e.ndim = ds->ndim == 1 ? 1 : ds->ndim - 1;
+  if (ds->ndim == 1) e.dim[0] = 1;
+  LMX_TRY(lmx_cpu_check_like(c, len, &e, len->dtype, "input 'length'"));
+  *l64 = len->dtype == LMX_INT64;
+  int64_t bad = lmx_cpu_lengths_check(len->data, *l64, d->outer * d->inner, d->len);
+  if (bad >= 0)
+    return lmx_op_fail(c, LMX_ERR_ARG, "input 'length': element %lld is %lld, expected a "
+                       "length in [0, %lld]", (long long)bad,
+                       (long long)lmx_load_f64(len->data, len->dtype, bad), (long long)d->len);
+  return LMX_OK;
+}
+
 static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                   const int *req, int logm, int activation) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  if (lmx_cpu_pnum(c, "use_length", 0))
-    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'use_length': not supported on the CPU");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
   sm_dims d;
   LMX_TRY(sm_dims_of(c, &in[0].shape, activation, &d));
+  int acc = req[0] == LMX_REQ_ADD, l64;
+  if (!activation && lmx_cpu_pnum(c, "use_length", 0) == 1) {
+    LMX_TRY(sm_check_length(c, &in[1], &in[0].shape, &d, &l64));
+    lmx_cpu_softmax_len(in[0].dtype, d.outer, d.len, d.inner, out[0].data, in[0].data,
+                        in[1].data, l64, d.temp, logm, acc);
+    return LMX_OK;
+  }
   lmx_cpu_softmax(in[0].dtype, d.outer, d.len, d.inner, out[0].data, in[0].data, d.temp, logm,
-                  req[0] == LMX_REQ_ADD);
+                  acc);
   return LMX_OK;
 }
 
-static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *out,
-                  const lmx_tensor *ig, const int *req, int logm, int activation) {
+static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                  const lmx_tensor *out, const lmx_tensor *ig, const int *req, int logm,
+                  int activation) {
+  int use_len = !activation && lmx_cpu_pnum(c, "use_length", 0) == 1;
+  if (use_len && req[1] != LMX_REQ_NULL) { /* MXNet: 'length' gets a zero gradient */
+    LMX_TRY(lmx_cpu_check_like(c, &ig[1], &in[1].shape, in[1].dtype, "gradient of 'length'"));
+    lmx_cpu_zero_grad(&ig[1], req[1]);
+  }
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
   LMX_TRY(check_pair(c, &og[0], &out[0], "output gradient"));
   LMX_TRY(check_pair(c, &ig[0], &out[0], "gradient of 'data'"));
   sm_dims d;
   LMX_TRY(sm_dims_of(c, &out[0].shape, activation, &d));
+  int acc = req[0] == LMX_REQ_ADD, l64;
+  if (use_len) {
+    LMX_TRY(sm_check_length(c, &in[1], &out[0].shape, &d, &l64));
+    lmx_cpu_softmax_len_bwd(out[0].dtype, d.outer, d.len, d.inner, ig[0].data, og[0].data,
+                            out[0].data, in[1].data, l64, d.temp, logm, acc);
+    return LMX_OK;
+  }
   lmx_cpu_softmax_bwd(out[0].dtype, d.outer, d.len, d.inner, ig[0].data, og[0].data,
-                      out[0].data, d.temp, logm, req[0] == LMX_REQ_ADD);
+                      out[0].data, d.temp, logm, acc);
   return LMX_OK;
 }
 
@@ -209,8 +286,8 @@ static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *o
   int lmx_cpu_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
                        const lmx_tensor *aux) {                                             \
-    (void)aux, (void)in;                                                                    \
-    return sm_bwd(c, og, out, ig, req, LOGM, ACT);                                          \
+    (void)aux;                                                                              \
+    return sm_bwd(c, og, in, out, ig, req, LOGM, ACT);                                      \
   }
 
 CPU_SOFTMAX(softmax, 0, 0)

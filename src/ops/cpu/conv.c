@@ -22,7 +22,8 @@
  * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread col, pat and a
  * weight-sized partial, sized for float64 and omp_get_max_threads() threads; at run time
  * the thread count is capped by what the workspace holds.
- * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pool.h.
+ * Pooling checks its geometry (valid / full / same, global_pool) and calls kernels/cpu/pool.c.
+ * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pooling.cc, pool.h.
  */
 #include <omp.h>
 #include <string.h>
@@ -379,18 +380,34 @@ int lmx_cpu_bwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *og, const l
 
 /* ---- Pooling ------------------------------------------------------------------------ */
 
+/* Output size of one spatial dim under a convention (MXNet 1.9 pooling.cc PoolingShape):
+ * valid floor((x + 2p - k) / s) + 1, full ceil((x + 2p - k) / s) + 1, same ceil((x + 2p) / s)
+ * with p = 0 (the only pad 'same' accepts); 0 for an empty dim. */
+static int64_t pool_out_size(int conv, int64_t x, int64_t k, int64_t s, int64_t p) {
+  if (x == 0) return 0;
+  if (conv == 2) return (x + 2 * p + s - 1) / s;
+  if (conv == 1) return (x + 2 * p - k + s - 1) / s + 1;
+  return (x + 2 * p - k) / s + 1;
+}
+
+/* Geometry of a Pooling call (normalized to 3-D). 'same' runs the kernels with pad 0 and
+ * out = ceil(x / stride): MXNet passes its pad (required 0) to pool.h unchanged, so windows
+ * start at o*stride and only the last ones hang over the end (no padding in front).
+ * MXNet 1.9 takes 'same' for 1-D data only; here 2-D and 3-D follow the same rule per dim.
+ * The output's spatial sizes must be the convention's (the fast kernels rely on it). */
 static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y,
                      lmx_cpu_geom *g, int *type, int *include_pad) {
+  static const char *const names[] = {"valid", "full", "same"};
   int gp = (int)lmx_cpu_pnum(c, "global_pool", 0);
+  int conv = lmx_cpu_penum(c, "pooling_convention", "same")   ? 2
+             : lmx_cpu_penum(c, "pooling_convention", "full") ? 1 : 0;
   g->k = x->ndim - 2;
   if (g->k < 1 || g->k > 3 || y->ndim != x->ndim)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected 3-D to 5-D data");
-  if (lmx_cpu_penum(c, "pooling_convention", "same"))
-    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "pooling_convention 'same' is not supported on "
-                       "the CPU");
   lmx_shape ks = lmx_cpu_pshape(c, "kernel");
   if (!gp && ks.ndim != g->k)
-    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected %d entries", g->k);
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected %d entries, got %d", g->k,
+                       ks.ndim);
   for (int i = 0; i < g->k; i++) {
     g->in[i] = x->dim[2 + i], g->out[i] = y->dim[2 + i], g->dilate[i] = 1;
     g->kernel[i] = gp ? x->dim[2 + i] : ks.dim[i];
@@ -401,9 +418,22 @@ static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y
     LMX_TRY(tup(c, "stride", g->k, 1, g->stride));
     LMX_TRY(tup(c, "pad", g->k, 0, g->pad));
   }
-  for (int i = 0; i < g->k; i++)
+  for (int i = 0; i < g->k; i++) {
     if (g->kernel[i] < 1 || g->stride[i] < 1 || g->pad[i] < 0)
-      return lmx_op_fail(c, LMX_ERR_ARG, "kernel, stride and pad must be positive");
+      return lmx_op_fail(c, LMX_ERR_ARG, "spatial dim %d: kernel %lld and stride %lld must be "
+                         ">= 1 and pad %lld >= 0", i, (long long)g->kernel[i],
+                         (long long)g->stride[i], (long long)g->pad[i]);
+    if (!gp && conv == 2 && g->pad[i] != 0)
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': pooling_convention 'same' takes no "
+                         "padding, got %lld on spatial dim %d", (long long)g->pad[i], i);
+    int64_t want = gp ? 1 : pool_out_size(conv, g->in[i], g->kernel[i], g->stride[i], g->pad[i]);
+    if (g->out[i] != want)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "output: spatial dim %d: expected size %lld "
+                         "(input %lld, kernel %lld, stride %lld, pad %lld, '%s'), got %lld", i,
+                         (long long)want, (long long)g->in[i], (long long)g->kernel[i],
+                         (long long)g->stride[i], (long long)g->pad[i],
+                         gp ? "global_pool" : names[conv], (long long)g->out[i]);
+  }
   *type = lmx_cpu_penum(c, "pool_type", "avg") ? LMX_POOL_AVG
           : lmx_cpu_penum(c, "pool_type", "sum") ? LMX_POOL_SUM
           : lmx_cpu_penum(c, "pool_type", "lp")  ? LMX_POOL_LP : LMX_POOL_MAX;
@@ -442,11 +472,12 @@ int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
   LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
   LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
-  if (type == LMX_POOL_LP) LMX_TRY(lmx_cpu_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
-  if (req[0] != LMX_REQ_ADD)
-    memset(ig[0].data, 0, (size_t)lmx_cpu_size(&ig[0]) * (size_t)lmx_dtype_size(ig[0].dtype));
+  if (type == LMX_POOL_LP)
+    LMX_TRY(lmx_cpu_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
   int pv = (int)lmx_cpu_pint(c, "p_value", 2);
+  /* req WRITE: the kernels write every element of the gradient (no memset here) */
   lmx_cpu_pool_bwd(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
-                   ig[0].data, og[0].data, in[0].data, type == LMX_POOL_LP ? out[0].data : NULL);
+                   ig[0].data, og[0].data, in[0].data, type == LMX_POOL_LP ? out[0].data : NULL,
+                   req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }

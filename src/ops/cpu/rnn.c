@@ -3,10 +3,15 @@
  *
  * Inputs data (T, N, I), parameters (packed, MXNet's layout: kernels/cpu/rnn.c), state
  * (L·D, N, H) and for lstm state_cell. Outputs (T, N, D·H) and, with state_outputs, the
- * final states. The workspace (descriptor .workspace = lmx_cpu_ws_RNN) holds every
- * intermediate; backward recomputes the forward in it, so the op keeps no state between
- * calls. Not supported on the CPU (LMX_ERR_UNSUPPORTED, named): projection_size,
- * use_sequence_length, lstm state clipping, and dropout between layers in training.
+ * final states, then the hidden 'reserve' (src/ops/rnn.c): forward stores there every
+ * intermediate backward needs (backward reads it, never recomputes), and with p > 0 and
+ * L > 1 the inter-layer dropout masks. In training forward draws them from the global
+ * generator (uniform, then 0 below p and 1/(1-p) above, as Dropout does: same seed, same
+ * masks); in inference it sets them to 1, so dropout is the identity and a backward after
+ * an inference forward is that of the undropped network. The workspace
+ * (.workspace = lmx_cpu_ws_RNN) is scratch of one call. Refused on the CPU
+ * (LMX_ERR_UNSUPPORTED, named): projection_size, use_sequence_length and lstm state
+ * clipping, which MXNet 1.9 only implements with cuDNN.
  * MXNet 1.9: src/operator/rnn-inl.h, rnn_impl.h.
  */
 #include <math.h>
@@ -14,6 +19,7 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../../tensor/random.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -30,20 +36,23 @@ static int rnn_desc(const lmx_op_ctx *c, const lmx_shape *x, int dt, lmx_cpu_rnn
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (sequence length, batch, "
                        "input size)");
   r->T = x->dim[0], r->N = x->dim[1], r->In = x->dim[2];
+  r->drop = lmx_cpu_pnum(c, "p", 0) > 0 && r->L > 1;
   return LMX_OK;
 }
 
+/* MXNet 1.9 (rnn-inl.h) runs these through cuDNN only; its CPU RNN has the projection for
+ * inference alone and ignores clipping. */
 static int rnn_supported(const lmx_op_ctx *c) {
-  const char *what = NULL;
+  const char *what = NULL, *also = "";
   if (lmx_cpu_pint(c, "projection_size", LMX_PARAM_NONE_INT) != LMX_PARAM_NONE_INT)
-    what = "projection_size";
+    what = "projection_size", also = " (and by its CPU RNN in inference)";
   else if (lmx_cpu_pnum(c, "use_sequence_length", 0)) what = "use_sequence_length";
   else if (!isnan(lmx_cpu_pnum(c, "lstm_state_clip_min", NAN)) ||
            !isnan(lmx_cpu_pnum(c, "lstm_state_clip_max", NAN)))
     what = "lstm_state_clip_min/max";
-  else if (c->is_train && lmx_cpu_pnum(c, "p", 0) > 0 && lmx_cpu_pint(c, "num_layers", 1) > 1)
-    what = "p (dropout between layers in training)";
-  if (what) return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is not supported on the CPU", what);
+  if (what)
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is only supported by MXNet "
+                       "with cuDNN%s; not on the CPU", what, also);
   return LMX_OK;
 }
 
@@ -66,21 +75,47 @@ size_t lmx_cpu_ws_RNN(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape 
   return lmx_cpu_rnn_ws(&r) * sizeof(double);
 }
 
+static int num_visible(const lmx_cpu_rnn *r, int states) {
+  return states ? (r->mode == LMX_RNN_LSTM ? 3 : 2) : 1;
+}
+
+/* The hidden output after the visible ones: (lmx_cpu_rnn_reserve,) of data's dtype. */
+static int check_reserve(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_cpu_rnn *r) {
+  lmx_shape rs = {1, {lmx_cpu_rnn_reserve(r)}};
+  if (!t->data)
+    return lmx_op_fail(c, LMX_ERR_ARG, "output 'reserve': expected an array of %lld elements, "
+                       "got none", (long long)rs.dim[0]);
+  return lmx_cpu_check_like(c, t, &rs, r->dt, "output 'reserve'");
+}
+
 int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     const int *req, const lmx_tensor *aux) {
   (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
-  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0);
+  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), nv = num_visible(&r, states);
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
-  for (int i = 0; i < (states ? (r.mode == LMX_RNN_LSTM ? 3 : 2) : 1); i++) {
+  for (int i = 0; i < nv; i++) {
     if (req[i] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
     if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
+  }
+  if (req[nv] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "reserve");
+  LMX_TRY(check_reserve(c, &out[nv], &r));
+  if (r.drop) { /* the masks open the reserve: (L-1, T, N, D·H) */
+    int64_t n = (r.L - 1) * r.T * r.N * r.D * r.H;
+    double p = lmx_cpu_pnum(c, "p", 0);
+    if (c->is_train) {
+      lmx_rng_fill_uniform(out[nv].data, r.dt, n, 0.0, 1.0);
+      lmx_cpu_dropout_mask(r.dt, n, out[nv].data, p);
+    } else {
+      lmx_cpu_fill(out[nv].data, r.dt, n, 1.0);
+    }
   }
   lmx_cpu_rnn_fwd(&r, in[0].data, in[1].data, in[2].data,
                   r.mode == LMX_RNN_LSTM ? in[3].data : NULL, req[0] ? out[0].data : NULL,
                   states && req[1] ? out[1].data : NULL,
-                  states && r.mode == LMX_RNN_LSTM && req[2] ? out[2].data : NULL, c->workspace);
+                  states && r.mode == LMX_RNN_LSTM && req[2] ? out[2].data : NULL, out[nv].data,
+                  c->workspace);
   return LMX_OK;
 }
 
@@ -94,10 +129,11 @@ static void *grad_dst(const lmx_tensor *t, int req) {
 int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                     const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                     const lmx_tensor *aux) {
-  (void)out, (void)aux;
+  (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
   int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), lstm = r.mode == LMX_RNN_LSTM;
+  LMX_TRY(check_reserve(c, &out[num_visible(&r, states)], &r));
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
   LMX_TRY(lmx_cpu_check_like(c, &og[0], &ys, r.dt, "output gradient"));
   for (int i = 1; states && i < (lstm ? 3 : 2); i++)
@@ -113,7 +149,7 @@ int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
       .dh0 = grad_dst(&ig[2], req[2]),
       .dc0 = lstm ? grad_dst(&ig[3], req[3]) : NULL,
   };
-  lmx_cpu_rnn_bwd(&r, in[0].data, in[1].data, in[2].data, lstm ? in[3].data : NULL, &g,
-                  c->workspace);
+  lmx_cpu_rnn_bwd(&r, in[0].data, in[1].data, in[2].data, lstm ? in[3].data : NULL,
+                  out[num_visible(&r, states)].data, &g, c->workspace);
   return LMX_OK;
 }
