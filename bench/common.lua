@@ -210,4 +210,28 @@ function B.time_steps(fn, warmup, steps)
   return dt / steps, (a1 - a0) / steps
 end
 
+--- Repetitions of fn that take about `secs` seconds.
+function B.reps_for(fn, secs)
+  fn()
+  local t0, n = B.now(), 0
+  repeat fn(); n = n + 1 until B.now() - t0 > 0.01
+  return math.max(1, math.floor(n * secs / (B.now() - t0)))
+end
+
+--- Best seconds per call of each function, measured alternately (A B C A B C ...) over
+--- 7 rounds of about `secs` per function, so a disturbance from other processes hits
+--- every side alike. Returns one time per function.
+function B.times(secs, ...)
+  local fns, reps, best = { ... }, {}, {}
+  for i, f in ipairs(fns) do reps[i], best[i] = B.reps_for(f, secs), math.huge end
+  for _ = 1, 7 do
+    for i, f in ipairs(fns) do
+      local s = B.now()
+      for _ = 1, reps[i] do f() end
+      best[i] = math.min(best[i], (B.now() - s) / reps[i])
+    end
+  end
+  return (table.unpack or unpack)(best)
+end
+
 return B

@@ -10,45 +10,17 @@
 -- Operators run through the imperative API with preallocated outputs. Each comparison is
 -- measured alternately (op, reference, op, reference, ...: 7 rounds) and keeps the best
 -- round of each, so load from other processes hits both sides alike. Set LUAMX_LIB to pick a build (default: build/).
-package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path
+local B = dofile((arg[0]:match('^(.-)[^/]*$') or './') .. 'common.lua')
 local ffi = require 'ffi'
-local mx = require 'luamx'
+local mx = B.mx
 local ops = require 'luamx.ndarray_ops'
 
 ffi.cdef [[
-typedef struct { long tv_sec; long tv_nsec; } lmx_bench_timespec;
-int clock_gettime(int clk, lmx_bench_timespec *ts);
 void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
                  int lda, const float *b, int ldb, float beta, float *c, int ldc);
 ]]
-local ts = ffi.new('lmx_bench_timespec')
-local function now()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
--- Repetitions of fn that take about `secs`.
-local function reps_for(fn, secs)
-  fn()
-  local t0, n = now(), 0
-  repeat fn(); n = n + 1 until now() - t0 > 0.01
-  return math.max(1, math.floor(n * secs / (now() - t0)))
-end
-
--- Best seconds per call of each function, measured alternately (A B C A B C ...) over
--- 7 rounds of ~0.03 s per function, so a disturbance hits every side alike.
-local function times(...)
-  local fns, reps, best = { ... }, {}, {}
-  for i, f in ipairs(fns) do reps[i], best[i] = reps_for(f, 0.03), math.huge end
-  for _ = 1, 7 do
-    for i, f in ipairs(fns) do
-      local s = now()
-      for _ = 1, reps[i] do f() end
-      best[i] = math.min(best[i], (now() - s) / reps[i])
-    end
-  end
-  return (table.unpack or unpack)(best)
-end
+local now = B.now
+local function times(...) return B.times(0.03, ...) end
 local function time(fn) return (times(fn)) end
 
 local lib = mx.capi.lib

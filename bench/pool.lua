@@ -13,41 +13,11 @@
 -- (forward) / input + gradient traffic (backward). Set LUAMX_LIB to pick a build
 -- (default: build/), OMP_NUM_THREADS to pick the threads. A case the library refuses
 -- (an older build without 'same') prints its error instead.
-package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path
-local ffi = require 'ffi'
-local mx = require 'luamx'
+local B = dofile((arg[0]:match('^(.-)[^/]*$') or './') .. 'common.lua')
+local mx = B.mx
 local ops = require 'luamx.ndarray_ops'
-
-ffi.cdef [[
-typedef struct { long tv_sec; long tv_nsec; } lmx_bench_timespec;
-int clock_gettime(int clk, lmx_bench_timespec *ts);
-]]
-local ts = ffi.new('lmx_bench_timespec')
-local function now()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
-local function reps_for(fn, secs)
-  fn()
-  local t0, n = now(), 0
-  repeat fn(); n = n + 1 until now() - t0 > 0.01
-  return math.max(1, math.floor(n * secs / (now() - t0)))
-end
-
--- Best seconds per call of each function, measured alternately over 7 rounds.
-local function times(...)
-  local fns, reps, best = { ... }, {}, {}
-  for i, f in ipairs(fns) do reps[i], best[i] = reps_for(f, 0.05), math.huge end
-  for _ = 1, 7 do
-    for i, f in ipairs(fns) do
-      local s = now()
-      for _ = 1, reps[i] do f() end
-      best[i] = math.min(best[i], (now() - s) / reps[i])
-    end
-  end
-  return (table.unpack or unpack)(best)
-end
+local now = B.now
+local function times(...) return B.times(0.05, ...) end
 
 local function prod(s)
   local p = 1

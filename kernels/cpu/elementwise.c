@@ -64,6 +64,7 @@ static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 
   static void unf_##NAME##_f64(int64_t n, double *o, const double *xp, int acc) {          \
     EW_LOOP(n, acc, i, double, ({ double x = xp[i]; (double)(FWD); }));                    \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                          \
   static void unb_##NAME##_f32(int64_t n, float *o, const float *gp, const float *xp,      \
                                const float *yp, int acc) {                                 \
     (void)xp, (void)yp;                                                                    \
@@ -130,6 +131,7 @@ int lmx_cpu_unary_bwd(int op, int dt, int64_t n, void *gx, const void *g, const 
   X(LE, x <= s, 0)
 
 #define DEF_SC(NAME, FWD, BWD)                                                             \
+  LMX_SIMD_CLONES                                                                          \
   static void scf_##NAME##_f32(int64_t n, float *o, const float *xp, double sd, int acc) { \
     float s = (float)sd;                                                                   \
     EW_LOOP(n, acc, i, float, ({ float x = xp[i]; (float)(FWD); }));                       \
@@ -137,6 +139,7 @@ int lmx_cpu_unary_bwd(int op, int dt, int64_t n, void *gx, const void *g, const 
   static void scf_##NAME##_f64(int64_t n, double *o, const double *xp, double s, int acc) { \
     EW_LOOP(n, acc, i, double, ({ double x = xp[i]; (double)(FWD); }));                    \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                          \
   static void scb_##NAME##_f32(int64_t n, float *o, const float *gp, const float *xp,      \
                                const float *yp, double sd, int acc) {                      \
     float s = (float)sd;                                                                   \
@@ -193,6 +196,7 @@ int lmx_cpu_scalar_bwd(int op, int dt, int64_t n, void *gx, const void *g, const
   X(MIN, a < b ? a : b, a <= b ? g : 0, a > b ? g : 0)
 
 #define DEF_BI(NAME, FWD, DA, DB)                                                          \
+  LMX_SIMD_CLONES                                                                          \
   static void bif_##NAME##_f32(int64_t n, float *o, const float *ap, const float *bp,      \
                                int acc) {                                                  \
     EW_LOOP(n, acc, i, float, ({ float a = ap[i], b = bp[i]; (float)(FWD); }));            \
@@ -201,6 +205,7 @@ int lmx_cpu_scalar_bwd(int op, int dt, int64_t n, void *gx, const void *g, const
                                int acc) {                                                  \
     EW_LOOP(n, acc, i, double, ({ double a = ap[i], b = bp[i]; (double)(FWD); }));         \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                          \
   static void bib_##NAME##_f32(int64_t n, float *o, int side, const float *gp,             \
                                const float *ap, const float *bp, int acc) {                \
     if (side == 0)                                                                         \
@@ -251,7 +256,7 @@ int lmx_cpu_ew_binary_bwd(int op, int side, int dt, int64_t n, void *gout, const
 
 /* ---- copies, scaling, sums -------------------------------------------------------- */
 
-static void axpy_f32(int64_t n, float *o, const float *x, double alpha, int acc) {
+LMX_SIMD_CLONES static void axpy_f32(int64_t n, float *o, const float *x, double alpha, int acc) {
   float al = (float)alpha;
   EW_LOOP(n, acc, i, float, al * x[i]);
 }

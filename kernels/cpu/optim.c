@@ -29,7 +29,8 @@
     else out[i] = nw;                                                                      \
   })
 #define DEF_UPD(T, S)                                                                      \
-  static void upd_##S(const lmx_cpu_upd *u, int64_t n, T *out, const T *w, const T *gr,     \
+  LMX_SIMD_CLONES                                                                          \
+  static void upd_##S(const lmx_cpu_upd *u, int64_t n, T *out, const T *w, const T *gr,    \
                       T *s0, T *s1, int acc) {                                             \
     const T lr = (T)u->lr, wd = (T)u->wd, rs = (T)u->rescale, cl = (T)u->clip;             \
     const T mo = (T)u->momentum, b1 = (T)u->beta1, b2 = (T)u->beta2, ep = (T)u->epsilon;   \

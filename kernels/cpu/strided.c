@@ -213,8 +213,10 @@ static double bc_grad(int op, int side, double g, double a, double b) {
 #define BC_ROW(T, o, a, sa, b, sb, len, acc, EXPR)                                        \
   do {                                                                                    \
     if ((sa) == 1 && (sb) == 1) {                                                         \
-      if (acc) for (int64_t j = 0; j < (len); j++) { T x = (a)[j], y = (b)[j]; (o)[j] += (T)(EXPR); } \
-      else for (int64_t j = 0; j < (len); j++) { T x = (a)[j], y = (b)[j]; (o)[j] = (T)(EXPR); } \
+      if (acc)                                                                            \
+        for (int64_t j = 0; j < (len); j++) { T x = (a)[j], y = (b)[j]; (o)[j] += (T)(EXPR); } \
+      else                                                                                \
+        for (int64_t j = 0; j < (len); j++) { T x = (a)[j], y = (b)[j]; (o)[j] = (T)(EXPR); } \
     } else if ((sa) == 1 && (sb) == 0) {                                                  \
       T y = (b)[0];                                                                       \
       if (acc) for (int64_t j = 0; j < (len); j++) { T x = (a)[j]; (o)[j] += (T)(EXPR); } \
@@ -233,8 +235,8 @@ static double bc_grad(int op, int side, double g, double a, double b) {
   } while (0)
 
 #define DEF_BC(T, S)                                                                      \
-  static void bc_row_##S(int op, int64_t len, T *o, const T *a, int64_t sa, const T *b,    \
-                         int64_t sb, int acc) {                                           \
+  LMX_SIMD_CLONES static void bc_row_##S(int op, int64_t len, T *o, const T *a, int64_t sa, \
+                                         const T *b, int64_t sb, int acc) {               \
     switch (op) {                                                                         \
       case LMX_BC_ADD: BC_ROW(T, o, a, sa, b, sb, len, acc, x + y); break;                \
       case LMX_BC_SUB: BC_ROW(T, o, a, sa, b, sb, len, acc, x - y); break;                \
@@ -320,7 +322,8 @@ enum { RED_LANES = 64 }; /* partial results per row: 4 AVX-512 registers of floa
  * order, so the result does not depend on threads); column reduction y[inner] (op)=
  * x[len][inner] row by row; and the gradient of one row. */
 #define DEF_RED_KIND(T, S, K, INIT, COMB, MERGE, FIN)                                     \
-  static T redrow_##K##_##S(const T *x, int64_t len, T sc) {                               \
+  LMX_SIMD_CLONES                                                                         \
+  static T redrow_##K##_##S(const T *x, int64_t len, T sc) {                              \
     int64_t j = 0;                                                                        \
     T r = (T)(INIT);                                                                      \
     if (len >= 2 * RED_LANES) {                                                           \
@@ -346,8 +349,8 @@ enum { RED_LANES = 64 }; /* partial results per row: 4 AVX-512 registers of floa
     (void)sc;                                                                             \
     return r;                                                                             \
   }                                                                                       \
-  static void redcol_##K##_##S(const T *x, int64_t len, int64_t inner, int64_t stride,    \
-                               T *y, T sc) {                                              \
+  LMX_SIMD_CLONES static void redcol_##K##_##S(const T *x, int64_t len, int64_t inner,     \
+                                               int64_t stride, T *y, T sc) {              \
     int64_t j = 0;                                                                        \
     /* four rows per pass over y (the same order of operations as one at a time) */      \
     for (; j + 4 <= len; j += 4) {                                                        \
