@@ -126,6 +126,7 @@ local function elementwise_section()
     local pos = mx.nd.op._plus_scalar(rand { n }, { scalar = 2 })
     local a2, o2 = a:reshape { n / 256, 256 }, o:reshape { n / 256, 256 }
     local row, col = rand { 256 }, rand { n / 256, 1 }
+    local ak, ok = a:reshape { n / 1024, 1024 }, o:reshape { n / 1024, 1024 }
     local s1, sr, sc = mx.nd.zeros { 1 }, mx.nd.zeros { n / 256 }, mx.nd.zeros { 256 }
     local copyf = function() mx.nd._copy(a, { out = o }) end
     print(('\nelementwise n=%d (%d KiB per array)   GB/s  copy GB/s  %% of copy'):format(n, n * 4 / 1024))
@@ -141,6 +142,7 @@ local function elementwise_section()
       { 'sgd_update (w,g in; w out)', 12, function() mx.nd.sgd_update { weight = o, grad = a, lr = 0.01, out = o } end },
       { 'broadcast_add (n/256,256)+(256)', 8, function() mx.nd.broadcast_add(a2, row, { out = o2 }) end },
       { 'broadcast_mul (n/256,256)*(n/256,1)', 8, function() mx.nd.broadcast_mul(a2, col, { out = o2 }) end },
+      { 'softmax (n/1024,1024) axis -1', 8, function() mx.nd.softmax(ak, { out = ok }) end },
       { 'sum (all)', 4, function() mx.nd.sum(a, { out = s1 }) end },
       { 'sum axis=1 (n/256,256)', 4, function() mx.nd.sum(a2, { axis = 1, out = sr }) end },
       { 'sum axis=0 (n/256,256)', 4, function() mx.nd.sum(a2, { axis = 0, out = sc }) end },

@@ -15,16 +15,40 @@
 #include "cpu_kernels.h"
 #include "cpu_math.h"
 #include "cpu_par.h"
+#include "cpu_rowred.h"
 
 #define SLOT(dt) ((dt) == LMX_FLOAT32 ? 0 : (dt) == LMX_FLOAT64 ? 1 : -1)
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
 /* ---- softmax along an axis ------------------------------------------------------- */
 
+LMX_ROW_FNS(float, f32)
+LMX_ROW_FNS(double, f64)
+
 #define DEF_SOFTMAX(T, S)                                                                  \
+  LMX_SIMD_CLONES                                                                           \
   static void softmax_##S(int64_t outer, int64_t len, int64_t inner, T *y, const T *x,      \
                           double temp, int logm, int acc) {                                \
     T it = (T)(1.0 / temp);                                                                \
+    if (inner == 1) { /* rows: lane reductions (cpu_rowred.h), unit-stride loops */       \
+      LMX_PAR_FOR_W(outer, len, o, {                                                       \
+        const T *xr = x + o * len;                                                         \
+        T *yr = y + o * len;                                                               \
+        T mx = lmx_row_max_##S(xr, len);                                                   \
+        if (!logm && !acc) {                                                               \
+          T inv = 1 / lmx_row_expsum_##S(xr, yr, len, mx, it);                             \
+          for (int64_t j = 0; j < len; j++) yr[j] *= inv;                                  \
+        } else {                                                                           \
+          T sum = lmx_row_sumexp_##S(xr, len, mx, it), ls = log(sum);                      \
+          for (int64_t j = 0; j < len; j++) {                                              \
+            T z = (xr[j] - mx) * it;                                                       \
+            T v = logm ? z - ls : XEXP(z) / sum;                                           \
+            PUT(acc, yr[j], v);                                                            \
+          }                                                                                \
+        }                                                                                  \
+      });                                                                                  \
+      return;                                                                              \
+    }                                                                                      \
     LMX_PAR_FOR_W(outer * inner, len, r, {                                                 \
       int64_t o = r / inner, in = r % inner, base = o * len * inner + in;                  \
       T mx = x[base];                                                                      \
@@ -50,9 +74,22 @@
       }                                                                                    \
     });                                                                                    \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                           \
   static void softmax_bwd_##S(int64_t outer, int64_t len, int64_t inner, T *gx, const T *g, \
                               const T *y, double temp, int logm, int acc) {                \
     T it = (T)(1.0 / temp);                                                                \
+    if (inner == 1) {                                                                      \
+      LMX_PAR_FOR_W(outer, len, o, {                                                       \
+        const T *gr = g + o * len, *yr = y + o * len;                                      \
+        T *xr = gx + o * len;                                                              \
+        T s = logm ? lmx_row_sum_##S(gr, len) : lmx_row_dot_##S(gr, yr, len);              \
+        for (int64_t j = 0; j < len; j++) {                                                \
+          T v = logm ? gr[j] - XEXP(yr[j]) * s : (gr[j] - s) * yr[j];                      \
+          PUT(acc, xr[j], v * it);                                                         \
+        }                                                                                  \
+      });                                                                                  \
+      return;                                                                              \
+    }                                                                                      \
     LMX_PAR_FOR_W(outer * inner, len, r, {                                                 \
       int64_t o = r / inner, in = r % inner, base = o * len * inner + in;                  \
       T s = 0;                                                                             \
@@ -93,6 +130,7 @@ int lmx_cpu_softmax_bwd(int dt, int64_t outer, int64_t len, int64_t inner, void 
  * elsewhere); rows whose label equals `ignore` get 0 when use_ignore. Labels outside
  * [0, k) give no -1 anywhere (MXNet's comparison loop), never an out-of-bounds write. */
 #define DEF_SMO(T, S)                                                                      \
+  LMX_SIMD_CLONES                                                                           \
   static void smo_grad_##S(int64_t outer, int64_t k, int64_t inner, T *gx, const T *y,      \
                            const T *label, const T *g, double alpha, int use_ignore,       \
                            double ignore, double scale, int acc) {                         \
@@ -172,10 +210,12 @@ int lmx_cpu_regression_grad(int dt, int64_t n, void *gx, const void *y, const vo
       default: return x > 0 ? 1 : a;                                                       \
     }                                                                                      \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                          \
   static void leaky_##S(int kind, int64_t n, T *y, const T *x, double slope, int acc) {    \
     T a = (T)slope;                                                                        \
     LMX_PAR_FOR(n, i, PUT(acc, y[i], leaky_f_##S(kind, x[i], a)););                        \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                           \
   static void leaky_bwd_##S(int kind, int64_t n, T *gx, const T *g, const T *x, const T *y, \
                             double slope, int acc) {                                       \
     T a = (T)slope;                                                                        \

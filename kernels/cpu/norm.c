@@ -16,6 +16,7 @@
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
 #define DEF_BN(T, S)                                                                       \
+  LMX_SIMD_CLONES                                                                           \
   static void bn_fwd_##S(const lmx_cpu_bn *b, const T *x, T *y, const T *gam, const T *bet, \
                          T *mean, T *invstd, T *mmean, T *mvar, int acc) {                 \
     int64_t cnt = b->outer * b->inner;                                                     \
@@ -51,6 +52,7 @@
         }                                                                                  \
     });                                                                                    \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                          \
   static void bn_bwd_##S(const lmx_cpu_bn *b, const T *x, const T *g, const T *gam,        \
                          const T *mean, const T *invstd, T *gx, T *ggam, T *gbet,          \
                          const int *acc) {                                                 \
@@ -101,6 +103,7 @@ int lmx_cpu_bn_bwd(int dt, const lmx_cpu_bn *b, const void *x, const void *g, co
 /* ---- LayerNorm ------------------------------------------------------------------------ */
 
 #define DEF_LN(T, S)                                                                       \
+  LMX_SIMD_CLONES                                                                           \
   static void ln_fwd_##S(int64_t outer, int64_t C, int64_t inner, double eps, const T *x,   \
                          T *y, const T *gam, const T *bet, T *mean, T *std, int acc) {      \
     LMX_PAR_FOR_W(outer * inner, C, r, {                                                   \
@@ -119,6 +122,7 @@ int lmx_cpu_bn_bwd(int dt, const lmx_cpu_bn *b, const void *x, const void *g, co
         PUT(acc, y[base + c * inner], (T)((x[base + c * inner] - m) / sd * gam[c] + bet[c])); \
     });                                                                                    \
   }                                                                                        \
+  LMX_SIMD_CLONES                                                                           \
   static void ln_bwd_##S(int64_t outer, int64_t C, int64_t inner, const T *x, const T *g,   \
                          const T *gam, const T *mean, const T *std, T *gx, T *ggam,        \
                          T *gbet, const int *acc) {                                        \
