@@ -46,7 +46,7 @@ int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const l
                               const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  smo_dims d;
+  smo_dims d = {0};
   LMX_TRY(smo_layout(c, in, &d));
   LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
@@ -71,7 +71,7 @@ int lmx_cpu_bwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *og, const l
   (void)aux;
   lmx_cpu_zero_grad(&ig[1], req[1]);
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  smo_dims d;
+  smo_dims d = {0};
   LMX_TRY(smo_layout(c, in, &d));
   LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));

@@ -48,7 +48,7 @@ int lmx_cpu_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
                                const lmx_tensor *out, const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  fc_dims d;
+  fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
   LMX_TRY(lmx_cpu_check_size(c, &out[0], d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
@@ -61,7 +61,7 @@ int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const 
                                const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                                const lmx_tensor *aux) {
   (void)out, (void)aux;
-  fc_dims d;
+  fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
   LMX_TRY(lmx_cpu_check_size(c, &og[0], d.m * d.n, "output gradient"));
   int dt = in[0].dtype, nin = d.bias ? 3 : 2;
@@ -122,7 +122,7 @@ static int mm_check(const lmx_op_ctx *c, const lmx_tensor *in, int batched, mm_d
 static int mm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                   const int *req, int batched) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  mm_dims d;
+  mm_dims d = {0};
   LMX_TRY(mm_check(c, in, batched, &d));
   LMX_TRY(lmx_cpu_check_size(c, &out[0], d.batch * d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
@@ -133,7 +133,7 @@ static int mm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
 
 static int mm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                   const lmx_tensor *ig, const int *req, int batched) {
-  mm_dims d;
+  mm_dims d = {0};
   LMX_TRY(mm_check(c, in, batched, &d));
   LMX_TRY(lmx_cpu_check_size(c, &og[0], d.batch * d.m * d.n, "output gradient"));
   int dt = in[0].dtype;

@@ -70,7 +70,7 @@ int lmx_cpu_fwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *in, const lm
                              const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  seq_geo g;
+  seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
   LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
@@ -99,7 +99,7 @@ int lmx_cpu_bwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *og, const lm
                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                              const lmx_tensor *aux) {
   (void)out, (void)aux;
-  seq_geo g;
+  seq_geo g = {0};
   int nin, run;
   LMX_TRY(same_shape_bwd(c, og, in, ig, req, &g, &nin, &run));
   if (run) mask_pass(&g, in, nin, ig[0].data, og[0].data, 0.0, req[0] == LMX_REQ_ADD);
@@ -112,7 +112,7 @@ int lmx_cpu_fwd_SequenceLast(const lmx_op_ctx *c, const lmx_tensor *in, const lm
                              const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  seq_geo g;
+  seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
   LMX_TRY(lmx_cpu_check_size(c, &out[0], g.N * g.R, "output"));
@@ -130,7 +130,7 @@ int lmx_cpu_bwd_SequenceLast(const lmx_op_ctx *c, const lmx_tensor *og, const lm
                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                              const lmx_tensor *aux) {
   (void)out, (void)aux;
-  seq_geo g;
+  seq_geo g = {0};
   int nin = nin_of(c);
   if (nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
@@ -164,7 +164,7 @@ int lmx_cpu_fwd_SequenceReverse(const lmx_op_ctx *c, const lmx_tensor *in,
                                 const lmx_tensor *out, const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  seq_geo g;
+  seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
   LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
@@ -178,7 +178,7 @@ int lmx_cpu_bwd_SequenceReverse(const lmx_op_ctx *c, const lmx_tensor *og, const
                                 const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                                 const lmx_tensor *aux) {
   (void)out, (void)aux;
-  seq_geo g;
+  seq_geo g = {0};
   int nin, run;
   LMX_TRY(same_shape_bwd(c, og, in, ig, req, &g, &nin, &run));
   if (run) reverse_pass(&g, in, nin, ig[0].data, og[0].data, req[0] == LMX_REQ_ADD);
