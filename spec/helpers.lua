@@ -34,9 +34,19 @@ function H.live_blocks()
   return tonumber(n[0])
 end
 
+--- Collects until the engine's live block count stops falling. A finalizer can release
+--- engine objects that hold the last reference to further Lua objects, so one or two
+--- cycles are not always enough, and how much each cycle frees depends on the order the
+--- finalizers run in (LuaJIT keeps them in a table keyed by address).
 function H.full_gc()
   collectgarbage('collect')
-  collectgarbage('collect')
+  local n = H.live_blocks()
+  for _ = 1, 10 do
+    collectgarbage('collect')
+    local m = H.live_blocks()
+    if m == n then break end
+    n = m
+  end
 end
 
 return H
