@@ -158,22 +158,30 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
 /* Rows here are short (12 and 4 outputs for LeNet's two poolings), and a runtime-length
  * vector loop spends them in its scalar remainder. So a row goes in blocks of 8 and 4
  * outputs with a compile-time count (after inlining each becomes straight-line vector
- * code: deinterleaving permutes, compares, blends) and a scalar tail of 0-3. */
+ * code: deinterleaving permutes, compares, blends) and a scalar tail of 0-3.
+ * ROW_BLOCKS_84 runs the 8- and 4-output blocks and leaves i0_ at the first output not
+ * done. */
+#define ROW_BLOCKS_84(n, ...)                                                              \
+  int64_t i0_ = 0;                                                                         \
+  for (; i0_ + 8 <= (n); i0_ += 8) {                                                       \
+    const int64_t nb_ = 8;                                                                 \
+    __VA_ARGS__;                                                                           \
+  }                                                                                        \
+  for (; i0_ + 4 <= (n); i0_ += 4) {                                                       \
+    const int64_t nb_ = 4;                                                                 \
+    __VA_ARGS__;                                                                           \
+  }
+
+#define ROW_TAIL1(n, ...)                                                                  \
+  for (; i0_ < (n); i0_++) {                                                               \
+    const int64_t nb_ = 1;                                                                 \
+    __VA_ARGS__;                                                                           \
+  }
+
 #define ROW_BLOCKS(n, ...)                                                                 \
   do {                                                                                     \
-    int64_t i0_ = 0;                                                                       \
-    for (; i0_ + 8 <= (n); i0_ += 8) {                                                     \
-      const int64_t nb_ = 8;                                                               \
-      __VA_ARGS__;                                                                         \
-    }                                                                                      \
-    for (; i0_ + 4 <= (n); i0_ += 4) {                                                     \
-      const int64_t nb_ = 4;                                                               \
-      __VA_ARGS__;                                                                         \
-    }                                                                                      \
-    for (; i0_ < (n); i0_++) {                                                             \
-      const int64_t nb_ = 1;                                                               \
-      __VA_ARGS__;                                                                         \
-    }                                                                                      \
+    ROW_BLOCKS_84(n, __VA_ARGS__)                                                          \
+    ROW_TAIL1(n, __VA_ARGS__)                                                              \
   } while (0)
 
 /* The same for blocks that only write what they compute from the input (req WRITE): a
@@ -182,24 +190,13 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
  * than 24x24 with a scalar tail). */
 #define ROW_BLOCKS_OVERLAP(n, ...)                                                         \
   do {                                                                                     \
-    int64_t i0_ = 0;                                                                       \
-    for (; i0_ + 8 <= (n); i0_ += 8) {                                                     \
-      const int64_t nb_ = 8;                                                               \
-      __VA_ARGS__;                                                                         \
-    }                                                                                      \
-    for (; i0_ + 4 <= (n); i0_ += 4) {                                                     \
-      const int64_t nb_ = 4;                                                               \
-      __VA_ARGS__;                                                                         \
-    }                                                                                      \
+    ROW_BLOCKS_84(n, __VA_ARGS__)                                                          \
     if (i0_ < (n) && (n) >= 4) {                                                           \
       const int64_t nb_ = 4;                                                               \
       i0_ = (n) - 4;                                                                       \
       __VA_ARGS__;                                                                         \
     } else {                                                                               \
-      for (; i0_ < (n); i0_++) {                                                           \
-        const int64_t nb_ = 1;                                                             \
-        __VA_ARGS__;                                                                       \
-      }                                                                                    \
+      ROW_TAIL1(n, __VA_ARGS__)                                                            \
     }                                                                                      \
   } while (0)
 
