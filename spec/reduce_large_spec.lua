@@ -134,3 +134,51 @@ describe('broadcasting and strided copies on large arrays', function()
     end
   end)
 end)
+
+describe('softmax over a non-last axis (column blocks)', function()
+  -- (outer, len, inner) = (3, 40, 700): three column blocks per outer, the last partial
+  local shape = { 3, 40, 700 }
+  local function ref(t, logm)
+    local out = {}
+    for o = 0, 2 do
+      for i = 0, 699 do
+        local m = -math.huge
+        for j = 0, 39 do m = math.max(m, t[(o * 40 + j) * 700 + i + 1]) end
+        local s = 0
+        for j = 0, 39 do s = s + math.exp(t[(o * 40 + j) * 700 + i + 1] - m) end
+        for j = 0, 39 do
+          local k = (o * 40 + j) * 700 + i + 1
+          out[k] = logm and (t[k] - m - math.log(s)) or math.exp(t[k] - m) / s
+        end
+      end
+    end
+    return out
+  end
+
+  it('softmax and log_softmax match the formula (float64)', function()
+    local x, t = filled(shape)
+    H.near(mx.nd.softmax(x, { axis = 1 }):toflat(), ref(t, false), 1e-12)
+    H.near(mx.nd.log_softmax(x, { axis = 1 }):toflat(), ref(t, true), 1e-12)
+  end)
+
+  it('the gradient is y * (g - sum(g * y)) along the axis', function()
+    local x, t = filled(shape)
+    local e = mx.sym.softmax(mx.sym.Variable 'x', { axis = 1 }):simple_bind { x = shape, type_dict = { x = 'float64' } }
+    e.arg_dict.x:set(x)
+    e:forward { is_train = true }
+    local head, th = filled(shape)
+    e:backward { head }
+    local y, gx = e.outputs[1]:toflat(), e.grad_dict.x:toflat()
+    for o = 0, 2 do
+      for i = 0, 699, 13 do
+        local s = 0
+        for j = 0, 39 do local k = (o * 40 + j) * 700 + i + 1; s = s + th[k] * y[k] end
+        for j = 0, 39 do
+          local k = (o * 40 + j) * 700 + i + 1
+          assert(math.abs(gx[k] - y[k] * (th[k] - s)) <= 1e-12, 'gradient ' .. k)
+        end
+      end
+    end
+    local _ = t
+  end)
+end)

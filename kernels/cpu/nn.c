@@ -25,6 +25,12 @@
 LMX_ROW_FNS(float, f32)
 LMX_ROW_FNS(double, f64)
 
+/* Softmax over a non-last axis (inner > 1) takes SM_COLS neighbouring softmaxes at a
+ * time: each pass walks rows of contiguous columns, so the loops are unit-stride and
+ * vectorise across the softmaxes (the per-element walk with stride `inner` ran at
+ * 5-10 ns per element). */
+enum { SM_COLS = 256 };
+
 #define DEF_SOFTMAX(T, S)                                                                  \
   LMX_SIMD_CLONES                                                                           \
   static void softmax_##S(int64_t outer, int64_t len, int64_t inner, T *y, const T *x,      \
@@ -45,6 +51,39 @@ LMX_ROW_FNS(double, f64)
             T v = logm ? z - ls : XEXP(z) / sum;                                           \
             PUT(acc, yr[j], v);                                                            \
           }                                                                                \
+        }                                                                                  \
+      });                                                                                  \
+      return;                                                                              \
+    }                                                                                      \
+    if (!acc) { /* columns: blocks of up to SM_COLS softmaxes, vectorised across them */ \
+      int64_t nb = (inner + SM_COLS - 1) / SM_COLS;                                        \
+      LMX_PAR_FOR_W(outer * nb, len * (inner < SM_COLS ? inner : SM_COLS), t, {            \
+        int64_t o = t / nb, c0 = (t % nb) * SM_COLS;                                       \
+        int64_t nc = inner - c0 < SM_COLS ? inner - c0 : SM_COLS;                          \
+        const T *xb = x + o * len * inner + c0;                                            \
+        T *yb = y + o * len * inner + c0;                                                  \
+        T m[SM_COLS], s[SM_COLS];                                                          \
+        for (int64_t i = 0; i < nc; i++) m[i] = xb[i], s[i] = 0;                           \
+        for (int64_t j = 1; j < len; j++)                                                  \
+          for (int64_t i = 0; i < nc; i++) {                                               \
+            T v = xb[j * inner + i];                                                       \
+            m[i] = v > m[i] ? v : m[i];                                                    \
+          }                                                                                \
+        for (int64_t j = 0; j < len; j++)                                                  \
+          for (int64_t i = 0; i < nc; i++) {                                               \
+            T e = XEXP((T)((xb[j * inner + i] - m[i]) * it));                              \
+            s[i] += e;                                                                     \
+            if (!logm) yb[j * inner + i] = e;                                              \
+          }                                                                                \
+        if (logm) {                                                                        \
+          for (int64_t i = 0; i < nc; i++) s[i] = log(s[i]);                               \
+          for (int64_t j = 0; j < len; j++)                                                \
+            for (int64_t i = 0; i < nc; i++)                                               \
+              yb[j * inner + i] = (xb[j * inner + i] - m[i]) * it - s[i];                  \
+        } else {                                                                           \
+          for (int64_t i = 0; i < nc; i++) s[i] = 1 / s[i];                                \
+          for (int64_t j = 0; j < len; j++)                                                \
+            for (int64_t i = 0; i < nc; i++) yb[j * inner + i] *= s[i];                    \
         }                                                                                  \
       });                                                                                  \
       return;                                                                              \
@@ -87,6 +126,26 @@ LMX_ROW_FNS(double, f64)
           T v = logm ? gr[j] - XEXP(yr[j]) * s : (gr[j] - s) * yr[j];                      \
           PUT(acc, xr[j], v * it);                                                         \
         }                                                                                  \
+      });                                                                                  \
+      return;                                                                              \
+    }                                                                                      \
+    if (!acc) {                                                                            \
+      int64_t nb = (inner + SM_COLS - 1) / SM_COLS;                                        \
+      LMX_PAR_FOR_W(outer * nb, len * (inner < SM_COLS ? inner : SM_COLS), t, {            \
+        int64_t o = t / nb, c0 = (t % nb) * SM_COLS, off = o * len * inner + c0;           \
+        int64_t nc = inner - c0 < SM_COLS ? inner - c0 : SM_COLS;                          \
+        const T *gb = g + off, *yb = y + off;                                              \
+        T *xb = gx + off;                                                                  \
+        T s[SM_COLS];                                                                      \
+        for (int64_t i = 0; i < nc; i++) s[i] = 0;                                         \
+        for (int64_t j = 0; j < len; j++)                                                  \
+          for (int64_t i = 0; i < nc; i++)                                                 \
+            s[i] += logm ? gb[j * inner + i] : gb[j * inner + i] * yb[j * inner + i];      \
+        for (int64_t j = 0; j < len; j++)                                                  \
+          for (int64_t i = 0; i < nc; i++) {                                               \
+            int64_t q = j * inner + i;                                                     \
+            xb[q] = (logm ? gb[q] - XEXP(yb[q]) * s[i] : (gb[q] - s[i]) * yb[q]) * it;     \
+          }                                                                                \
       });                                                                                  \
       return;                                                                              \
     }                                                                                      \
