@@ -5,8 +5,10 @@
 --
 -- Max pooling at the shapes of BENCHMARKS.md W2 (LeNet, batch 64: 2x2 stride 2 over
 -- (64,20,24,24) and (64,50,8,8)), forward and backward, plus a few other shapes that take
--- the other paths (3x3 stride 2 padded: the general 2-D path; an odd 2x2 'full' case; avg
--- pooling and a 1-D 'same' case: the generic path). Operators run through the imperative
+-- the other paths (3x3 stride 2 padded: the general 2-D path; an odd 2x2 'full' case; a
+-- 1-D 'same' case), and avg / sum pooling: 2x2 stride 2 (even and odd 'full'), 3x3
+-- stride 2 padded and 3x3 stride 1 padded without the pad in the count (the general 2-D
+-- avg/sum path, overlapping windows in the backward). Operators run through the imperative
 -- API with preallocated outputs and gradients (req WRITE), so the times include one call's
 -- dispatch (~a few µs). Each shape is measured alternately (fwd, bwd, fwd, bwd, ...:
 -- 7 rounds) and the best round kept. Prints µs per call and GB/s of input read
@@ -34,6 +36,15 @@ local cases = {
     { kernel = { 3, 3 }, stride = { 2, 2 }, pad = { 1, 1 } } },
   { 'avg 2x2/2 (64,20,24,24)', { 64, 20, 24, 24 },
     { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'avg' } },
+  { 'sum 2x2/2 (64,20,24,24)', { 64, 20, 24, 24 },
+    { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'sum' } },
+  { 'avg 2x2/2 full (64,20,23,23)', { 64, 20, 23, 23 },
+    { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'avg', pooling_convention = 'full' } },
+  { 'avg 3x3/2 pad 1 (32,64,28,28)', { 32, 64, 28, 28 },
+    { kernel = { 3, 3 }, stride = { 2, 2 }, pad = { 1, 1 }, pool_type = 'avg' } },
+  { 'avg 3x3/1 pad 1 excl (32,64,28,28)', { 32, 64, 28, 28 },
+    { kernel = { 3, 3 }, stride = { 1, 1 }, pad = { 1, 1 }, pool_type = 'avg',
+      count_include_pad = false } },
   { '1-D same 3/2 (64,20,577)', { 64, 20, 577 },
     { kernel = { 3 }, stride = { 2 }, pooling_convention = 'same' } },
 }

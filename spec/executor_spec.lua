@@ -614,3 +614,41 @@ describe('executor lifetime with a monitor', function()
     assert.are.equal(before, H.live_blocks())
   end)
 end)
+
+describe('executor memory outside the pool', function()
+  local mx = require 'luamx'
+  local ffi = require 'ffi'
+  local H = require 'helpers'
+  local function live_bytes()
+    local b = ffi.new('int64_t[1]')
+    mx.capi.C.lmx_debug_alloc_stats(nil, b, nil)
+    return tonumber(b[0])
+  end
+
+  it('a bucket holds no output-sized zero gradient for its loss output', function()
+    -- The small LSTM language model of W3. Binding another bucket against the default
+    -- one shares parameters and the pool, so what the bind adds is about the bucket's
+    -- output (N*len*V). SoftmaxOutput's backward reads no output gradient; before, each
+    -- bucket also held a zero-filled array of the output's size for it (2x).
+    local V, N = 1000, 16
+    local function sym_gen(len)
+      local embed = mx.sym.Embedding{data = mx.sym.Variable 'data', input_dim = V, output_dim = 8,
+                                     name = 'embed'}
+      local outs = mx.rnn.FusedRNNCell(8, 1, 'lstm', false, 'lstm_'):unroll(len, embed, nil, 'NTC', true)
+      local pred = mx.sym.FullyConnected{data = mx.sym.Reshape{data = outs, shape = {-1, 8}},
+                                         num_hidden = V, name = 'pred'}
+      local label = mx.sym.Reshape{data = mx.sym.Variable 'softmax_label', shape = {-1}}
+      return mx.sym.SoftmaxOutput{data = pred, label = label, name = 'softmax'}, {'data'}, {'softmax_label'}
+    end
+    local function desc(name, len) return {mx.io.DataDesc(name, {N, len})} end
+    local mod = mx.mod.BucketingModule{sym_gen = sym_gen, default_bucket_key = 60}
+    mod:bind{data_shapes = desc('data', 60), label_shapes = desc('softmax_label', 60)}
+    mod:init_params{}
+    H.full_gc()
+    local before = live_bytes()
+    mod:switch_bucket(50, desc('data', 50), desc('softmax_label', 50))
+    local added, output = live_bytes() - before, N * 50 * V * 4
+    assert.is_true(added < 1.5 * output,
+      ('binding bucket 50 added %d bytes for a %d-byte output'):format(added, output))
+  end)
+end)

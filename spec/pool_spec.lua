@@ -4,7 +4,9 @@
 -- at the end), 1-D to 3-D, max / avg / sum / lp, forward and backward; the fast max paths
 -- (2x2 stride 2, general 2-D) against the generic kernel exactly, ties and NaN
 -- included (the generic kernel is reached through the same problem with a trailing
--- spatial dim of 1, which no fast path takes); and the errors bad parameters give.
+-- spatial dim of 1, which no fast path takes); the fast avg / sum paths the same way
+-- (exactly: they keep the generic sum order), with req add; and the errors bad
+-- parameters give.
 local mx = require 'luamx'
 local H = require 'helpers'
 local ops = require 'luamx.ndarray_ops'
@@ -239,6 +241,108 @@ describe('Pooling fast max paths against the generic kernel', function()
     -- 'valid' over 5x7 reads rows 0-3 and columns 0-5: row 4 and column 6 get 0
     for w = 0, 6 do assert.equal(0, once[4 * 7 + w + 1]) end
     for h = 0, 4 do assert.equal(0, once[h * 7 + 6 + 1]) end
+  end)
+end)
+
+describe('Pooling fast avg / sum paths against the generic kernel', function()
+  -- The fast paths sum each window in the generic kernel's scan order, divide by the same
+  -- count (or scale by 1/4, 1/2, exact) and spread gradient shares in its order, so they
+  -- agree exactly (== : only the sign of a zero may differ). The generic twin pools
+  -- (N, C, H, W, 1) with a kernel of depth 1 last, as for max.
+  local cases = {
+    { { 2, 3, 8, 8 }, { kernel = { 2, 2 }, stride = { 2, 2 } } },
+    { { 2, 3, 24, 24 }, { kernel = { 2, 2 }, stride = { 2, 2 } } },
+    { { 1, 2, 5, 7 }, { kernel = { 2, 2 }, stride = { 2, 2 } } },
+    { { 2, 2, 5, 7 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pooling_convention = 'full' } },
+    { { 1, 3, 7, 5 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pooling_convention = 'same' } },
+    { { 1, 1, 3, 27 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pooling_convention = 'full' } },
+    { { 1, 2, 6, 13 }, { kernel = { 2, 2 }, stride = { 2, 2 } } },
+    { { 1, 2, 7, 9 }, { kernel = { 3, 3 }, stride = { 2, 2 }, pad = { 1, 1 } } },
+    { { 1, 1, 5, 5 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pad = { 1, 1 },
+      pooling_convention = 'full' } }, -- last windows empty: 0, no gradient
+    { { 1, 2, 5, 6 }, { kernel = { 3, 3 }, stride = { 1, 1 }, pad = { 1, 1 } } },
+    { { 1, 2, 6, 7 }, { kernel = { 2, 3 }, stride = { 1, 2 }, pad = { 1, 1 },
+      pooling_convention = 'full' } },
+    { { 1, 1, 7, 8 }, { kernel = { 3, 3 }, stride = { 3, 3 }, pooling_convention = 'full' } },
+    { { 1, 1, 3, 300 }, { kernel = { 2, 3 }, stride = { 1, 1 }, pad = { 0, 1 } } }, -- 3 blocks
+    { { 1, 2, 6, 9 }, { kernel = { 3, 3 }, stride = { 2, 2 }, pooling_convention = 'same' } },
+    { { 1, 2, 9, 9 }, { kernel = { 4, 4 }, stride = { 3, 2 }, pad = { 2, 3 } } },
+  }
+  local function twin(o)
+    local t = copy(o)
+    t.kernel[3], t.stride[3] = 1, 1
+    if t.pad then t.pad[3] = 0 end
+    return t
+  end
+  for dt, tol in pairs(DTYPES) do
+    for _, kind in ipairs { 'avg', 'sum', 'avg excluding pad' } do
+      it(kind .. ': forward and backward agree exactly (' .. dt .. ')', function()
+        math.randomseed(21)
+        for ci, c in ipairs(cases) do
+          local xs, o = c[1], copy(c[2])
+          o.pool_type = kind == 'sum' and 'sum' or 'avg'
+          if kind == 'avg excluding pad' then o.count_include_pad = false end
+          local x = rand_list(prod(xs))
+          local y = run(arr(x, xs, dt), o, nil)
+          local g = rand_list(prod(y.shape))
+          local gx
+          y, gx = run(arr(x, xs, dt), o, arr(g, y.shape, dt))
+          local xs5 = { xs[1], xs[2], xs[3], xs[4], 1 }
+          local ys5 = { y.shape[1], y.shape[2], y.shape[3], y.shape[4], 1 }
+          local y5, gx5 = run(arr(x, xs5, dt), twin(o), arr(g, ys5, dt))
+          same_bits(y:toflat(), y5:toflat(), 'forward, case ' .. ci)
+          same_bits(gx:toflat(), gx5:toflat(), 'backward, case ' .. ci)
+          H.near(y:toflat(), (pool_ref(x, xs, copy(o))), tol)
+        end
+      end)
+    end
+  end
+
+  it('1-D windows take the general path and match the reference', function()
+    math.randomseed(22)
+    for _, o in ipairs {
+      { kernel = { 3 }, stride = { 1 }, pad = { 1 }, pool_type = 'avg', count_include_pad = false },
+      { kernel = { 3 }, stride = { 2 }, pad = { 1 }, pool_type = 'avg' },
+      { kernel = { 4 }, stride = { 3 }, pool_type = 'sum', pooling_convention = 'same' },
+    } do
+      local xs = { 2, 3, 17 }
+      local x = rand_list(prod(xs))
+      H.near(run(arr(x, xs, 'float64'), o):toflat(), (pool_ref(x, xs, copy(o))), 1e-12)
+    end
+  end)
+
+  it('accumulates with req add, and req write zeroes uncovered elements', function()
+    math.randomseed(23)
+    for _, c in ipairs {
+      { { 1, 2, 5, 7 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'avg' } },
+      { { 1, 2, 5, 7 }, { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'sum',
+        pooling_convention = 'full' } },
+      { { 1, 2, 6, 7 }, { kernel = { 3, 3 }, stride = { 1, 1 }, pad = { 1, 1 },
+        pool_type = 'avg', count_include_pad = false } },
+      { { 1, 1, 7, 8 }, { kernel = { 3, 3 }, stride = { 3, 3 }, pool_type = 'sum' } },
+    } do
+      local xs, o = c[1], c[2]
+      local x = arr(rand_list(prod(xs)), xs, 'float64')
+      local y = run(x, o)
+      local g = arr(rand_list(prod(y.shape)), y.shape, 'float64')
+      local once = ops.backward('Pooling', o, { x }, { y }, { g })[1]:toflat()
+      local acc = mx.nd.ones(xs, { dtype = 'float64' })
+      ops.backward('Pooling', o, { x }, { y }, { g }, { grads = { acc }, reqs = { 3 } })
+      local want = {}
+      for i, v in ipairs(once) do want[i] = 1 + v end
+      H.near(acc:toflat(), want, 1e-15)
+    end
+    -- 'valid' 2x2 over 5x7 reads rows 0-3 and columns 0-5: row 4 and column 6 get 0
+    local x = arr(rand_list(35), { 1, 1, 5, 7 }, 'float64')
+    local o = { kernel = { 2, 2 }, stride = { 2, 2 }, pool_type = 'avg' }
+    local y = run(x, o)
+    local gx = mx.nd.ones({ 1, 1, 5, 7 }, { dtype = 'float64' })
+    ops.backward('Pooling', o, { x }, { y }, { mx.nd.ones(y.shape, { dtype = 'float64' }) },
+      { grads = { gx } })
+    local once = gx:toflat()
+    for w = 0, 6 do assert.equal(0, once[4 * 7 + w + 1]) end
+    for h = 0, 4 do assert.equal(0, once[h * 7 + 6 + 1]) end
+    assert.equal(0.25, once[1])
   end)
 end)
 

@@ -30,7 +30,17 @@
  *    one by one. The backward runs the same loop tracking the winner's offset in the
  *    window, then scatters (windows may overlap). Short rows (13 outputs for a 3x3/2
  *    pool of 28x28) still spend much of their time in the loop's scalar remainder.
- *  - everything else (3-D, avg / sum / lp): the generic per-window loop.
+ *  - 2x2 stride 2, no pad, avg / sum: the same row blocks, each window summed in scan
+ *    order and scaled by 1/4 (1/2, 1 for clipped last windows; exact, like the generic
+ *    division); the backward writes the share of each window's four elements directly.
+ *  - any other 2-D (and 1-D) avg / sum: laid out like the general max path (window rows
+ *    clipped once per output row, one divisor for its inside columns, edge columns
+ *    clipped one by one with their own); the backward spreads each window's share,
+ *    accumulating (windows may overlap) into a zeroed gradient for req WRITE.
+ *    Both keep the generic kernel's order of every sum (window elements in scan order
+ *    from 0; gradient shares per element in output order), so results equal the generic
+ *    kernel's up to the sign of a zero (spec/pool_spec.lua compares them exactly).
+ *  - everything else (3-D, lp): the generic per-window loop.
  * The fast per-plane functions inline into loops over PCH planes that are cloned per
  * vector width (LMX_SIMD_CLONES); those chunks of the N*C planes run in parallel above
  * cpu_par.h's threshold (LeNet's first pooling does, its second, 205k elements, not).
@@ -45,7 +55,7 @@
 #include "cpu_kernels.h"
 #include "cpu_par.h"
 
-enum { PATH_GENERIC, PATH_MAX22, PATH_MAX2D };
+enum { PATH_GENERIC, PATH_MAX22, PATH_MAX2D, PATH_SUM22, PATH_SUM2D };
 enum { BLK = 128 }; /* outputs per vector pass of the general 2-D path (stack buffers) */
 
 /* The per-plane and per-block functions must inline into the cloned plane loops to be
@@ -57,16 +67,17 @@ enum { BLK = 128 }; /* outputs per vector pass of the general 2-D path (stack bu
 #endif
 
 /* The path for this call: the fast ones need a 1-D / 2-D problem (depth 1, as the
- * normalized geometry has it) and max pooling. */
+ * normalized geometry has it) and max, avg or sum pooling. */
 static int pool_path(int type, const lmx_cpu_geom *g) {
-  if (type != LMX_POOL_MAX || g->in[0] != 1 || g->out[0] != 1 || g->kernel[0] != 1 ||
+  if (type == LMX_POOL_LP || g->in[0] != 1 || g->out[0] != 1 || g->kernel[0] != 1 ||
       g->pad[0] != 0)
     return PATH_GENERIC;
+  int max = type == LMX_POOL_MAX;
   if (g->kernel[1] == 2 && g->kernel[2] == 2 && g->stride[1] == 2 && g->stride[2] == 2 &&
       g->pad[1] == 0 && g->pad[2] == 0 && g->out[1] <= (g->in[1] + 1) / 2 &&
       g->out[2] <= (g->in[2] + 1) / 2)
-    return PATH_MAX22;
-  return PATH_MAX2D;
+    return max ? PATH_MAX22 : PATH_SUM22;
+  return max ? PATH_MAX2D : PATH_SUM2D;
 }
 
 /* ---- generic ------------------------------------------------------------------------ */
@@ -425,6 +436,242 @@ static INLINE void g2d_rows(const g2d *q, int64_t oh, int64_t *h0, int64_t *h1) 
     }                                                                                      \
   }
 
+/* ---- 2x2 stride 2 avg / sum ------------------------------------------------------------ */
+
+/* The same row blocks as the max path. A window's sum is taken in scan order, as the
+ * generic kernel takes it ((a + b) + c) + d, so values agree (the generic kernel's first
+ * 0 + a only turns a -0 into +0). avg multiplies by 1/4 (1/2 for a window of one row or
+ * column; no pad here, so count_include_pad changes nothing): scaling by a power of two is
+ * exact, so it equals the generic division. The backward writes g/4 (or g) to the four
+ * elements of each window (they do not overlap) and zeroes what no window covers. */
+#define DEF_SUM22(T, S)                                                                    \
+  static INLINE void sum22_blk_##S(const T *restrict r0, const T *restrict r1,             \
+                                   T *restrict y, int64_t n, T k, int acc) {               \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+      T v = (((r0[2 * i] + r0[2 * i + 1]) + r1[2 * i]) + r1[2 * i + 1]) * k;               \
+      if (acc) y[i] += v;                                                                  \
+      else y[i] = v;                                                                       \
+    }                                                                                      \
+  }                                                                                        \
+  static INLINE void sum22_plane_##S(const lmx_cpu_geom *g, int avg, const T *restrict x,  \
+                                     T *restrict y, int acc) {                             \
+    int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                    \
+    int64_t wf = OW < W / 2 ? OW : W / 2; /* full-width windows */                         \
+    T k4 = avg ? (T)0.25 : 1, k2 = avg ? (T)0.5 : 1;                                       \
+    for (int64_t oh = 0; oh < OH; oh++) {                                                  \
+      int two = 2 * oh + 1 < H;                                                            \
+      const T *r0 = x + 2 * oh * W, *r1 = two ? r0 + W : r0;                               \
+      T *yr = y + oh * OW;                                                                 \
+      if (two && acc)                                                                      \
+        ROW_BLOCKS(wf, sum22_blk_##S(r0 + 2 * i0_, r1 + 2 * i0_, yr + i0_, nb_, k4, 1));   \
+      else if (two)                                                                        \
+        ROW_BLOCKS_OVERLAP(wf, sum22_blk_##S(r0 + 2 * i0_, r1 + 2 * i0_, yr + i0_, nb_, k4, 0)); \
+      else /* odd H: a last window of one row */                                           \
+        for (int64_t i = 0; i < wf; i++) {                                                 \
+          T v = (r0[2 * i] + r0[2 * i + 1]) * k2;                                          \
+          yr[i] = acc ? yr[i] + v : v;                                                     \
+        }                                                                                  \
+      if (wf < OW) { /* odd W: a last window of one column */                              \
+        T v = two ? (r0[2 * wf] + r1[2 * wf]) * k2 : r0[2 * wf];                           \
+        yr[wf] = acc ? yr[wf] + v : v;                                                     \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static INLINE void sum22_bwd_blk_##S(const T *restrict gr, T *restrict g0,               \
+                                       T *restrict g1, int64_t n, T k, int acc) {          \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+      T v = gr[i] * k;                                                                     \
+      if (acc) {                                                                           \
+        g0[2 * i] += v, g0[2 * i + 1] += v, g1[2 * i] += v, g1[2 * i + 1] += v;            \
+      } else {                                                                             \
+        g0[2 * i] = v, g0[2 * i + 1] = v, g1[2 * i] = v, g1[2 * i + 1] = v;                \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static INLINE void sum22_plane_bwd_##S(const lmx_cpu_geom *g, int avg,                   \
+                                         const T *restrict gy, T *restrict gx, int acc) {  \
+    int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                    \
+    int64_t wf = OW < W / 2 ? OW : W / 2, wc = 2 * OW < W ? 2 * OW : W;                    \
+    T k4 = avg ? (T)0.25 : 1, k2 = avg ? (T)0.5 : 1;                                       \
+    for (int64_t oh = 0; oh < OH; oh++) {                                                  \
+      int two = 2 * oh + 1 < H;                                                            \
+      T *g0 = gx + 2 * oh * W, *g1 = g0 + W;                                               \
+      const T *gr = gy + oh * OW;                                                          \
+      if (two && acc)                                                                      \
+        ROW_BLOCKS(wf, sum22_bwd_blk_##S(gr + i0_, g0 + 2 * i0_, g1 + 2 * i0_, nb_, k4, 1)); \
+      else if (two)                                                                        \
+        ROW_BLOCKS_OVERLAP(wf, sum22_bwd_blk_##S(gr + i0_, g0 + 2 * i0_, g1 + 2 * i0_, nb_, \
+                                                 k4, 0));                                  \
+      else /* odd H: a last window of one row */                                           \
+        for (int64_t i = 0; i < wf; i++) {                                                 \
+          T v = gr[i] * k2;                                                                \
+          g0[2 * i] = acc ? g0[2 * i] + v : v;                                             \
+          g0[2 * i + 1] = acc ? g0[2 * i + 1] + v : v;                                     \
+        }                                                                                  \
+      if (wf < OW) { /* odd W: a last window of one column */                              \
+        T v = two ? gr[wf] * k2 : gr[wf];                                                  \
+        g0[2 * wf] = acc ? g0[2 * wf] + v : v;                                             \
+        if (two) g1[2 * wf] = acc ? g1[2 * wf] + v : v;                                    \
+      }                                                                                    \
+      if (!acc) /* columns no window covers ('valid' with odd W) */                        \
+        for (int64_t r = 0; r < (two ? 2 : 1); r++)                                        \
+          for (int64_t q = wc; q < W; q++) g0[r * W + q] = 0;                              \
+    }                                                                                      \
+    if (!acc) /* rows no window covers */                                                  \
+      for (int64_t q = (2 * OH < H ? 2 * OH : H) * W; q < H * W; q++) gx[q] = 0;           \
+  }
+
+/* ---- general 2-D avg / sum --------------------------------------------------------------- */
+
+/* One dim of a window, as pool_window has it: *full = its size clipped to the padded
+ * input, [*lo, *hi) the part inside [0, n) (empty when *lo >= *hi). */
+static INLINE void win1(int64_t s, int64_t k, int64_t n, int64_t p, int64_t *full,
+                        int64_t *lo, int64_t *hi) {
+  int64_t e = s + k;
+  if (e > n + p) e = n + p;
+  if (e < s) e = s;
+  *full = e - s;
+  *lo = s < 0 ? 0 : s;
+  *hi = e > n ? n : e;
+}
+
+/* Laid out like the general max path: per output row the window rows are clipped once
+ * and their padded / in-range counts give the divisor of every inside column (times kw);
+ * edge columns compute their own. Sums run in the generic kernel's scan order (rows, then
+ * columns, from 0), so values agree with it. The backward spreads g/divisor over each
+ * window; an element covered by several windows of an output row gets their shares in
+ * ascending output order, as in the generic kernel, because the inside loop runs the
+ * window's columns j from last to first (for a fixed element, j descending means the
+ * output index ascending), after the left edge columns and before the right ones. */
+#define DEF_SUM2D(T, S)                                                                    \
+  /* One edge output: the sum (avg: the mean) of its clipped window, rows [h0, h1) with   \
+   * rf padded rows, rn = rows in range. */                                                \
+  static INLINE T sum2d_edge_##S(const g2d *q, const T *x, int64_t h0, int64_t h1,         \
+                                 int64_t rf, int64_t rn, int64_t ow, int avg, int incl) {  \
+    int64_t cf, w0, w1;                                                                    \
+    win1(ow * q->sw - q->pw, q->kw, q->W, q->pw, &cf, &w0, &w1);                           \
+    T a = 0;                                                                               \
+    for (int64_t h = h0; h < h1; h++)                                                      \
+      for (int64_t w = w0; w < w1; w++) a += x[h * q->W + w];                              \
+    if (!avg) return a;                                                                    \
+    int64_t size = incl ? rf * cf : rn * (w1 > w0 ? w1 - w0 : 0);                          \
+    return size > 0 ? a / (T)size : 0;                                                     \
+  }                                                                                        \
+  /* The share each element of edge output ow's window gets from g. */                     \
+  static INLINE void sum2d_edge_bwd_##S(const g2d *q, T *gx, int64_t h0, int64_t h1,       \
+                                        int64_t rf, int64_t rn, int64_t ow, T gv, int avg, \
+                                        int incl) {                                        \
+    int64_t cf, w0, w1;                                                                    \
+    win1(ow * q->sw - q->pw, q->kw, q->W, q->pw, &cf, &w0, &w1);                           \
+    if (avg) {                                                                             \
+      int64_t size = incl ? rf * cf : rn * (w1 > w0 ? w1 - w0 : 0);                        \
+      gv = size > 0 ? gv / (T)size : 0;                                                    \
+    }                                                                                      \
+    for (int64_t h = h0; h < h1; h++)                                                      \
+      for (int64_t w = w0; w < w1; w++) gx[h * q->W + w] += gv;                            \
+  }                                                                                        \
+  /* m[0, n) = sums of the inside windows of outputs ow0.. (rows [h0, h1)), the loop over  \
+   * outputs innermost (vectorised, strided loads for sw > 1). */                          \
+  static INLINE void sum2d_blk_##S(const g2d *q, const T *x, int64_t h0, int64_t h1,       \
+                                   int64_t ow0, int64_t n, int64_t sw, T *restrict m) {    \
+    const T *base = x + h0 * q->W + ow0 * sw - q->pw;                                      \
+    int64_t kw = q->kw, W = q->W, nh = h1 - h0;                                            \
+    for (int64_t i = 0; i < n; i++) m[i] = 0;                                              \
+    for (int64_t h = 0; h < nh; h++)                                                       \
+      for (int64_t j = 0; j < kw; j++) {                                                   \
+        const T *r = base + h * W + j;                                                     \
+        for (int64_t i = 0; i < n; i++) m[i] += r[i * sw];                                 \
+      }                                                                                    \
+  }                                                                                        \
+  /* gx += s[i] over the inside windows of outputs ow0.. (rows [h0, h1)), columns of the   \
+   * window last to first (see above). */                                                  \
+  static INLINE void sum2d_spread_##S(const g2d *q, T *gx, int64_t h0, int64_t h1,         \
+                                      int64_t ow0, int64_t n, int64_t sw,                  \
+                                      const T *restrict s) {                               \
+    T *restrict base = gx + h0 * q->W + ow0 * sw - q->pw;                                  \
+    int64_t kw = q->kw, W = q->W, nh = h1 - h0;                                            \
+    for (int64_t h = 0; h < nh; h++)                                                       \
+      for (int64_t j = kw - 1; j >= 0; j--) {                                              \
+        T *restrict r = base + h * W + j;                                                  \
+        for (int64_t i = 0; i < n; i++) r[i * sw] += s[i];                                 \
+      }                                                                                    \
+  }                                                                                        \
+  /* The two with the stride made a constant where it is 1 or 2. */                       \
+  static INLINE void sum2d_run_##S(const g2d *q, const T *x, int64_t h0, int64_t h1,       \
+                                   int64_t ow0, int64_t n, T *restrict m) {                \
+    if (q->sw == 1) sum2d_blk_##S(q, x, h0, h1, ow0, n, 1, m);                             \
+    else if (q->sw == 2) sum2d_blk_##S(q, x, h0, h1, ow0, n, 2, m);                        \
+    else sum2d_blk_##S(q, x, h0, h1, ow0, n, q->sw, m);                                    \
+  }                                                                                        \
+  static INLINE void sum2d_spread_run_##S(const g2d *q, T *gx, int64_t h0, int64_t h1,     \
+                                          int64_t ow0, int64_t n, const T *restrict s) {   \
+    if (q->sw == 1) sum2d_spread_##S(q, gx, h0, h1, ow0, n, 1, s);                         \
+    else if (q->sw == 2) sum2d_spread_##S(q, gx, h0, h1, ow0, n, 2, s);                    \
+    else sum2d_spread_##S(q, gx, h0, h1, ow0, n, q->sw, s);                                \
+  }                                                                                        \
+  static INLINE void sum2d_plane_##S(const lmx_cpu_geom *g, int avg, int incl,             \
+                                     const T *restrict x, T *restrict y, int acc) {        \
+    g2d q = g2d_of(g);                                                                     \
+    T m[BLK];                                                                              \
+    for (int64_t oh = 0; oh < q.OH; oh++) {                                                \
+      int64_t rf, h0, h1;                                                                  \
+      win1(oh * q.sh - q.ph, q.kh, q.H, q.ph, &rf, &h0, &h1);                              \
+      int64_t rn = h1 > h0 ? h1 - h0 : 0;                                                  \
+      T *yr = y + oh * q.OW;                                                               \
+      int64_t lo = rn > 0 ? q.wl : q.OW, n = rn > 0 ? q.wh - q.wl : 0;                     \
+      for (int64_t ow = 0; ow < q.OW; ow++) {                                              \
+        if (ow == lo && n > 0) { /* the inside columns: one divisor */                     \
+          T dv = (T)((incl ? rf : rn) * q.kw);                                             \
+          for (int64_t i0 = 0; i0 < n; i0 += BLK) {                                        \
+            int64_t nb = n - i0 < BLK ? n - i0 : BLK;                                      \
+            sum2d_run_##S(&q, x, h0, h1, lo + i0, nb, m);                                  \
+            if (avg)                                                                       \
+              for (int64_t i = 0; i < nb; i++) m[i] = m[i] / dv;                           \
+            T *yo = yr + lo + i0;                                                          \
+            if (acc)                                                                       \
+              for (int64_t i = 0; i < nb; i++) yo[i] += m[i];                              \
+            else                                                                           \
+              for (int64_t i = 0; i < nb; i++) yo[i] = m[i];                               \
+          }                                                                                \
+          ow += n - 1;                                                                     \
+          continue;                                                                        \
+        }                                                                                  \
+        T v = sum2d_edge_##S(&q, x, h0, h1, rf, rn, ow, avg, incl);                        \
+        yr[ow] = acc ? yr[ow] + v : v;                                                     \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static INLINE void sum2d_plane_bwd_##S(const lmx_cpu_geom *g, int avg, int incl,         \
+                                         const T *restrict gy, T *restrict gx, int acc) {  \
+    g2d q = g2d_of(g);                                                                     \
+    T s[BLK];                                                                              \
+    if (!acc) memset(gx, 0, sizeof(T) * (size_t)(q.H * q.W));                              \
+    for (int64_t oh = 0; oh < q.OH; oh++) {                                                \
+      int64_t rf, h0, h1;                                                                  \
+      win1(oh * q.sh - q.ph, q.kh, q.H, q.ph, &rf, &h0, &h1);                              \
+      if (h1 <= h0) continue; /* no row in range: no gradient */                           \
+      int64_t rn = h1 - h0, lo = q.wl, n = q.wh - q.wl;                                    \
+      const T *gr = gy + oh * q.OW;                                                        \
+      for (int64_t ow = 0; ow < q.OW; ow++) {                                              \
+        if (ow == lo && n > 0) {                                                           \
+          T dv = (T)((incl ? rf : rn) * q.kw);                                             \
+          for (int64_t i0 = 0; i0 < n; i0 += BLK) {                                        \
+            int64_t nb = n - i0 < BLK ? n - i0 : BLK;                                      \
+            const T *go = gr + lo + i0;                                                    \
+            if (avg)                                                                       \
+              for (int64_t i = 0; i < nb; i++) s[i] = go[i] / dv;                          \
+            else                                                                           \
+              for (int64_t i = 0; i < nb; i++) s[i] = go[i];                               \
+            sum2d_spread_run_##S(&q, gx, h0, h1, lo + i0, nb, s);                          \
+          }                                                                                \
+          ow += n - 1;                                                                     \
+          continue;                                                                        \
+        }                                                                                  \
+        sum2d_edge_bwd_##S(&q, gx, h0, h1, rf, rn, ow, gr[ow], avg, incl);                 \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
 /* ---- drivers ------------------------------------------------------------------------ */
 
 /* Planes per task: one (ifunc-resolved) call of a cloned loop covers PCH planes, and the
@@ -447,6 +694,22 @@ enum { PCH = 16 };
       if (path == PATH_MAX22) max22_plane_bwd_##S(g, x + p * I, gy + p * O, gx + p * I, acc); \
       else max2d_plane_bwd_##S(g, x + p * I, gy + p * O, gx + p * I, acc);                 \
   }                                                                                        \
+  LMX_SIMD_CLONES static void sum_planes_##S(int path, const lmx_cpu_geom *g, int avg,     \
+                                             int incl, int64_t np, const T *x, T *y,       \
+                                             int acc) {                                    \
+    int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];     \
+    for (int64_t p = 0; p < np; p++)                                                       \
+      if (path == PATH_SUM22) sum22_plane_##S(g, avg, x + p * I, y + p * O, acc);          \
+      else sum2d_plane_##S(g, avg, incl, x + p * I, y + p * O, acc);                       \
+  }                                                                                        \
+  LMX_SIMD_CLONES static void sum_planes_bwd_##S(int path, const lmx_cpu_geom *g, int avg, \
+                                                 int incl, int64_t np, const T *gy,        \
+                                                 T *gx, int acc) {                         \
+    int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];     \
+    for (int64_t p = 0; p < np; p++)                                                       \
+      if (path == PATH_SUM22) sum22_plane_bwd_##S(g, avg, gy + p * O, gx + p * I, acc);    \
+      else sum2d_plane_bwd_##S(g, avg, incl, gy + p * O, gx + p * I, acc);                 \
+  }                                                                                        \
   static void pool_##S(int type, int pv, const lmx_cpu_geom *g, int include_pad,           \
                        int64_t planes, const T *x, T *y, int acc) {                        \
     int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];     \
@@ -454,7 +717,11 @@ enum { PCH = 16 };
     LMX_PAR_FOR_W((planes + PCH - 1) / PCH, PCH * O * g->kernel[0] * g->kernel[1] * g->kernel[2], \
                   c, {                                                                     \
       int64_t p0 = c * PCH, np = planes - p0 < PCH ? planes - p0 : PCH;                    \
-      if (path != PATH_GENERIC) max_planes_##S(path, g, np, x + p0 * I, y + p0 * O, acc);  \
+      if (path == PATH_MAX22 || path == PATH_MAX2D)                                        \
+        max_planes_##S(path, g, np, x + p0 * I, y + p0 * O, acc);                          \
+      else if (path != PATH_GENERIC)                                                       \
+        sum_planes_##S(path, g, type == LMX_POOL_AVG, include_pad, np, x + p0 * I,         \
+                       y + p0 * O, acc);                                                   \
       else                                                                                 \
         for (int64_t p = p0; p < p0 + np; p++)                                             \
           pool_plane_##S(type, pv, g, include_pad, x + p * I, y + p * O, acc);             \
@@ -468,8 +735,11 @@ enum { PCH = 16 };
     LMX_PAR_FOR_W((planes + PCH - 1) / PCH, PCH * O * g->kernel[0] * g->kernel[1] * g->kernel[2], \
                   c, {                                                                     \
       int64_t p0 = c * PCH, np = planes - p0 < PCH ? planes - p0 : PCH;                    \
-      if (path != PATH_GENERIC)                                                            \
+      if (path == PATH_MAX22 || path == PATH_MAX2D)                                        \
         max_planes_bwd_##S(path, g, np, x + p0 * I, gy + p0 * O, gx + p0 * I, acc);        \
+      else if (path != PATH_GENERIC)                                                       \
+        sum_planes_bwd_##S(path, g, type == LMX_POOL_AVG, include_pad, np, gy + p0 * O,    \
+                           gx + p0 * I, acc);                                              \
       else                                                                                 \
         for (int64_t p = p0; p < p0 + np; p++)                                             \
           pool_plane_bwd_##S(type, pv, g, include_pad, gx + p * I, gy + p * O, x + p * I,   \
@@ -483,6 +753,10 @@ DEF_MAX22(float, f32)
 DEF_MAX22(double, f64)
 DEF_MAX2D(float, f32)
 DEF_MAX2D(double, f64)
+DEF_SUM22(float, f32)
+DEF_SUM22(double, f64)
+DEF_SUM2D(float, f32)
+DEF_SUM2D(double, f64)
 DEF_DRIVERS(float, f32)
 DEF_DRIVERS(double, f64)
 

@@ -40,10 +40,6 @@ typedef struct {
   int *first;       /* forward entry -> first contribution entry, or -1 */
 } grad_state;
 
-static int consumes_og(const lmx_pnode *n) {
-  return !(n->op->flags & LMX_OPF_LOSS) &&
-         (lmx_plan_bwd_needs(n->op, n->src) & LMX_NEEDS_OUT_GRADS);
-}
 
 static void mark_needs(const lmx_plan *p, grad_state *s) {
   for (int i = 0; i < p->nargs; i++)
@@ -54,7 +50,7 @@ static void mark_needs(const lmx_plan *p, grad_state *s) {
     int na = lmx_plan_fwd_nargs(p, n), need = 0;
     for (int k = 0; k < na; k++) need |= s->need_entry[p->in_entry[nd->in0 + k]];
     s->need_node[n] = (char)need;
-    if (need && consumes_og(nd))
+    if (need && lmx_plan_consumes_og(p, n))
       for (int j = 0; j < nd->nout; j++) s->need_entry[nd->out0 + j] = 1;
   }
 }
@@ -112,10 +108,17 @@ static int add_head_grads(lmx_plan *p, grad_state *s) {
 }
 
 /* The out_grad input of a backward node for forward output out_e: the first
- * contribution, or a zeros node when nothing reached it. */
-static int og_entry(lmx_plan *p, grad_state *s, int out_e, int *e) {
+ * contribution, or a zeros node when nothing reached it. A backward that does not read
+ * its output gradients (loss ops) gets the forward output itself as a placeholder: the
+ * slot is not read (lmx_plan_reads), so it costs no buffer. Before, each executor held
+ * a zero-filled array the size of the output (73 MB for W3's softmax at length 60). */
+static int og_entry(lmx_plan *p, grad_state *s, int fwd, int out_e, int *e) {
   if (s->first[out_e] >= 0) {
     *e = s->first[out_e];
+    return LMX_OK;
+  }
+  if (!lmx_plan_consumes_og(p, fwd)) {
+    *e = out_e;
     return LMX_OK;
   }
   int id;
@@ -132,7 +135,7 @@ static int add_backward_node(lmx_plan *p, grad_state *s, int n) {
   int *in = lmx_alloc((size_t)nin * sizeof(int) + 1);
   if (!in) return lmx_fail_nomem("backward node inputs", (size_t)nin * sizeof(int));
   int rc = LMX_OK;
-  for (int j = 0; j < f.nout && rc == LMX_OK; j++) rc = og_entry(p, s, f.out0 + j, &in[j]);
+  for (int j = 0; j < f.nout && rc == LMX_OK; j++) rc = og_entry(p, s, n, f.out0 + j, &in[j]);
   for (int k = 0; k < f.nin; k++) in[f.nout + k] = p->in_entry[f.in0 + k];
   for (int j = 0; j < f.nout; j++) in[f.nout + f.nin + j] = f.out0 + j;
   char name[160];
@@ -157,7 +160,7 @@ static int add_backward_node(lmx_plan *p, grad_state *s, int n) {
 
 static int has_gradient(const lmx_plan *p, const grad_state *s, int n) {
   const lmx_pnode *nd = &p->nodes[n];
-  if (!consumes_og(nd)) return 1;
+  if (!lmx_plan_consumes_og(p, n)) return 1;
   for (int j = 0; j < nd->nout; j++)
     if (s->first[nd->out0 + j] >= 0) return 1;
   return 0;

@@ -109,6 +109,9 @@ int lmx_plan_add_node(lmx_plan *p, int kind, const char *name, const int *in, in
                       int nout, int *id);
 /* The backward_needs bits of an op node (per parameters when the op says so). */
 unsigned lmx_plan_bwd_needs(const lmx_op *op, const lmx_node *src);
+/* Does the backward of forward op node n read its output gradients? (Not for loss ops,
+ * nor when backward_needs leaves LMX_NEEDS_OUT_GRADS out.) */
+int lmx_plan_consumes_og(const lmx_plan *p, int n);
 /* Does node n read input slot k (backward nodes read only what backward_needs says)? */
 int lmx_plan_reads(const lmx_plan *p, int n, int k);
 /* Number of arguments (without aux) of a forward op node. */

@@ -150,6 +150,12 @@ unsigned lmx_plan_bwd_needs(const lmx_op *op, const lmx_node *src) {
   return op->backward_needs_of ? op->backward_needs_of(src->param) : op->backward_needs;
 }
 
+int lmx_plan_consumes_og(const lmx_plan *p, int n) {
+  const lmx_pnode *nd = &p->nodes[n];
+  return !(nd->op->flags & LMX_OPF_LOSS) &&
+         (lmx_plan_bwd_needs(nd->op, nd->src) & LMX_NEEDS_OUT_GRADS);
+}
+
 int lmx_plan_reads(const lmx_plan *p, int n, int k) {
   const lmx_pnode *nd = &p->nodes[n];
   if (nd->kind != LMX_PN_BWD) return 1;

@@ -23,6 +23,7 @@ static int candidate(const lmx_plan *p, int n, int k, int j) {
   if (k < 0 || j < 0 || k >= nk || j >= nd->nout) return 0;
   if (nd->kind == LMX_PN_BWD) {
     int e = nd->out0 + j;
+    if (!lmx_plan_consumes_og(p, nd->fwd)) return 0; /* its og slot is a placeholder */
     if (p->req[e] != LMX_REQ_WRITE || p->alias[e] >= 0 || p->grad_arg[e] >= 0) return 0;
   }
   int ein = p->in_entry[nd->in0 + k], eout = nd->out0 + j;
