@@ -31,6 +31,7 @@ void lmx_pool_retain(lmx_pool *p) { lmx_ref_inc(&p->rc); }
 void lmx_pool_release(lmx_pool *p) {
   if (!p || !lmx_ref_dec(&p->rc)) return;
   for (int i = 0; i < p->n; i++) lmx_nd_release(p->slab[i].base);
+  for (int i = 0; i < p->nzeros; i++) lmx_nd_release(p->zeros[i]);
   lmx_free(p->slab);
   lmx_free(p);
 }
@@ -118,4 +119,26 @@ int lmx_pool_take(lmx_pool *p, int n, const size_t *bytes, const int *dt, const 
   lmx_free(idx);
   lmx_free(used);
   return rc;
+}
+
+int lmx_pool_zeros(lmx_pool *p, size_t bytes, int dev_type, int dev_id, lmx_ndarray **out) {
+  int i = 0;
+  while (i < p->nzeros &&
+         !(p->zeros[i]->st->dev_type == dev_type && p->zeros[i]->st->dev_id == dev_id))
+    i++;
+  if (i < p->nzeros && lmx_nd_bytes(p->zeros[i]) >= bytes) {
+    *out = p->zeros[i];
+    return LMX_OK;
+  }
+  if (i == LMX_POOL_MAX_ZEROS)
+    return lmx_fail(LMX_ERR_ARG, "executor pool: zeros on more than %d devices",
+                    LMX_POOL_MAX_ZEROS);
+  lmx_shape sh = {1, {(int64_t)(bytes ? bytes : 1)}};
+  lmx_ndarray *z;
+  LMX_TRY(lmx_nd_create(&sh, LMX_UINT8, dev_type, dev_id, 1, &z));
+  if (i < p->nzeros) lmx_nd_release(p->zeros[i]);
+  else p->nzeros++;
+  p->zeros[i] = z;
+  *out = z;
+  return LMX_OK;
 }

@@ -33,11 +33,16 @@ typedef struct {
   int dev_type, dev_id;
 } lmx_slab;
 
+enum { LMX_POOL_MAX_ZEROS = 8 };
+
 typedef struct lmx_pool {
   lmx_refcount rc;
   lmx_slab *slab;
   int n, cap;
   size_t bytes; /* sum of the arenas */
+  /* read-only zero-filled arrays, one per device, the largest asked for so far */
+  lmx_ndarray *zeros[LMX_POOL_MAX_ZEROS];
+  int nzeros;
 } lmx_pool;
 
 int lmx_pool_new(lmx_pool **out);
@@ -48,6 +53,11 @@ void lmx_pool_release(lmx_pool *p);
  * fresh arena per device, appended to the pool. slab_of[b] gets the slab index. */
 int lmx_pool_take(lmx_pool *p, int n, const size_t *bytes, const int *dev_type,
                   const int *dev_id, int *slab_of);
+/* A zero-filled array of at least `bytes` bytes on the device, shared by every entry of
+ * every executor of the pool that reads constant zeros (output gradients nothing flows
+ * into): they only read it. A larger request replaces the pool's array with a new one;
+ * the old one lives on in the views already made of it. *out is not retained. */
+int lmx_pool_zeros(lmx_pool *p, size_t bytes, int dev_type, int dev_id, lmx_ndarray **out);
 
 /* ---- steps ------------------------------------------------------------------------- */
 enum { LMX_STEP_OP = 0, LMX_STEP_BWD = 1, LMX_STEP_COPY = 2 };

@@ -16,10 +16,23 @@
 #include "../core/status.h"
 #include "exec.h"
 
+/* Head gradients are the executor's own (backward copies into them). */
 static int own_zeros(lmx_executor *x, int e, lmx_ndarray **out) {
   const lmx_plan *p = &x->plan;
   int c = p->nodes[p->entry_node[e]].ctx;
   return lmx_nd_create(&p->shape[e], p->dtype[e], p->ctx_type[c], p->ctx_id[c], 1, out);
+}
+
+/* Zeros nodes (output gradients nothing flows into) are only read: a view of the pool's
+ * shared zero array, so executors sharing a pool (buckets) hold one between them. */
+static int shared_zeros(lmx_executor *x, int e, lmx_ndarray **out) {
+  const lmx_plan *p = &x->plan;
+  int c = p->nodes[p->entry_node[e]].ctx;
+  lmx_ndarray *z;
+  LMX_TRY(lmx_pool_zeros(x->pool, lmx_plan_entry_bytes(p, e), p->ctx_type[c], p->ctx_id[c], &z));
+  LMX_TRY(lmx_nd_view(z, &p->shape[e], 0, out));
+  (*out)->dtype = p->dtype[e];
+  return LMX_OK;
 }
 
 static void borrow(lmx_ndarray *a, lmx_ndarray **slot) {
@@ -47,7 +60,7 @@ static int entry_array(lmx_executor *x, const int *slab_of, int e) {
     LMX_TRY(own_zeros(x, e, slot));
     borrow(*slot, &x->head_grads[n->var_index]);
   } else {
-    LMX_TRY(own_zeros(x, e, slot)); /* zeros */
+    LMX_TRY(shared_zeros(x, e, slot)); /* zeros */
   }
   return LMX_OK;
 }
