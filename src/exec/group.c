@@ -295,7 +295,9 @@ int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
                     "outputs",
                     n, g->nheads);
   for (int h = 0; h < n; h++) {
-    const lmx_ndarray *m = g->merged[h], *hg = head_grads[h];
+    const lmx_executor *x0 = g->exec[0];
+    const lmx_ndarray *m = g->n > 1 ? g->merged[h] : x0->ent[x0->plan.head_entry[h]];
+    const lmx_ndarray *hg = head_grads[h];
     if (!hg) continue;
     if (!lmx_shape_equal(&hg->shape, &m->shape)) {
       char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
@@ -640,9 +642,11 @@ static int derive(lmx_group *g) {
       g->out_begin[h * g->n + i] = at;
       at += o->shape.ndim ? o->shape.dim[0] : 1;
     }
-    LMX_TRY(merged_like(g, g->sum_src, &g->merged[h]));
+    /* one context: outputs and input gradients are the executor's own arrays, so no
+     * merge buffers (they cost a whole output per bucket: 73 MB at W3's length 60) */
+    if (g->n > 1) LMX_TRY(merged_like(g, g->sum_src, &g->merged[h]));
   }
-  for (int k = 0; k < g->nin; k++) {
+  for (int k = 0; k < g->nin && g->n > 1; k++) {
     if (!x0->grads[g->in_arg[k]]) continue;
     for (int i = 0; i < g->n; i++) g->sum_src[i] = g->exec[i]->grads[g->in_arg[k]];
     LMX_TRY(merged_like(g, g->sum_src, &g->in_grad[k]));
