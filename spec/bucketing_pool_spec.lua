@@ -51,11 +51,7 @@ local function run(exe, k)
   exe:backward()
 end
 
-local function total_allocs()
-  local t = ffi.new('int64_t[1]')
-  C.lmx_debug_alloc_stats(nil, nil, t)
-  return tonumber(t[0])
-end
+local total_allocs = H.total_allocs
 
 describe('bucketing pool', function()
   it('shares parameters: a write through one bucket is seen by another', function()

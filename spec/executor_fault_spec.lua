@@ -15,11 +15,7 @@ local function net()
   return mx.sym.SoftmaxOutput{data = fc2 + fc2, name = 'softmax'}
 end
 
-local function total_allocs()
-  local t = ffi.new('int64_t[1]')
-  C.lmx_debug_alloc_stats(nil, nil, t)
-  return tonumber(t[0])
-end
+local total_allocs = H.total_allocs
 
 --- Runs body under "fail allocation n" for n = 1, 2, ... until it succeeds; returns the
 -- number of failing runs. The live-block count is taken before prepare() and compared

@@ -22,11 +22,7 @@ end
 local SOFTMAX = {0.00378404, 0.07600445, 0.07600445, 0.07600445, 0.20660152, 0.5616011}
 local ROWS = {0.00378404, -0.92399555, 0.07600445, 0.07600445, 0.20660152, 0.5616011}
 
-local function total_allocs()
-  local t = ffi.new('int64_t[1]')
-  C.lmx_debug_alloc_stats(nil, nil, t)
-  return tonumber(t[0])
-end
+local total_allocs = H.total_allocs
 
 describe('the numbers API.md documents', function()
   it('2 * a + b: forward [4, 7], gradients [8, 14] and [4, 7]', function()
@@ -617,13 +613,8 @@ end)
 
 describe('executor memory outside the pool', function()
   local mx = require 'luamx'
-  local ffi = require 'ffi'
   local H = require 'helpers'
-  local function live_bytes()
-    local b = ffi.new('int64_t[1]')
-    mx.capi.C.lmx_debug_alloc_stats(nil, b, nil)
-    return tonumber(b[0])
-  end
+  local live_bytes = H.live_bytes
 
   it('binding another bucket adds no output-sized buffer', function()
     -- The small LSTM language model of W3. Another bucket shares the parameters and the

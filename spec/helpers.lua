@@ -34,6 +34,20 @@ function H.live_blocks()
   return tonumber(n[0])
 end
 
+--- Bytes the engine allocator holds live.
+function H.live_bytes()
+  local n = ffi.new('int64_t[1]')
+  C.lmx_debug_alloc_stats(nil, n, nil)
+  return tonumber(n[0])
+end
+
+--- Allocations the engine has made since it was loaded (a counter that only grows).
+function H.total_allocs()
+  local n = ffi.new('int64_t[1]')
+  C.lmx_debug_alloc_stats(nil, nil, n)
+  return tonumber(n[0])
+end
+
 --- Collects until the engine's live block count stops falling. A finalizer can release
 --- engine objects that hold the last reference to further Lua objects, so one or two
 --- cycles are not always enough, and how much each cycle frees depends on the order the

@@ -496,11 +496,7 @@ describe('prepared operator calls (mx.nd.prepare)', function()
   local mx = require 'luamx'
   local ffi = require 'ffi'
   local H = require 'helpers'
-  local function total()
-    local t = ffi.new('int64_t[1]')
-    mx.capi.C.lmx_debug_alloc_stats(nil, nil, t)
-    return tonumber(t[0])
-  end
+  local total = H.total_allocs
 
   it('gives the same results as the one-off call, without allocating', function()
     local w1, g, m1 = mx.nd.array {1, 2, 3}, mx.nd.array {0.5, -1, 2}, mx.nd.zeros {3}

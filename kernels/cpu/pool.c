@@ -224,8 +224,8 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
       else y[i] = m;                                                                       \
     }                                                                                      \
   }                                                                                        \
-  static INLINE void max22_plane_##S(                const lmx_cpu_geom *g, const T *restrict x,  \
-                                              T *restrict y, int acc) {                    \
+  static INLINE void max22_plane_##S(const lmx_cpu_geom *g, const T *restrict x,           \
+                                     T *restrict y, int acc) {                             \
     int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                    \
     int64_t wf = OW < W / 2 ? OW : W / 2; /* full-width windows */                         \
     for (int64_t oh = 0; oh < OH; oh++) {                                                  \
@@ -261,8 +261,8 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
     }                                                                                      \
   }                                                                                        \
   /* Backward: the winner of each window gets gy, the others 0; with acc, added. */        \
-  static INLINE void max22_plane_bwd_##S(                const lmx_cpu_geom *g,                   \
-                                                  const T *restrict x, const T *restrict gy, \
+  static INLINE void max22_plane_bwd_##S(const lmx_cpu_geom *g,                            \
+                                         const T *restrict x, const T *restrict gy,        \
                                                   T *restrict gx, int acc) {               \
     int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                    \
     int64_t wf = OW < W / 2 ? OW : W / 2, wc = 2 * OW < W ? 2 * OW : W;                    \
@@ -324,6 +324,15 @@ static INLINE void g2d_rows(const g2d *q, int64_t oh, int64_t *h0, int64_t *h1) 
   *h0 = s < 0 ? 0 : s;
   *h1 = e > q->H ? q->H : e;
 }
+
+/* yo[0..nb) (+)= m[0..nb) */
+#define PUT_ROW(yo, m, nb, acc)                                                            \
+  do {                                                                                     \
+    if (acc)                                                                               \
+      for (int64_t i_ = 0; i_ < (nb); i_++) (yo)[i_] += (m)[i_];                           \
+    else                                                                                   \
+      for (int64_t i_ = 0; i_ < (nb); i_++) (yo)[i_] = (m)[i_];                            \
+  } while (0)
 
 #define DEF_MAX2D(T, S)                                                                    \
   /* One edge output (window clipped on the left or right, or no rows): value and winner  \
@@ -393,10 +402,7 @@ static INLINE void g2d_rows(const g2d *q, int64_t oh, int64_t *h0, int64_t *h1) 
             int64_t nb = n - i0 < BLK ? n - i0 : BLK;                                      \
             max2d_run_##S(&q, x, h0, h1, lo + i0, nb, m, NULL);                            \
             T *yo = yr + lo + i0;                                                          \
-            if (acc)                                                                       \
-              for (int64_t i = 0; i < nb; i++) yo[i] += m[i];                              \
-            else                                                                           \
-              for (int64_t i = 0; i < nb; i++) yo[i] = m[i];                               \
+            PUT_ROW(yo, m, nb, acc);                                                       \
           }                                                                                \
           ow += n - 1;                                                                     \
           continue;                                                                        \
@@ -628,10 +634,7 @@ static INLINE void win1(int64_t s, int64_t k, int64_t n, int64_t p, int64_t *ful
             if (avg)                                                                       \
               for (int64_t i = 0; i < nb; i++) m[i] = m[i] / dv;                           \
             T *yo = yr + lo + i0;                                                          \
-            if (acc)                                                                       \
-              for (int64_t i = 0; i < nb; i++) yo[i] += m[i];                              \
-            else                                                                           \
-              for (int64_t i = 0; i < nb; i++) yo[i] = m[i];                               \
+            PUT_ROW(yo, m, nb, acc);                                                       \
           }                                                                                \
           ow += n - 1;                                                                     \
           continue;                                                                        \
