@@ -164,6 +164,15 @@ describe("Pooling pooling_convention='same'", function()
   end)
 end)
 
+-- The generic kernel's twin of a 2-D problem: pool (N, C, H, W, 1) with a kernel of
+-- depth 1 last (3-D pooling always takes the generic kernel).
+local function twin(o)
+  local t = copy(o)
+  t.kernel[3], t.stride[3] = 1, 1
+  if t.pad then t.pad[3] = 0 end
+  return t
+end
+
 describe('Pooling fast max paths against the generic kernel', function()
   -- 2-D problems; the generic twin pools (N, C, H, W, 1) with a kernel of depth 1 last.
   local cases = {
@@ -185,12 +194,6 @@ describe('Pooling fast max paths against the generic kernel', function()
     { { 1, 1, 3, 140 }, { kernel = { 2, 3 }, stride = { 1, 1 } } },
     { { 1, 2, 6, 9 }, { kernel = { 3, 3 }, stride = { 2, 2 }, pooling_convention = 'same' } },
   }
-  local function twin(o)
-    local t = copy(o)
-    t.kernel[3], t.stride[3] = 1, 1
-    if t.pad then t.pad[3] = 0 end
-    return t
-  end
   -- Values with many ties (a few small integers, some -0.0 next to 0.0), and NaN sprinkled.
   local function tied(n, nan)
     local t = {}
@@ -268,12 +271,6 @@ describe('Pooling fast avg / sum paths against the generic kernel', function()
     { { 1, 2, 6, 9 }, { kernel = { 3, 3 }, stride = { 2, 2 }, pooling_convention = 'same' } },
     { { 1, 2, 9, 9 }, { kernel = { 4, 4 }, stride = { 3, 2 }, pad = { 2, 3 } } },
   }
-  local function twin(o)
-    local t = copy(o)
-    t.kernel[3], t.stride[3] = 1, 1
-    if t.pad then t.pad[3] = 0 end
-    return t
-  end
   for dt, tol in pairs(DTYPES) do
     for _, kind in ipairs { 'avg', 'sum', 'avg excluding pad' } do
       it(kind .. ': forward and backward agree exactly (' .. dt .. ')', function()
