@@ -212,6 +212,18 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
   } while (0)
 
 /* y[n] (+)= max of the 2x2 windows of rows r0, r1 (columns 2i, 2i+1), in scan order. */
+/* The 2x2 window i of rows g0, g1 (+)= a b / c d (acc: add). */
+#define PUT22(g0, g1, i, a, b, c, d, acc)                                                  \
+  do {                                                                                     \
+    if (acc) {                                                                             \
+      (g0)[2 * (i)] += (a), (g0)[2 * (i) + 1] += (b);                                      \
+      (g1)[2 * (i)] += (c), (g1)[2 * (i) + 1] += (d);                                      \
+    } else {                                                                               \
+      (g0)[2 * (i)] = (a), (g0)[2 * (i) + 1] = (b);                                        \
+      (g1)[2 * (i)] = (c), (g1)[2 * (i) + 1] = (d);                                        \
+    }                                                                                      \
+  } while (0)
+
 #define DEF_MAX22(T, S)                                                                    \
   static INLINE void max22_blk_##S(const T *restrict r0, const T *restrict r1,             \
                                    T *restrict y, int64_t n, int acc) {                    \
@@ -253,11 +265,7 @@ static void pool_window(const lmx_cpu_geom *g, const int64_t *o, int include_pad
       ga = c > m1 ? 0 : ga, gb = c > m1 ? 0 : gb;                                          \
       T gd = d > m2 ? v : 0;                                                               \
       ga = d > m2 ? 0 : ga, gb = d > m2 ? 0 : gb, gc = d > m2 ? 0 : gc;                    \
-      if (acc) {                                                                           \
-        g0[2 * i] += ga, g0[2 * i + 1] += gb, g1[2 * i] += gc, g1[2 * i + 1] += gd;        \
-      } else {                                                                             \
-        g0[2 * i] = ga, g0[2 * i + 1] = gb, g1[2 * i] = gc, g1[2 * i + 1] = gd;            \
-      }                                                                                    \
+      PUT22(g0, g1, i, ga, gb, gc, gd, acc);                                               \
     }                                                                                      \
   }                                                                                        \
   /* Backward: the winner of each window gets gy, the others 0; with acc, added. */        \
@@ -487,11 +495,7 @@ static INLINE void g2d_rows(const g2d *q, int64_t oh, int64_t *h0, int64_t *h1) 
                                        T *restrict g1, int64_t n, T k, int acc) {          \
     for (int64_t i = 0; i < n; i++) {                                                      \
       T v = gr[i] * k;                                                                     \
-      if (acc) {                                                                           \
-        g0[2 * i] += v, g0[2 * i + 1] += v, g1[2 * i] += v, g1[2 * i + 1] += v;            \
-      } else {                                                                             \
-        g0[2 * i] = v, g0[2 * i + 1] = v, g1[2 * i] = v, g1[2 * i + 1] = v;                \
-      }                                                                                    \
+      PUT22(g0, g1, i, v, v, v, v, acc);                                                   \
     }                                                                                      \
   }                                                                                        \
   static INLINE void sum22_plane_bwd_##S(const lmx_cpu_geom *g, int avg,                   \
