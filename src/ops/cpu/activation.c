@@ -25,7 +25,7 @@
 
 static int check_pair(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor *ref,
                       const char *what) {
-  return lmx_cpu_check_like(c, t, &ref->shape, ref->dtype, what);
+  return lmx_glue_check_like(c, t, &ref->shape, ref->dtype, what);
 }
 
 /* ---- Activation ----------------------------------------------------------------------- */
@@ -47,7 +47,7 @@ int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
-  lmx_cpu_unary(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data,
+  lmx_cpu_unary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                 req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -63,7 +63,7 @@ int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   LMX_TRY(check_pair(c, &og[0], &ig[0], "output gradient"));
   if (op == LMX_UN_SOFTSIGN) LMX_TRY(check_pair(c, &in[0], &ig[0], "input 'data'"));
   else LMX_TRY(check_pair(c, &out[0], &ig[0], "output"));
-  lmx_cpu_unary_bwd(op, ig[0].dtype, lmx_cpu_size(&ig[0]), ig[0].data, og[0].data,
+  lmx_cpu_unary_bwd(op, ig[0].dtype, lmx_glue_size(&ig[0]), ig[0].data, og[0].data,
                     op == LMX_UN_SOFTSIGN ? in[0].data : NULL,
                     op == LMX_UN_SOFTSIGN ? NULL : out[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -91,7 +91,7 @@ static int leaky_kind(const lmx_op_ctx *c, double *slope) {
 static int rrelu_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, double mean) {
   int dt = in[0].dtype;
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
   if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
   if (!c->is_train) {
@@ -113,8 +113,8 @@ static int prelu_dims(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer,
   const lmx_shape *s = &in[0].shape;
   *outer = s->ndim > 0 ? s->dim[0] : 1;
   *C = s->ndim > 1 ? s->dim[1] : 1;
-  *inner = lmx_cpu_inner(s, 1);
-  int64_t ng = lmx_cpu_size(&in[1]);
+  *inner = lmx_glue_inner(s, 1);
+  int64_t ng = lmx_glue_size(&in[1]);
   if (ng != 1 && ng != *C)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'gamma': expected %lld or 1 elements, got %lld",
                        (long long)*C, (long long)ng);
@@ -135,10 +135,10 @@ int lmx_cpu_fwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   if (kind == KIND_PRELU) {
     int64_t o, C, inner;
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
-    lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]), acc);
+    lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_glue_size(&in[1]), acc);
     return LMX_OK;
   }
-  lmx_cpu_leaky(kind, dt, lmx_cpu_size(&in[0]), out[0].data, in[0].data, slope, acc);
+  lmx_cpu_leaky(kind, dt, lmx_glue_size(&in[0]), out[0].data, in[0].data, slope, acc);
   return LMX_OK;
 }
 
@@ -156,7 +156,7 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
     if (!req[0]) return LMX_OK;
     LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
     LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
-    lmx_cpu_rrelu_bwd(dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, out[0].data,
+    lmx_cpu_rrelu_bwd(dt, lmx_glue_size(&in[0]), ig[0].data, og[0].data, out[0].data,
                       out[1].data, req[0] == LMX_REQ_ADD);
     return LMX_OK;
   }
@@ -165,13 +165,13 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
     if (req[1]) LMX_TRY(check_pair(c, &ig[1], &in[1], "gradient of 'gamma'"));
     lmx_cpu_prelu_bwd(dt, o, C, inner, req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
-                      og[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]),
+                      og[0].data, in[0].data, in[1].data, lmx_glue_size(&in[1]),
                       req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD);
     return LMX_OK;
   }
   if (!req[0]) return LMX_OK;
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
-  lmx_cpu_leaky_bwd(kind, dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, in[0].data,
+  lmx_cpu_leaky_bwd(kind, dt, lmx_glue_size(&in[0]), ig[0].data, og[0].data, in[0].data,
                     out[0].data, slope, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -204,9 +204,9 @@ static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, s
     if (d->temp == 0.0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'temperature': must not be 0");
   }
   d->axis = axis;
-  d->outer = lmx_cpu_outer(s, axis);
+  d->outer = lmx_glue_outer(s, axis);
   d->len = s->dim[axis];
-  d->inner = lmx_cpu_inner(s, axis);
+  d->inner = lmx_glue_inner(s, axis);
   return LMX_OK;
 }
 
@@ -222,7 +222,7 @@ static int sm_check_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx
   for (int i = d->axis; i + 1 < e.ndim; i++) e.dim[i] = e.dim[i + 1];
   e.ndim = ds->ndim == 1 ? 1 : ds->ndim - 1;
   if (ds->ndim == 1) e.dim[0] = 1;
-  LMX_TRY(lmx_cpu_check_like(c, len, &e, len->dtype, "input 'length'"));
+  LMX_TRY(lmx_glue_check_like(c, len, &e, len->dtype, "input 'length'"));
   *l64 = len->dtype == LMX_INT64;
   int64_t bad = lmx_cpu_lengths_check(len->data, *l64, d->outer * d->inner, d->len);
   if (bad >= 0)
@@ -256,7 +256,7 @@ static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
                   int activation) {
   int use_len = !activation && lmx_cpu_pnum(c, "use_length", 0) == 1;
   if (use_len && req[1] != LMX_REQ_NULL) { /* MXNet: 'length' gets a zero gradient */
-    LMX_TRY(lmx_cpu_check_like(c, &ig[1], &in[1].shape, in[1].dtype, "gradient of 'length'"));
+    LMX_TRY(lmx_glue_check_like(c, &ig[1], &in[1].shape, in[1].dtype, "gradient of 'length'"));
     lmx_cpu_zero_grad(&ig[1], req[1]);
   }
   if (req[0] == LMX_REQ_NULL) return LMX_OK;

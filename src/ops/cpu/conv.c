@@ -115,12 +115,12 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
    * the same thing in the convolution view */
   lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};
   for (int i = 0; i < img->ndim - 2; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
-  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
   if (p->bias) {
     lmx_shape bs = {1, {deconv ? p->C : p->F}};
-    LMX_TRY(lmx_cpu_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
+    LMX_TRY(lmx_glue_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
   }
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   size_t es = (size_t)lmx_dtype_size(p->dt);
   p->nb = chunk_of(p->N, p->O);
   p->chunks = p->N > 0 ? (p->N + p->nb - 1) / p->nb : 0;
@@ -129,7 +129,7 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   p->threads = p->per_thread ? (int)(have / p->per_thread) : 1;
   if (p->threads > omp_get_max_threads()) p->threads = omp_get_max_threads();
   if (p->threads > p->chunks) p->threads = p->chunks > 0 ? (int)p->chunks : 1;
-  if (p->threads < 1) return lmx_cpu_check_ws(c, p->per_thread);
+  if (p->threads < 1) return lmx_glue_check_ws(c, p->per_thread);
   return LMX_OK;
 }
 
@@ -315,7 +315,7 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
   if (!deconv) {
     img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, p.bias ? in[2].data : NULL,
@@ -332,10 +332,10 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
                     const lmx_tensor *ig, const int *req, int deconv) {
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &og[0].shape, &p));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));
   for (int i = 0; i < (p.bias ? 3 : 2); i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
   int fuse = !deconv && req[0] && req[1]; /* both gradients in one chunk loop */
   if (req[1]) weight_grad(&p, in[1].data, img, pat, ig[1].data, req[1] == LMX_REQ_ADD,
@@ -452,8 +452,8 @@ int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   int type, incl;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
   int pv = (int)lmx_cpu_pint(c, "p_value", 2);
   lmx_cpu_pool(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
                in[0].data, out[0].data, req[0] == LMX_REQ_ADD);
@@ -469,11 +469,11 @@ int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   int type, incl;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl));
-  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
   if (type == LMX_POOL_LP)
-    LMX_TRY(lmx_cpu_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
+    LMX_TRY(lmx_glue_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
   int pv = (int)lmx_cpu_pint(c, "p_value", 2);
   /* req WRITE: the kernels write every element of the gradient (no memset here) */
   lmx_cpu_pool_bwd(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],

@@ -90,8 +90,6 @@ lmx_ftuple lmx_cpu_pfloats(const lmx_op_ctx *c, const char *name) {
   return t;
 }
 
-int64_t lmx_cpu_size(const lmx_tensor *t) { return lmx_shape_size(&t->shape); }
-
 int lmx_cpu_fail_dtype(const lmx_op_ctx *c, const lmx_tensor *t, const char *what) {
   return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected float32 or float64 on the CPU, got %s",
                      what, lmx_dtype_str(t->dtype));
@@ -102,58 +100,14 @@ int lmx_cpu_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *wh
   return LMX_OK;
 }
 
-int lmx_cpu_check_size(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, const char *what) {
-  if (!t->data && n > 0)
-    return lmx_op_fail(c, LMX_ERR_ARG, "%s: no data given (expected %lld elements)", what,
-                       (long long)n);
-  int64_t have = lmx_cpu_size(t);
-  if (have != n)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %lld elements, got %lld", what,
-                       (long long)n, (long long)have);
-  return LMX_OK;
-}
-
-int lmx_cpu_check_like(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_shape *s, int dtype,
-                       const char *what) {
-  if (t->dtype != dtype)
-    return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s, got %s", what, lmx_dtype_str(dtype),
-                       lmx_dtype_str(t->dtype));
-  if (!lmx_shape_equal(&t->shape, s)) {
-    char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected shape %s, got %s", what,
-                       lmx_shape_str(s, a), lmx_shape_str(&t->shape, b));
-  }
-  if (!t->data && lmx_shape_size(s) > 0)
-    return lmx_op_fail(c, LMX_ERR_ARG, "%s: no data given", what);
-  return LMX_OK;
-}
-
 int lmx_cpu_fail_req_add(const lmx_op_ctx *c, const char *what) {
   return lmx_op_fail(c, LMX_ERR_UNSUPPORTED,
                      "%s: req 'add' is not supported for this forward output on the CPU", what);
 }
 
-int lmx_cpu_check_ws(const lmx_op_ctx *c, size_t bytes) {
-  if (bytes && (!c->workspace || c->workspace_bytes < bytes))
-    return lmx_op_fail(c, LMX_ERR_ARG, "workspace: expected at least %zu bytes, got %zu", bytes,
-                       c->workspace ? c->workspace_bytes : (size_t)0);
-  return LMX_OK;
-}
-
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req) {
   if (req == LMX_REQ_NULL || req == LMX_REQ_ADD || !t->data) return;
-  size_t n = (size_t)lmx_cpu_size(t) * (size_t)lmx_dtype_size(t->dtype);
+  size_t n = (size_t)lmx_glue_size(t) * (size_t)lmx_dtype_size(t->dtype);
   memset(t->data, 0, n);
 }
 
-int64_t lmx_cpu_outer(const lmx_shape *s, int axis) {
-  int64_t n = 1;
-  for (int i = 0; i < axis && i < s->ndim; i++) n *= s->dim[i];
-  return n;
-}
-
-int64_t lmx_cpu_inner(const lmx_shape *s, int axis) {
-  int64_t n = 1;
-  for (int i = axis + 1; i < s->ndim; i++) n *= s->dim[i];
-  return n;
-}

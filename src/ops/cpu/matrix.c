@@ -49,8 +49,8 @@ static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
                        int *ax, int64_t *rows, int64_t *W) {
   LMX_TRY(axis_of(c, "dim", 1, whole->shape.ndim, ax));
   int nin = (int)lmx_cpu_pint(c, "num_args", 1);
-  *rows = lmx_cpu_outer(&whole->shape, *ax);
-  int64_t inner = lmx_cpu_inner(&whole->shape, *ax), sum = 0;
+  *rows = lmx_glue_outer(&whole->shape, *ax);
+  int64_t inner = lmx_glue_inner(&whole->shape, *ax), sum = 0;
   *W = whole->shape.dim[*ax] * inner;
   for (int i = 0; i < nin; i++) {
     char nm[32];
@@ -58,13 +58,13 @@ static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
     if (in[i].dtype != whole->dtype) return lmx_cpu_fail_dtype(c, &in[i], nm);
     if (in[i].shape.ndim != whole->shape.ndim)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims", nm, whole->shape.ndim);
-    LMX_TRY(lmx_cpu_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
+    LMX_TRY(lmx_glue_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
     sum += in[i].shape.dim[*ax];
   }
   if (sum != whole->shape.dim[*ax])
     return lmx_op_fail(c, LMX_ERR_SHAPE, "output: dim %d is %lld, inputs sum to %lld", *ax,
                        (long long)whole->shape.dim[*ax], (long long)sum);
-  return lmx_cpu_check_size(c, whole, *rows * *W, "output");
+  return lmx_glue_check_size(c, whole, *rows * *W, "output");
 }
 
 int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -76,7 +76,7 @@ int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
   LMX_TRY(concat_prep(c, in, &out[0], &ax, &rows, &W));
   int nin = (int)lmx_cpu_pint(c, "num_args", 1);
   for (int i = 0; i < nin; i++) {
-    int64_t w = rows ? lmx_cpu_size(&in[i]) / rows : 0;
+    int64_t w = rows ? lmx_glue_size(&in[i]) / rows : 0;
     LMX_TRY(block_copy(c, out[0].dtype, rows, w, W, col, out[0].data, in[i].data, 1,
                        req[0] == LMX_REQ_ADD));
     col += w;
@@ -93,7 +93,7 @@ int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tens
   LMX_TRY(concat_prep(c, ig, &og[0], &ax, &rows, &W));
   int nin = (int)lmx_cpu_pint(c, "num_args", 1);
   for (int i = 0; i < nin; i++) {
-    int64_t w = rows ? lmx_cpu_size(&ig[i]) / rows : 0;
+    int64_t w = rows ? lmx_glue_size(&ig[i]) / rows : 0;
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(block_copy(c, og[0].dtype, rows, w, W, col, og[0].data, ig[i].data, 0,
                          req[i] == LMX_REQ_ADD));
@@ -112,10 +112,10 @@ static int split_prep(const lmx_op_ctx *c, const lmx_tensor *whole, int64_t *row
   if (k <= 0 || whole->shape.dim[ax] % k)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': dim %d of size %lld is not divisible "
                        "by num_outputs %lld", ax, (long long)whole->shape.dim[ax], (long long)k);
-  *rows = lmx_cpu_outer(&whole->shape, ax);
-  *W = whole->shape.dim[ax] * lmx_cpu_inner(&whole->shape, ax);
+  *rows = lmx_glue_outer(&whole->shape, ax);
+  *W = whole->shape.dim[ax] * lmx_glue_inner(&whole->shape, ax);
   *w = *W / k;
-  return lmx_cpu_check_size(c, whole, *rows * *W, "input 'data'");
+  return lmx_glue_check_size(c, whole, *rows * *W, "input 'data'");
 }
 
 int lmx_cpu_fwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -125,7 +125,7 @@ int lmx_cpu_fwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *in, const lm
   LMX_TRY(split_prep(c, &in[0], &rows, &W, &w));
   for (int64_t i = 0; i < k; i++) {
     if (req[i] == LMX_REQ_NULL) continue;
-    LMX_TRY(lmx_cpu_check_size(c, &out[i], rows * w, "output"));
+    LMX_TRY(lmx_glue_check_size(c, &out[i], rows * w, "output"));
     if (out[i].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[i], "output");
     LMX_TRY(block_copy(c, in[0].dtype, rows, w, W, i * w, in[0].data, out[i].data, 0,
                        req[i] == LMX_REQ_ADD));
@@ -143,7 +143,7 @@ int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lm
   if (req[0] != LMX_REQ_ADD) memset(ig[0].data, 0, (size_t)(rows * W) * (size_t)lmx_dtype_size(ig[0].dtype));
   for (int64_t i = 0; i < k; i++) {
     if (!og[i].data) continue; /* no head gradient: zeros */
-    LMX_TRY(lmx_cpu_check_size(c, &og[i], rows * w, "output gradient"));
+    LMX_TRY(lmx_glue_check_size(c, &og[i], rows * w, "output gradient"));
     LMX_TRY(block_copy(c, ig[0].dtype, rows, w, W, i * w, ig[0].data, og[i].data, 1,
                        req[0] == LMX_REQ_ADD));
   }
@@ -155,10 +155,10 @@ int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lm
 static int copy_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     const int *req) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], lmx_cpu_size(&in[0]), "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], lmx_glue_size(&in[0]), "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   if (out[0].data == in[0].data && req[0] != LMX_REQ_ADD) return LMX_OK; /* in place */
-  if (lmx_cpu_scale(in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, 1.0,
+  if (lmx_cpu_scale(in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, 1.0,
                     req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
   return LMX_OK;
@@ -169,7 +169,7 @@ static int copy_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_tensor g = og[0];
   g.shape = ig[0].shape;
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], lmx_cpu_size(&ig[0]), "output gradient"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], lmx_glue_size(&ig[0]), "output gradient"));
   int r = req[0];
   return copy_fwd(c, &g, ig, &r);
 }
@@ -224,8 +224,8 @@ static int permute(const lmx_op_ctx *c, int swap, const lmx_tensor *x, const lmx
   int64_t xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
   lmx_shape ysh = {nd, {0}};
   for (int k = 0; k < nd; k++) ysh.dim[k] = x->shape.dim[perm[k]];
-  LMX_TRY(lmx_cpu_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), backward ? "input gradient" : "input"));
+  LMX_TRY(lmx_glue_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), backward ? "input gradient" : "input"));
   lmx_cpu_contig_strides(nd, x->shape.dim, xs);
   lmx_cpu_contig_strides(nd, ysh.dim, ys);
   for (int k = 0; k < nd; k++) ps[k] = xs[perm[k]];
@@ -306,14 +306,14 @@ static int slice_run(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x,
                          "%lld", k, (long long)x->shape.dim[k]);
     off += b[k] * xs[k], ps[k] = st[k] * xs[k];
   }
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), "data"));
-  LMX_TRY(lmx_cpu_check_size(c, y, lmx_cpu_size(y), "output"));
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "data"));
+  LMX_TRY(lmx_glue_check_size(c, y, lmx_glue_size(y), "output"));
   int rc;
   if (!backward) {
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,
                               req == LMX_REQ_ADD);
   } else {
-    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_cpu_size(x) * (size_t)lmx_dtype_size(x->dtype));
+    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_glue_size(x) * (size_t)lmx_dtype_size(x->dtype));
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, at(x, off), ps, y->data, ys,
                               req == LMX_REQ_ADD);
   }

@@ -24,14 +24,14 @@ static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t def_axi
                        int64_t *C, int64_t *i) {
   int ax;
   LMX_TRY(lmx_cpu_check_float(c, x, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "input 'data'"));
   LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", def_axis), x->shape.ndim, &ax));
-  *o = lmx_cpu_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_cpu_inner(&x->shape, ax);
+  *o = lmx_glue_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_glue_inner(&x->shape, ax);
   return LMX_OK;
 }
 
 static int vec_check(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, int dt, const char *w) {
-  LMX_TRY(lmx_cpu_check_size(c, t, n, w));
+  LMX_TRY(lmx_glue_check_size(c, t, n, w));
   if (t->dtype != dt) return lmx_cpu_fail_dtype(c, t, w);
   return LMX_OK;
 }
@@ -61,7 +61,7 @@ int lmx_cpu_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &aux[0], b.C, dt, "aux 'moving_mean'"));
   LMX_TRY(vec_check(c, &aux[1], b.C, dt, "aux 'moving_var'"));
-  if (req[0]) LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, dt, "output"));
+  if (req[0]) LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mean/var");
   lmx_cpu_bn_fwd(dt, &b, in[0].data, req[0] ? out[0].data : NULL, in[1].data, in[2].data, out[1].data,
                  out[2].data, aux[0].data, aux[1].data, req[0] == LMX_REQ_ADD);
@@ -75,10 +75,10 @@ int lmx_cpu_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   lmx_cpu_bn b;
   LMX_TRY(bn_setup(c, in, out, &b));
   int dt = in[0].dtype;
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
   for (int i = 0; i < 3; i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   lmx_cpu_bn_bwd(dt, &b, in[0].data, og[0].data, in[1].data, out[1].data, out[2].data,
                  req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
@@ -103,7 +103,7 @@ int lmx_cpu_fwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   (void)aux;
   int64_t o, C, i;
   LMX_TRY(ln_setup(c, in, out, &o, &C, &i));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mean/std");
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_cpu_ln_fwd(in[0].dtype, o, C, i, lmx_cpu_pnum(c, "eps", 1e-5), in[0].data, out[0].data,
@@ -118,10 +118,10 @@ int lmx_cpu_bwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   int64_t o, C, i;
   LMX_TRY(ln_setup(c, in, out, &o, &C, &i));
   int dt = in[0].dtype;
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
   for (int k = 0; k < 3; k++)
     if (req[k] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[k], &in[k].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[k], &in[k].shape, dt, "input gradient"));
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   lmx_cpu_ln_bwd(dt, o, C, i, in[0].data, og[0].data, in[1].data, out[1].data, out[2].data,
                  req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
@@ -153,11 +153,11 @@ int lmx_cpu_fwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
                         const int *req, const lmx_tensor *aux) {
   (void)aux;
   int dt = in[0].dtype;
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], n, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, dt, "output"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[1], &in[0].shape, dt, "output 'mask'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[1], &in[0].shape, dt, "output 'mask'"));
   if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
   double p = lmx_cpu_pnum(c, "p", 0.5);
   int active = (c->is_train || lmx_cpu_penum(c, "mode", "always")) && p > 0;
@@ -181,10 +181,10 @@ int lmx_cpu_bwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   (void)in, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int dt = ig[0].dtype;
-  int64_t n = lmx_cpu_size(&ig[0]);
+  int64_t n = lmx_glue_size(&ig[0]);
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &ig[0].shape, dt, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[1], &ig[0].shape, dt, "output 'mask'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &ig[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &out[1], &ig[0].shape, dt, "output 'mask'"));
   lmx_cpu_ew_binary(LMX_BIN_MUL, dt, n, ig[0].data, og[0].data, out[1].data,
                     req[0] == LMX_REQ_ADD);
   return LMX_OK;

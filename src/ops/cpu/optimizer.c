@@ -16,10 +16,10 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2"};
   LMX_TRY(lmx_cpu_check_float(c, &in[0], names[0]));
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   for (int i = 0; i < 2 + nstate; i++)
-    LMX_TRY(lmx_cpu_check_like(c, &in[i], &in[0].shape, in[0].dtype, names[i]));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+    LMX_TRY(lmx_glue_check_like(c, &in[i], &in[0].shape, in[0].dtype, names[i]));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   lmx_cpu_upd u = {
       .rule = rule,
       .lr = lmx_cpu_pnum(c, "lr", 0.01),

@@ -60,12 +60,12 @@ static int rnn_check(const lmx_op_ctx *c, const lmx_tensor *in, lmx_cpu_rnn *r) 
   LMX_TRY(rnn_supported(c));
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(rnn_desc(c, &in[0].shape, in[0].dtype, r));
-  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
   lmx_shape ps = {1, {lmx_cpu_rnn_param_size(r)}}, hs = {3, {r->L * r->D, r->N, r->H}};
-  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
-  LMX_TRY(lmx_cpu_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
-  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_cpu_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
-  return lmx_cpu_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
+  LMX_TRY(lmx_glue_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
+  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_glue_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
+  return lmx_glue_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
 }
 
 size_t lmx_cpu_ws_RNN(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
@@ -85,7 +85,7 @@ static int check_reserve(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_cpu
   if (!t->data)
     return lmx_op_fail(c, LMX_ERR_ARG, "output 'reserve': expected an array of %lld elements, "
                        "got none", (long long)rs.dim[0]);
-  return lmx_cpu_check_like(c, t, &rs, r->dt, "output 'reserve'");
+  return lmx_glue_check_like(c, t, &rs, r->dt, "output 'reserve'");
 }
 
 int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -97,7 +97,7 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
   for (int i = 0; i < nv; i++) {
     if (req[i] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
+    if (req[i]) LMX_TRY(lmx_glue_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
   }
   if (req[nv] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "reserve");
   LMX_TRY(check_reserve(c, &out[nv], &r));
@@ -122,7 +122,7 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
 static void *grad_dst(const lmx_tensor *t, int req) {
   if (req == LMX_REQ_NULL || !t->data) return NULL;
   if (req != LMX_REQ_ADD)
-    memset(t->data, 0, (size_t)lmx_cpu_size(t) * (size_t)lmx_dtype_size(t->dtype));
+    memset(t->data, 0, (size_t)lmx_glue_size(t) * (size_t)lmx_dtype_size(t->dtype));
   return t->data;
 }
 
@@ -135,11 +135,11 @@ int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), lstm = r.mode == LMX_RNN_LSTM;
   LMX_TRY(check_reserve(c, &out[num_visible(&r, states)], &r));
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &ys, r.dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &ys, r.dt, "output gradient"));
   for (int i = 1; states && i < (lstm ? 3 : 2); i++)
-    if (og[i].data) LMX_TRY(lmx_cpu_check_like(c, &og[i], &hs, r.dt, "state gradient"));
+    if (og[i].data) LMX_TRY(lmx_glue_check_like(c, &og[i], &hs, r.dt, "state gradient"));
   for (int i = 0; i < (lstm ? 4 : 3); i++)
-    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
+    if (req[i]) LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
   lmx_cpu_rnn_grad g = {
       .dy = og[0].data,
       .dhy = states ? og[1].data : NULL,
