@@ -49,6 +49,7 @@
 #ifdef LMX_SIM_ASAN
 extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom,
                                                size_t size);
+extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
 #endif
@@ -76,13 +77,14 @@ namespace lmx_sim {
 
 namespace {
 
-enum { READY, WAIT_BLOCK, WAIT_WARP, DONE };
+enum { NEW, READY, WAIT_BLOCK, WAIT_WARP, DONE };
 enum { STACK_BYTES = 128 * 1024, MAX_THREADS = 1024, OP_SYNCWARP = -1, OP_ACTIVEMASK = 7 };
 
 struct fiber {
   thread_state ts;
   int state;
-  char *stack; /* usable stack: [stack, stack + STACK_BYTES) */
+  char *stack; /* usable stack: [stack, stack + STACK_BYTES), from the pool while the
+                 thread runs or waits; null before it starts and after it ends */
 #if defined(__x86_64__)
   void *sp;
 #else
@@ -111,9 +113,12 @@ struct runner {
   void *arg = nullptr;
   unsigned n = 0; /* threads in the running block */
   thread_state idle{};
+  /* Stacks: a thread takes one when it first runs and gives it back when it ends, so
+   * threads that never wait all run on the same (cache-warm) stack. */
+  std::vector<char *> stacks, free_stacks;
+  uint64_t csr_cw = 0; /* the launching thread's MXCSR and x87 control word */
   ~runner() {
-    for (fiber &x : f)
-      if (x.stack) munmap(x.stack - getpagesize(), STACK_BYTES + getpagesize());
+    for (char *st : stacks) munmap(st - getpagesize(), STACK_BYTES + getpagesize());
   }
 };
 
@@ -225,11 +230,7 @@ void start(fiber *t) {
   *--p = 0;                          /* fiber_main's (never used) return address slot */
   *--p = (uint64_t)(void *)&fiber_main; /* where lmx_sim_switch's ret goes */
   for (int i = 0; i < 6; i++) *--p = 0; /* rbp rbx r12 r13 r14 r15 */
-  uint32_t csr;
-  uint16_t cw;
-  __asm__ volatile("stmxcsr %0" : "=m"(csr));
-  __asm__ volatile("fnstcw %0" : "=m"(cw));
-  *--p = (uint64_t)csr | ((uint64_t)cw << 32);
+  *--p = R.csr_cw;
   t->sp = p;
 #else
   getcontext(&t->uc);
@@ -242,17 +243,33 @@ void start(fiber *t) {
 }
 
 bool ensure_fibers(unsigned n) {
-  while (R.f.size() < n) {
-    size_t page = (size_t)getpagesize();
-    void *m = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return false;
-    mprotect(m, page, PROT_NONE); /* guard page: a stack overflow faults, never corrupts */
-    fiber t{};
-    t.stack = (char *)m + page;
-    R.f.push_back(t);
-  }
+  if (R.f.size() < n) R.f.resize(n);
   return true;
+}
+
+char *take_stack() {
+  if (!R.free_stacks.empty()) {
+    char *st = R.free_stacks.back();
+    R.free_stacks.pop_back();
+#ifdef LMX_SIM_ASAN
+    __asan_unpoison_memory_region(st, STACK_BYTES); /* frames of the thread that ended here */
+#endif
+    return st;
+  }
+  size_t page = (size_t)getpagesize();
+  void *m = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  mprotect(m, page, PROT_NONE); /* guard page: a stack overflow faults, never corrupts */
+  char *st = (char *)m + page;
+  R.stacks.push_back(st);
+  return st;
+}
+
+void give_back_stack(fiber *t) {
+  if (!t->stack) return;
+  R.free_stacks.push_back(t->stack);
+  t->stack = nullptr;
 }
 
 /* ---- warps -------------------------------------------------------------------------- */
@@ -329,7 +346,8 @@ bool run_block(const char *name, unsigned n, int ord, unsigned seed) {
     t.ts.tid = dim3(i % b.x, i / b.x % b.y, i / (b.x * b.y));
     t.ts.lane = i % 32;
     t.ts.warp = i / 32;
-    start(&t);
+    t.state = NEW;
+    t.stack = nullptr;
   }
   R.order.resize(n);
   for (unsigned i = 0; i < n; i++) R.order[i] = (int)(ord == LMX_SIM_REVERSE ? n - 1 - i : i);
@@ -343,7 +361,15 @@ bool run_block(const char *name, unsigned n, int ord, unsigned seed) {
       }
     for (unsigned k = 0; k < n; k++) {
       fiber *t = &R.f[(unsigned)R.order[k]];
+      if (t->state == NEW) {
+        if (!(t->stack = take_stack())) {
+          fail(name, "no memory for the simulated threads' stacks", cur_block->bid);
+          return false;
+        }
+        start(t);
+      }
       if (t->state == READY) resume(t);
+      if (t->state == DONE) give_back_stack(t);
     }
     bool released = false;
     for (unsigned w = 0; w * 32 < n; w++) released |= try_release_warp(w, n);
@@ -432,6 +458,15 @@ void launch_impl(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStre
   cur_block = &bs;
   R.fn = fn;
   R.arg = arg;
+#if defined(__x86_64__)
+  {
+    uint32_t csr;
+    uint16_t cw;
+    __asm__ volatile("stmxcsr %0" : "=m"(csr));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    R.csr_cw = (uint64_t)csr | ((uint64_t)cw << 32);
+  }
+#endif
   bool ok = true;
   for (unsigned z = 0; ok && z < grid.z; z++)
     for (unsigned y = 0; ok && y < grid.y; y++)
@@ -445,7 +480,10 @@ void launch_impl(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStre
     g_launches++;
     g_threads += (long long)nt * grid.x * grid.y * grid.z;
   }
-  if (!ok) rt_set_sticky(dev, cudaErrorLaunchFailure);
+  if (!ok) { /* the block's threads are abandoned where they wait: their stacks return */
+    for (unsigned i = 0; i < (unsigned)nt; i++) give_back_stack(&R.f[i]);
+    rt_set_sticky(dev, cudaErrorLaunchFailure);
+  }
 }
 
 }  // namespace lmx_sim
