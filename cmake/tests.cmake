@@ -9,6 +9,12 @@ foreach(src ${LUAMX_C_TESTS})
   target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   add_test(NAME c_${name} COMMAND ${name})
+  if(LUAMX_WITH_CUDA)
+    target_compile_definitions(${name} PRIVATE LUAMX_WITH_CUDA $<$<BOOL:${LUAMX_CUDA_SIM}>:LUAMX_CUDA_SIM>)
+  endif()
+  if(LUAMX_CUDA_SIM)  # kernel tests reach the simulator's controls (lmx_sim.h)
+    target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/sim/include)
+  endif()
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
 # on gpu(0) against the CPU (skips without a GPU context), and the same machinery with
@@ -33,6 +39,20 @@ if(LUAMX_CUDA_SIM)
     add_test(NAME c_${name}_reverse COMMAND ${name})
     set_tests_properties(c_${name}_reverse PROPERTIES ENVIRONMENT "LUAMX_SIM_ORDER=reverse")
   endforeach()
+  # one simulated GPU with a small memory: the runtime's device count and capacity
+  add_test(NAME c_test_cuda_sim_1gpu COMMAND test_cuda_sim)
+  set_tests_properties(c_test_cuda_sim_1gpu PROPERTIES ENVIRONMENT
+    "LUAMX_SIM_GPUS=1;LUAMX_SIM_GPU_MEM=16777216;LUAMX_SIM_ORDER=forward")
+endif()
+
+# The real CUDA build compiles the simulator's test kernels with nvcc (compile only: the
+# machines that build it have no GPU), so the source the simulator runs is proven CUDA.
+if(LUAMX_WITH_CUDA AND NOT LUAMX_CUDA_SIM)
+  add_library(cuda_nvcc_check OBJECT ${CMAKE_CURRENT_SOURCE_DIR}/tests/cuda_nvcc_check.cu)
+  set_target_properties(cuda_nvcc_check PROPERTIES CUDA_ARCHITECTURES "80-real;90")
+  target_include_directories(cuda_nvcc_check PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_compile_options(cuda_nvcc_check PRIVATE -std=c++17 -Xcompiler=-Wall,-Wextra
+    ${LUAMX_NVCC_WERROR})
 endif()
 
 set(LUAMX_TEST_ENV

@@ -7,9 +7,11 @@
  * the barrier opens; when every live lane of a warp waits at a warp operation, the
  * values are exchanged and the lanes go on. So code between two barriers really runs
  * thread after thread, and a kernel that forgets a __syncthreads reads values that are
- * not written yet: the order between barriers is forward (thread 0 first, the default),
- * reverse or a seeded shuffle (LUAMX_SIM_ORDER, lmx_sim_set_order), and running a
- * kernel's tests under two orders catches reads in either direction.
+ * not written yet: the order between barriers is a seeded shuffle by default (reshuffled
+ * at every barrier, seeded by the kernel's name and block index, so runs reproduce),
+ * which catches reads in either direction; forward and reverse orders reproduce a case
+ * simply (LUAMX_SIM_ORDER, lmx_sim_set_order). Warp operations complete when every lane
+ * of their mask that has not exited waits at one.
  * A block whose threads wait at different barriers (a __syncthreads in a divergent
  * branch, a warp operation some lanes never reach) can never go on: that is detected,
  * the launch stops and the device gets a sticky cudaErrorLaunchFailure, reported at the
@@ -18,12 +20,15 @@
  * Invariants: `cur` points at the running fiber's thread state while a fiber runs and
  * at a harmless per-host-thread state otherwise; a fiber is only resumed by the
  * scheduler of the host thread that created it.
- * Cost, measured on the development machine (AMD EPYC Zen 5): about 10 ns per simulated
- * thread and per barrier (tests/test_cuda_sim.cu: 11,432 threads, 64 barriers, 10 ms).
+ * Cost (test_cuda_sim --bench, AMD EPYC Zen 5, 2 cores under a load average of ~12, so
+ * upper bounds): ~115 ns per simulated thread that never waits, ~110 ns per thread per
+ * __syncthreads (-O2); ~660 / ~320 ns under ASan+UBSan.
  * Context switch: a few instructions of x86-64 assembly (callee-saved registers, stack
  * pointer, MXCSR and the x87 control word); ucontext elsewhere. Stacks: 128 KiB from mmap
- * with a guard page below, kept for the host thread's life. AddressSanitizer is told of
- * every switch (__sanitizer_start/finish_switch_fiber).
+ * (reserved, not committed) with a guard page below, pooled per host thread: a thread
+ * takes one when it first runs and returns it at its end, so threads that never wait all
+ * run on one warm stack. AddressSanitizer is told of every switch
+ * (__sanitizer_start/finish_switch_fiber) and a reused stack is unpoisoned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +54,7 @@
 #ifdef LMX_SIM_ASAN
 extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom,
                                                size_t size);
+extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
 #endif
@@ -76,21 +82,23 @@ namespace lmx_sim {
 
 namespace {
 
-enum { READY, WAIT_BLOCK, WAIT_WARP, DONE };
-enum { STACK_BYTES = 128 * 1024, MAX_THREADS = 1024, OP_SYNCWARP = -1 };
+enum { NEW, READY, WAIT_BLOCK, WAIT_WARP, DONE };
+enum { STACK_BYTES = 128 * 1024, MAX_THREADS = 1024, OP_SYNCWARP = -1, OP_ACTIVEMASK = 7 };
 
 struct fiber {
   thread_state ts;
   int state;
-  char *stack; /* usable stack: [stack, stack + STACK_BYTES) */
+  char *stack; /* usable stack: [stack, stack + STACK_BYTES), from the pool while the
+                 thread runs or waits; null before it starts and after it ends */
 #if defined(__x86_64__)
   void *sp;
 #else
   ucontext_t uc;
 #endif
   void *asan_fake;
-  /* a pending warp operation */
+  /* a pending warp operation: the lanes `mask` names take part */
   int op, arg, width;
+  unsigned mask;
   uint64_t offer, result;
 };
 
@@ -108,32 +116,40 @@ struct runner {
   fiber *running = nullptr;
   void (*fn)(void *) = nullptr;
   void *arg = nullptr;
+  unsigned n = 0; /* threads in the running block */
   thread_state idle{};
+  /* Stacks: a thread takes one when it first runs and gives it back when it ends, so
+   * threads that never wait all run on the same (cache-warm) stack. */
+  std::vector<char *> stacks, free_stacks;
+  uint64_t csr_cw = 0; /* the launching thread's MXCSR and x87 control word */
   ~runner() {
-    for (fiber &x : f)
-      if (x.stack) munmap(x.stack - getpagesize(), STACK_BYTES + getpagesize());
+    for (char *st : stacks) munmap(st - getpagesize(), STACK_BYTES + getpagesize());
   }
 };
 
 thread_local runner R;
 std::mutex g_mu;
 int g_order = -1; /* -1: read LUAMX_SIM_ORDER on first use */
-unsigned g_seed = 1;
+unsigned g_seed = 0;
 long long g_launches, g_threads, g_barriers;
 char g_failure[256];
 
-int order_now(unsigned *seed) {
+/* The order for a launch of kernel `name`, and the seed of its shuffles: the user's seed
+ * mixed with the kernel's name, so a kernel runs in the same order in every run of a
+ * program whatever ran before it (a failure reproduces), and two kernels differ. */
+int order_now(const char *name, unsigned *seed) {
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_order < 0) {
     const char *e = getenv("LUAMX_SIM_ORDER");
-    g_order = LMX_SIM_FORWARD;
+    g_order = LMX_SIM_SHUFFLE;
+    if (e && !strcmp(e, "forward")) g_order = LMX_SIM_FORWARD;
     if (e && !strcmp(e, "reverse")) g_order = LMX_SIM_REVERSE;
-    if (e && !strncmp(e, "shuffle", 7)) {
-      g_order = LMX_SIM_SHUFFLE;
-      if (e[7] == ':') g_seed = (unsigned)strtoul(e + 8, nullptr, 10);
-    }
+    if (e && !strncmp(e, "shuffle", 7) && e[7] == ':')
+      g_seed = (unsigned)strtoul(e + 8, nullptr, 10);
   }
-  *seed = g_seed + (unsigned)g_launches;
+  unsigned h = 2166136261u ^ g_seed; /* FNV-1a */
+  for (const char *c = name; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+  *seed = h;
   return g_order;
 }
 
@@ -141,6 +157,7 @@ void fail(const char *name, const char *what, const dim3 &bid) {
   std::lock_guard<std::mutex> lk(g_mu);
   snprintf(g_failure, sizeof g_failure,
            "kernel %s, block (%u,%u,%u): %s", name, bid.x, bid.y, bid.z, what);
+  fprintf(stderr, "luamx CUDA simulator: %s\n", g_failure);
 }
 
 /* ---- switching ---------------------------------------------------------------------- */
@@ -218,11 +235,7 @@ void start(fiber *t) {
   *--p = 0;                          /* fiber_main's (never used) return address slot */
   *--p = (uint64_t)(void *)&fiber_main; /* where lmx_sim_switch's ret goes */
   for (int i = 0; i < 6; i++) *--p = 0; /* rbp rbx r12 r13 r14 r15 */
-  uint32_t csr;
-  uint16_t cw;
-  __asm__ volatile("stmxcsr %0" : "=m"(csr));
-  __asm__ volatile("fnstcw %0" : "=m"(cw));
-  *--p = (uint64_t)csr | ((uint64_t)cw << 32);
+  *--p = R.csr_cw;
   t->sp = p;
 #else
   getcontext(&t->uc);
@@ -235,39 +248,61 @@ void start(fiber *t) {
 }
 
 bool ensure_fibers(unsigned n) {
-  while (R.f.size() < n) {
-    size_t page = (size_t)getpagesize();
-    void *m = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return false;
-    mprotect(m, page, PROT_NONE); /* guard page: a stack overflow faults, never corrupts */
-    fiber t{};
-    t.stack = (char *)m + page;
-    R.f.push_back(t);
-  }
+  if (R.f.size() < n) R.f.resize(n);
   return true;
+}
+
+char *take_stack() {
+  if (!R.free_stacks.empty()) {
+    char *st = R.free_stacks.back();
+    R.free_stacks.pop_back();
+#ifdef LMX_SIM_ASAN
+    __asan_unpoison_memory_region(st, STACK_BYTES); /* frames of the thread that ended here */
+#endif
+    return st;
+  }
+  size_t page = (size_t)getpagesize();
+  void *m = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  mprotect(m, page, PROT_NONE); /* guard page: a stack overflow faults, never corrupts */
+  char *st = (char *)m + page;
+  R.stacks.push_back(st);
+  return st;
+}
+
+void give_back_stack(fiber *t) {
+  if (!t->stack) return;
+  R.free_stacks.push_back(t->stack);
+  t->stack = nullptr;
 }
 
 /* ---- warps -------------------------------------------------------------------------- */
 
-/* Completes the warp operation of warp w when all its live lanes wait at one. */
+/* Completes the warp operation that the waiting lanes W of warp w are at, when every
+ * lane named in their masks that has not exited is among them (a lane that waits at the
+ * block barrier, or has yet to arrive, holds the operation back). The values are
+ * exchanged among W: a source lane outside W (exited, outside the masks, past the end of
+ * the block) gives the reading lane its own value. */
 bool try_release_warp(unsigned w, unsigned n) {
   unsigned lo = w * 32, hi = std::min(n, lo + 32);
-  bool any = false;
+  unsigned waiting = 0, live = 0;
   for (unsigned i = lo; i < hi; i++) {
     int s = R.f[i].state;
-    if (s == READY || s == WAIT_BLOCK) return false;
-    if (s == WAIT_WARP) any = true;
+    if (s != DONE) live |= 1u << (i - lo);
+    if (s == WAIT_WARP) waiting |= 1u << (i - lo);
   }
-  if (!any) return false;
-  unsigned ballot = 0;
+  if (!waiting) return false;
+  for (unsigned i = lo; i < hi; i++)
+    if ((waiting >> (i - lo) & 1u) && (R.f[i].mask & live & ~waiting)) return false;
+  unsigned pred = 0;
   for (unsigned i = lo; i < hi; i++) {
     const fiber &t = R.f[i];
-    if (t.state == WAIT_WARP && t.op >= 4 && t.offer) ballot |= 1u << (i - lo);
+    if ((waiting >> (i - lo) & 1u) && t.op >= 4 && t.offer) pred |= 1u << (i - lo);
   }
   for (unsigned i = lo; i < hi; i++) {
     fiber &t = R.f[i];
-    if (t.state != WAIT_WARP) continue;
+    if (!(waiting >> (i - lo) & 1u)) continue;
     unsigned lane = i - lo;
     if (t.op >= 0 && t.op < 4) {
       unsigned width = t.width > 0 && t.width <= 32 ? (unsigned)t.width : 32;
@@ -276,29 +311,28 @@ bool try_release_warp(unsigned w, unsigned n) {
       if (t.op == 1) src = lane >= seg + (unsigned)t.arg ? lane - (unsigned)t.arg : lane;
       if (t.op == 2) src = lane + (unsigned)t.arg < seg + width ? lane + (unsigned)t.arg : lane;
       if (t.op == 3) src = lane ^ (unsigned)t.arg;
-      if (src >= seg + width) src = lane;
-      const fiber &from = R.f[lo + src];
-      /* a lane that has exited (or waits elsewhere) offers nothing: keep the own value */
-      t.result = (lo + src < hi && from.state == WAIT_WARP) ? from.offer : t.offer;
+      if (src >= seg + width || src >= 32) src = lane;
+      t.result = (waiting >> src & 1u) ? R.f[lo + src].offer : t.offer;
+    } else if (t.op == OP_ACTIVEMASK) {
+      t.result = waiting;
     } else if (t.op >= 4) {
-      unsigned live = 0;
-      for (unsigned j = lo; j < hi; j++)
-        if (R.f[j].state == WAIT_WARP) live |= 1u << (j - lo);
+      unsigned group = waiting & (t.mask | (1u << lane)), ballot = pred & group;
       int kind = t.op - 4;
-      t.result = kind == 0 ? ballot : kind == 1 ? (ballot != 0) : (ballot == live);
+      t.result = kind == 0 ? ballot : kind == 1 ? (ballot != 0) : (ballot == group);
     }
   }
   for (unsigned i = lo; i < hi; i++)
-    if (R.f[i].state == WAIT_WARP) R.f[i].state = READY;
+    if (waiting >> (i - lo) & 1u) R.f[i].state = READY;
   return true;
 }
 
-uint64_t warp_op(int op, int arg, int width, uint64_t offer) {
+uint64_t warp_op(int op, int arg, int width, unsigned mask, uint64_t offer) {
   fiber *t = R.running;
-  if (!t) return offer; /* called outside a kernel: a lone lane */
+  if (!t) return offer; /* called outside a kernel: a lone lane (lane 0) */
   t->op = op;
   t->arg = arg;
   t->width = width;
+  t->mask = mask;
   t->offer = offer;
   t->state = WAIT_WARP;
   yield(t, false);
@@ -310,17 +344,20 @@ uint64_t warp_op(int op, int arg, int width, uint64_t offer) {
 /* Runs every thread of the current block to its end; false on a deadlock. */
 bool run_block(const char *name, unsigned n, int ord, unsigned seed) {
   const dim3 b = cur_block->block;
+  R.n = n;
   for (unsigned i = 0; i < n; i++) {
     fiber &t = R.f[i];
     t.ts.linear = i;
     t.ts.tid = dim3(i % b.x, i / b.x % b.y, i / (b.x * b.y));
     t.ts.lane = i % 32;
     t.ts.warp = i / 32;
-    start(&t);
+    t.state = NEW;
+    t.stack = nullptr;
   }
   R.order.resize(n);
   for (unsigned i = 0; i < n; i++) R.order[i] = (int)(ord == LMX_SIM_REVERSE ? n - 1 - i : i);
-  unsigned x = seed * 2654435761u + 1;
+  const dim3 &bid = cur_block->bid, &g = cur_block->grid;
+  unsigned x = (seed ^ ((bid.z * g.y + bid.y) * g.x + bid.x) * 2654435761u) | 1u;
   for (;;) {
     if (ord == LMX_SIM_SHUFFLE)
       for (unsigned i = n; i > 1; i--) {
@@ -329,7 +366,15 @@ bool run_block(const char *name, unsigned n, int ord, unsigned seed) {
       }
     for (unsigned k = 0; k < n; k++) {
       fiber *t = &R.f[(unsigned)R.order[k]];
+      if (t->state == NEW) {
+        if (!(t->stack = take_stack())) {
+          fail(name, "no memory for the simulated threads' stacks", cur_block->bid);
+          return false;
+        }
+        start(t);
+      }
       if (t->state == READY) resume(t);
+      if (t->state == DONE) give_back_stack(t);
     }
     bool released = false;
     for (unsigned w = 0; w * 32 < n; w++) released |= try_release_warp(w, n);
@@ -368,14 +413,20 @@ void syncthreads() {
   yield(t, false);
 }
 
-void syncwarp(unsigned mask) {
-  (void)mask;
-  warp_op(OP_SYNCWARP, 0, 32, 0);
+void syncwarp(unsigned mask) { warp_op(OP_SYNCWARP, 0, 32, mask, 0); }
+
+uint64_t shfl(uint64_t v, int op, int arg, int width, unsigned mask) {
+  return warp_op(op, arg, width, mask, v);
 }
 
-uint64_t shfl(uint64_t v, int op, int arg, int width) { return warp_op(op, arg, width, v); }
+unsigned vote(int op, int pred, unsigned mask) {
+  return (unsigned)warp_op(4 + op, 0, 32, mask, pred ? 1 : 0);
+}
 
-unsigned vote(int op, int pred) { return (unsigned)warp_op(4 + op, 0, 32, pred ? 1 : 0); }
+/* The lanes of the warp that are at a warp operation when no lane can run on: those that
+ * took the same path as the caller (mask 0: no lane holds it back, lanes at the block
+ * barrier or exited are not in it). */
+unsigned active_mask() { return (unsigned)warp_op(OP_ACTIVEMASK, 0, 32, 0u, 1u); }
 
 void launch_impl(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStream_t s,
                  void (*fn)(void *), void *arg) {
@@ -405,19 +456,28 @@ void launch_impl(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStre
     return;
   }
   unsigned seed;
-  int ord = order_now(&seed);
+  int ord = order_now(name, &seed);
   std::vector<unsigned char> smem(shmem ? shmem : 1, 0xcd); /* not zero: unwritten reads show */
   block_state bs{grid, block, dim3(0, 0, 0), smem.data()};
   block_state *saved = cur_block;
   cur_block = &bs;
   R.fn = fn;
   R.arg = arg;
+#if defined(__x86_64__)
+  {
+    uint32_t csr;
+    uint16_t cw;
+    __asm__ volatile("stmxcsr %0" : "=m"(csr));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    R.csr_cw = (uint64_t)csr | ((uint64_t)cw << 32);
+  }
+#endif
   bool ok = true;
   for (unsigned z = 0; ok && z < grid.z; z++)
     for (unsigned y = 0; ok && y < grid.y; y++)
       for (unsigned x = 0; ok && x < grid.x; x++) {
         bs.bid = dim3(x, y, z);
-        ok = run_block(name, (unsigned)nt, ord, seed + x);
+        ok = run_block(name, (unsigned)nt, ord, seed);
       }
   cur_block = saved;
   {
@@ -425,20 +485,23 @@ void launch_impl(const char *name, dim3 grid, dim3 block, size_t shmem, cudaStre
     g_launches++;
     g_threads += (long long)nt * grid.x * grid.y * grid.z;
   }
-  if (!ok) rt_set_sticky(dev, cudaErrorLaunchFailure);
+  if (!ok) { /* the block's threads are abandoned where they wait: their stacks return */
+    for (unsigned i = 0; i < (unsigned)nt; i++) give_back_stack(&R.f[i]);
+    rt_set_sticky(dev, cudaErrorLaunchFailure);
+  }
 }
 
 }  // namespace lmx_sim
 
 extern "C" void lmx_sim_set_order(int order, unsigned seed) {
   std::lock_guard<std::mutex> lk(lmx_sim::g_mu);
-  lmx_sim::g_order = order;
+  lmx_sim::g_order = order < 0 || order > LMX_SIM_SHUFFLE ? -1 : order;
   lmx_sim::g_seed = seed;
 }
 
 extern "C" int lmx_sim_get_order(void) {
   unsigned seed;
-  return lmx_sim::order_now(&seed);
+  return lmx_sim::order_now("", &seed);
 }
 
 extern "C" void lmx_sim_stats(long long *launches, long long *threads, long long *barriers) {

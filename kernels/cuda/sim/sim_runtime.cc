@@ -261,7 +261,15 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
   size_t rounded = (bytes + 255) / 256 * 256;
   void *m = aligned_alloc(256, rounded ? rounded : 256);
   if (!m) return ret(cudaErrorMemoryAllocation);
-  memset(m, 0xa5, rounded ? rounded : 256); /* device memory is not zeroed */
+  /* device memory is not zeroed: poison it (the ends only of a large block, so a big
+   * allocation does not cost its whole size in host pages) */
+  size_t total = rounded ? rounded : 256, ends = (size_t)1 << 20;
+  if (total <= 64 * ends) {
+    memset(m, 0xa5, total);
+  } else {
+    memset(m, 0xa5, ends);
+    memset((char *)m + total - ends, 0xa5, ends);
+  }
   blocks[(uintptr_t)m] = block_info{bytes ? bytes : 1, bytes, cur_dev};
   d.used += bytes;
   *p = m;

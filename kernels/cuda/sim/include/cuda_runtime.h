@@ -70,18 +70,21 @@ static void launch(const char *name, dim3 grid, dim3 block, size_t shmem, cudaSt
 unsigned char *dyn_shared();
 void syncthreads();
 void syncwarp(unsigned mask);
-/* Warp exchange: every active lane of the warp offers 8 bytes; returns what lane `src`
- * (by the rule of `op`) offered. op: 0 idx, 1 up, 2 down, 3 xor. */
-uint64_t shfl(uint64_t v, int op, int arg, int width);
-/* Votes: 0 ballot, 1 any, 2 all. */
-unsigned vote(int op, int pred);
+/* Warp exchange: the calling lane waits until every lane of `mask` that has not exited
+ * is at a warp operation, offers 8 bytes and gets what lane `src` (by the rule of `op`)
+ * offered. op: 0 idx, 1 up, 2 down, 3 xor. */
+uint64_t shfl(uint64_t v, int op, int arg, int width, unsigned mask);
+/* Votes over the lanes of `mask` (waiting as for shfl): 0 ballot, 1 any, 2 all. */
+unsigned vote(int op, int pred, unsigned mask);
+/* The lanes of the calling thread's warp that have not exited (does not wait). */
+unsigned active_mask();
 
 template <class T>
-static inline T shfl_t(T v, int op, int arg, int width) {
+static inline T shfl_t(unsigned mask, T v, int op, int arg, int width) {
   static_assert(sizeof(T) <= 8, "shuffle of a type wider than 8 bytes");
   uint64_t b = 0;
   memcpy(&b, &v, sizeof(T));
-  b = shfl(b, op, arg, width);
+  b = shfl(b, op, arg, width, mask);
   T r;
   memcpy(&r, &b, sizeof(T));
   return r;
@@ -98,25 +101,25 @@ static const int warpSize = 32;
 static inline void __syncthreads() { ::lmx_sim::syncthreads(); }
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { ::lmx_sim::syncwarp(mask); }
 template <class T>
-static inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
-  return ::lmx_sim::shfl_t(v, 0, src, width);
+static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  return ::lmx_sim::shfl_t(mask, v, 0, src, width);
 }
 template <class T>
-static inline T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {
-  return ::lmx_sim::shfl_t(v, 1, (int)d, width);
+static inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32) {
+  return ::lmx_sim::shfl_t(mask, v, 1, (int)d, width);
 }
 template <class T>
-static inline T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
-  return ::lmx_sim::shfl_t(v, 2, (int)d, width);
+static inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32) {
+  return ::lmx_sim::shfl_t(mask, v, 2, (int)d, width);
 }
 template <class T>
-static inline T __shfl_xor_sync(unsigned, T v, int m, int width = 32) {
-  return ::lmx_sim::shfl_t(v, 3, m, width);
+static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32) {
+  return ::lmx_sim::shfl_t(mask, v, 3, m, width);
 }
-static inline unsigned __ballot_sync(unsigned, int p) { return ::lmx_sim::vote(0, p); }
-static inline int __any_sync(unsigned, int p) { return (int)::lmx_sim::vote(1, p); }
-static inline int __all_sync(unsigned, int p) { return (int)::lmx_sim::vote(2, p); }
-static inline unsigned __activemask() { return ::lmx_sim::vote(0, 1); }
+static inline unsigned __ballot_sync(unsigned mask, int p) { return ::lmx_sim::vote(0, p, mask); }
+static inline int __any_sync(unsigned mask, int p) { return (int)::lmx_sim::vote(1, p, mask); }
+static inline int __all_sync(unsigned mask, int p) { return (int)::lmx_sim::vote(2, p, mask); }
+static inline unsigned __activemask() { return ::lmx_sim::active_mask(); }
 
 /* Atomics: the simulated threads of a launch run on one host thread and switch only at
  * barriers and warp operations, so a read-modify-write is indivisible; the __atomic
@@ -175,8 +178,19 @@ static inline float atomicExch(float *p, float v) {
   return old;
 }
 
-/* Device math that has no host name (glibc itself declares __expf, __logf, __sinf,
- * __cosf and __powf, the fast forms kernels use). */
+/* Device math that has no host name. The fast intrinsics are the exact host functions
+ * here (glibc declares __expf and friends but exports no such symbols: macros, after
+ * <math.h>, so the declarations stay untouched). */
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __exp10f(x) exp10f(x)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __powf(x, y) powf(x, y)
+#define __sincosf(x, s, c) sincosf(x, s, c)
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }

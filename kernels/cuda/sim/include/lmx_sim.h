@@ -8,9 +8,12 @@
 extern "C" {
 #endif
 
-/* Order in which the threads of a block run between two barriers:
- * forward (thread 0 first), reverse, or a seeded shuffle. Environment LUAMX_SIM_ORDER
- * ("forward", "reverse", "shuffle" or "shuffle:<seed>") sets the default (forward). */
+/* Order in which the threads of a block run between two barriers: forward (thread 0
+ * first), reverse, or shuffled (reshuffled at every barrier, seeded by `seed` mixed with
+ * the kernel's name and the block's index, so a run reproduces). Environment
+ * LUAMX_SIM_ORDER ("forward", "reverse", "shuffle" or "shuffle:<seed>") sets the default;
+ * unset, it is a shuffle with seed 0, which catches a missing barrier whichever way the
+ * threads read each other's data. lmx_sim_set_order(-1, 0) returns to that default. */
 enum { LMX_SIM_FORWARD = 0, LMX_SIM_REVERSE = 1, LMX_SIM_SHUFFLE = 2 };
 void lmx_sim_set_order(int order, unsigned seed);
 int lmx_sim_get_order(void);
