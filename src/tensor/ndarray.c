@@ -105,6 +105,8 @@ int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst) {
     if (s_cpu && d_cpu) return lmx_cpu_device.copy(0, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, 0);
     if (!s_cpu && !d_cpu && s->dev_id == d->dev_id)
       return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2D);
+    if (!s_cpu && !d_cpu && s->dev == d->dev && d->dev->copy_peer) /* two GPUs */
+      return d->dev->copy_peer(d->dev_id, lmx_nd_ptr(dst), s->dev_id, lmx_nd_ptr(src), bytes);
     if (s_cpu) return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_H2D);
     if (d_cpu) return s->dev->copy(s->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2H);
   }
