@@ -42,3 +42,17 @@ if(BUSTED)
 else()
   message(WARNING "busted not found: the Lua specs are not registered")
 endif()
+
+# The GPU runtime (src/device/cuda*.c) over a host fake of the CUDA runtime, in builds
+# without CUDA (CUDA and simulator builds test the runtime itself): the runtime's own
+# sources are compiled into the test with tests/fake_cuda first on the include path.
+if(NOT LUAMX_WITH_CUDA)
+  add_executable(test_cuda_fake tests/fake_cuda/test_cuda_fake.c tests/fake_cuda/fake_cudart.c
+    src/device/cuda.c src/device/cuda_state.c src/device/cuda_copy.c)
+  target_include_directories(test_cuda_fake BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/fake_cuda)
+  target_include_directories(test_cuda_fake PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_compile_definitions(test_cuda_fake PRIVATE LUAMX_WITH_CUDA)
+  target_compile_options(test_cuda_fake PRIVATE ${LUAMX_WARNINGS})
+  target_link_libraries(test_cuda_fake PRIVATE luamx_static)
+  add_test(NAME c_test_cuda_fake COMMAND test_cuda_fake)
+endif()
