@@ -51,17 +51,6 @@
 
 /* ---- CPU-only helpers (cpu_common.c); the device-neutral checks are in ../glue.h ---- */
 
-/* Parameter `name` of the op as a number (INT, FLOAT, BOOL, ENUM index, DTYPE, OPT_*);
- * `def` when the op has no such parameter or it is None. */
-double lmx_cpu_pnum(const lmx_op_ctx *c, const char *name, double def);
-int64_t lmx_cpu_pint(const lmx_op_ctx *c, const char *name, int64_t def);
-/* 1 when enum parameter `name` is set to `choice` (compared by name). */
-int lmx_cpu_penum(const lmx_op_ctx *c, const char *name, const char *choice);
-/* Tuple parameter (SHAPE / OPT_INTS); ndim -1 when absent or None. */
-lmx_shape lmx_cpu_pshape(const lmx_op_ctx *c, const char *name);
-/* Float tuple parameter; n = -1 when absent or None. */
-lmx_ftuple lmx_cpu_pfloats(const lmx_op_ctx *c, const char *name);
-
 /* Fails unless t is float32/float64 (the kernels' dtypes); `what` names the argument. */
 int lmx_cpu_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
 /* Standard failures. */

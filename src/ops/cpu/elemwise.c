@@ -93,7 +93,7 @@ static int scalar_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
-  double s = lmx_cpu_pnum(c, "scalar", 1.0);
+  double s = ((const lmx_scalar_param *)c->param)->scalar;
   if (lmx_cpu_scalar_op(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, s,
                         req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
@@ -111,7 +111,7 @@ static int scalar_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   if (out[0].data) LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
-  double s = lmx_cpu_pnum(c, "scalar", 1.0);
+  double s = ((const lmx_scalar_param *)c->param)->scalar;
   if (lmx_cpu_scalar_bwd(op, ig[0].dtype, n, ig[0].data, og[0].data, in[0].data, out[0].data,
                          s, req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &ig[0], "gradient of 'data'");
@@ -208,7 +208,7 @@ int lmx_cpu_fwd_add_n(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
                       const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  int nin = (int)((const lmx_addn_param *)c->param)->num_args;
   int64_t n = lmx_glue_size(&out[0]);
   for (int i = 0; i < nin; i++) {
     char nm[32];
@@ -226,7 +226,7 @@ int lmx_cpu_bwd_add_n(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                       const lmx_tensor *aux) {
   (void)in, (void)out, (void)aux;
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  int nin = (int)((const lmx_addn_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
     if (req[i] == LMX_REQ_NULL) continue;
     LMX_TRY(same_size(c, &og[0], &ig[i], "output gradient"));
@@ -286,7 +286,8 @@ int lmx_cpu_fwd_clip(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  double lo = lmx_cpu_pnum(c, "a_min", -INFINITY), hi = lmx_cpu_pnum(c, "a_max", INFINITY);
+  const lmx_clip_param *p = c->param;
+  double lo = p->a_min, hi = p->a_max;
   int64_t n = lmx_glue_size(&in[0]);
   lmx_cpu_scalar_op(LMX_SC_MAX, in[0].dtype, n, out[0].data, in[0].data, lo, 0);
   lmx_cpu_scalar_op(LMX_SC_MIN, in[0].dtype, n, out[0].data, out[0].data, hi, 0);
@@ -301,7 +302,8 @@ int lmx_cpu_bwd_clip(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  double lo = lmx_cpu_pnum(c, "a_min", -INFINITY), hi = lmx_cpu_pnum(c, "a_max", INFINITY);
+  const lmx_clip_param *p = c->param;
+  double lo = p->a_min, hi = p->a_max;
   int64_t n = lmx_glue_size(&ig[0]);
   int acc = req[0] == LMX_REQ_ADD;
   for (int64_t i = 0; i < n; i++) {

@@ -42,12 +42,15 @@ typedef struct {
 
 static int take_geo_of(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
                        int embedding, take_geo *t) {
-  int ax = 0;
-  if (!embedding) LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", 0), a->shape.ndim, &ax));
+  int ax = 0, mode = LMX_TAKE_CLIP; /* Embedding: axis 0, indices clipped */
+  if (!embedding) {
+    const lmx_take_param *p = c->param;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis, a->shape.ndim, &ax));
+    mode = p->mode;
+  }
   t->outer = lmx_glue_outer(&a->shape, ax), t->A = a->shape.dim[ax];
   t->inner = lmx_glue_inner(&a->shape, ax), t->K = lmx_glue_size(idx);
-  t->mode = embedding || lmx_cpu_penum(c, "mode", "clip") ? MODE_CLIP
-            : lmx_cpu_penum(c, "mode", "wrap") ? MODE_WRAP : MODE_RAISE;
+  t->mode = mode == LMX_TAKE_CLIP ? MODE_CLIP : mode == LMX_TAKE_WRAP ? MODE_WRAP : MODE_RAISE;
   if (t->A == 0 && t->K > 0)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "cannot take from an empty axis");
   LMX_TRY(lmx_glue_check_size(c, a, lmx_glue_size(a), embedding ? "input 'weight'" : "input 'a'"));
@@ -132,8 +135,9 @@ int lmx_cpu_fwd_one_hot(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  int64_t depth = lmx_cpu_pint(c, "depth", 1), K = lmx_glue_size(&in[0]);
-  double on = lmx_cpu_pnum(c, "on_value", 1.0), off = lmx_cpu_pnum(c, "off_value", 0.0);
+  const lmx_onehot_param *p = c->param;
+  int64_t depth = p->depth, K = lmx_glue_size(&in[0]);
+  double on = p->on_value, off = p->off_value;
   LMX_TRY(lmx_glue_check_size(c, &in[0], K, "input 'indices'"));
   LMX_TRY(lmx_glue_check_size(c, &out[0], K * depth, "output"));
   if (!lmx_dtype_valid(out[0].dtype)) return lmx_cpu_fail_dtype(c, &out[0], "output");

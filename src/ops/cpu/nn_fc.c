@@ -22,9 +22,10 @@ typedef struct {
 
 static int fc_check(const lmx_op_ctx *c, const lmx_tensor *in, fc_dims *d) {
   const lmx_shape *x = &in[0].shape;
-  d->n = lmx_cpu_pint(c, "num_hidden", 0);
-  d->bias = !lmx_cpu_pnum(c, "no_bias", 0);
-  int flatten = (int)lmx_cpu_pnum(c, "flatten", 1);
+  const lmx_fc_param *p = c->param;
+  d->n = p->num_hidden;
+  d->bias = !p->no_bias;
+  int flatten = p->flatten;
   int64_t size = lmx_glue_size(&in[0]);
   if (x->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
   if (flatten) d->m = x->ndim == 1 ? 1 : x->dim[0];
@@ -86,8 +87,9 @@ typedef struct {
 
 static int mm_check(const lmx_op_ctx *c, const lmx_tensor *in, int batched, mm_dims *d) {
   const lmx_shape *a = &in[0].shape, *b = &in[1].shape;
-  d->ta = (int)lmx_cpu_pnum(c, "transpose_a", 0);
-  d->tb = (int)lmx_cpu_pnum(c, "transpose_b", 0);
+  const lmx_dot_param *p = c->param;
+  d->ta = p->transpose_a;
+  d->tb = p->transpose_b;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'lhs'"));
   if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'rhs'");
   int64_t sa = lmx_glue_size(&in[0]), sb = lmx_glue_size(&in[1]);

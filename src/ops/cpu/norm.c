@@ -20,12 +20,12 @@
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
-static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t def_axis, int64_t *o,
+static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t axis, int64_t *o,
                        int64_t *C, int64_t *i) {
   int ax;
   LMX_TRY(lmx_cpu_check_float(c, x, "input 'data'"));
   LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "input 'data'"));
-  LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", def_axis), x->shape.ndim, &ax));
+  LMX_TRY(lmx_op_axis(c, "axis", axis, x->shape.ndim, &ax));
   *o = lmx_glue_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_glue_inner(&x->shape, ax);
   return LMX_OK;
 }
@@ -40,16 +40,17 @@ static int vec_check(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, int dt
 
 static int bn_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     lmx_cpu_bn *b) {
-  LMX_TRY(norm_layout(c, &in[0], 1, &b->outer, &b->C, &b->inner));
+  const lmx_bn_param *p = c->param;
+  LMX_TRY(norm_layout(c, &in[0], p->axis, &b->outer, &b->C, &b->inner));
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &in[1], b->C, dt, "input 'gamma'"));
   LMX_TRY(vec_check(c, &in[2], b->C, dt, "input 'beta'"));
   LMX_TRY(vec_check(c, &out[1], b->C, dt, "output 'mean'"));
   LMX_TRY(vec_check(c, &out[2], b->C, dt, "output 'var'"));
-  b->eps = lmx_cpu_pnum(c, "eps", 1e-3);
-  b->momentum = lmx_cpu_pnum(c, "momentum", 0.9);
-  b->fix_gamma = (int)lmx_cpu_pnum(c, "fix_gamma", 1);
-  b->batch_stats = c->is_train && !lmx_cpu_pnum(c, "use_global_stats", 0);
+  b->eps = p->eps;
+  b->momentum = p->momentum;
+  b->fix_gamma = p->fix_gamma;
+  b->batch_stats = c->is_train && !p->use_global_stats;
   b->update_moving = b->batch_stats;
   return LMX_OK;
 }
@@ -90,7 +91,7 @@ int lmx_cpu_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 
 static int ln_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     int64_t *o, int64_t *C, int64_t *i) {
-  LMX_TRY(norm_layout(c, &in[0], -1, o, C, i));
+  LMX_TRY(norm_layout(c, &in[0], ((const lmx_ln_param *)c->param)->axis, o, C, i));
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &in[1], *C, dt, "input 'gamma'"));
   LMX_TRY(vec_check(c, &in[2], *C, dt, "input 'beta'"));
@@ -106,8 +107,9 @@ int lmx_cpu_fwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mean/std");
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  lmx_cpu_ln_fwd(in[0].dtype, o, C, i, lmx_cpu_pnum(c, "eps", 1e-5), in[0].data, out[0].data,
-                 in[1].data, in[2].data, out[1].data, out[2].data, req[0] == LMX_REQ_ADD);
+  lmx_cpu_ln_fwd(in[0].dtype, o, C, i, ((const lmx_ln_param *)c->param)->eps, in[0].data,
+                 out[0].data, in[1].data, in[2].data, out[1].data, out[2].data,
+                 req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
@@ -134,7 +136,7 @@ int lmx_cpu_bwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 /* Makes the mask constant along `axes`: every element takes the value at index 0 of
  * those axes (in place; C order reads each source before it could be rewritten). */
 static int share_mask(const lmx_op_ctx *c, const lmx_tensor *m) {
-  lmx_shape axes = lmx_cpu_pshape(c, "axes");
+  const lmx_shape axes = ((const lmx_dropout_param *)c->param)->axes;
   if (axes.ndim <= 0) return LMX_OK;
   int nd = m->shape.ndim;
   int64_t st[LMX_MAX_NDIM], src[LMX_MAX_NDIM];
@@ -159,8 +161,9 @@ int lmx_cpu_fwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
   LMX_TRY(lmx_glue_check_like(c, &out[1], &in[0].shape, dt, "output 'mask'"));
   if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
-  double p = lmx_cpu_pnum(c, "p", 0.5);
-  int active = (c->is_train || lmx_cpu_penum(c, "mode", "always")) && p > 0;
+  const lmx_dropout_param *prm = c->param;
+  double p = prm->p;
+  int active = (c->is_train || prm->mode == LMX_DROPOUT_ALWAYS) && p > 0;
   if (!active) {
     lmx_cpu_fill(out[1].data, dt, n, 1.0);
     if (req[0]) lmx_cpu_scale(dt, n, out[0].data, in[0].data, 1.0, req[0] == LMX_REQ_ADD);

@@ -127,8 +127,14 @@ CPU_BCAST(broadcast_lesser, LMX_BC_LT)
 static int red_plan(const lmx_op_ctx *c, const lmx_shape *x, int kind, int64_t *ystr,
                     int64_t *ysize) {
   int nd = x->ndim, mask[LMX_MAX_NDIM];
-  lmx_shape ax = lmx_cpu_pshape(c, "axis");
-  int exclude = kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2 ? 0 : (int)lmx_cpu_pnum(c, "exclude", 0);
+  lmx_shape ax;
+  int exclude = 0;
+  if (kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2) { /* norm: its own struct, no exclude */
+    ax = ((const lmx_norm_param *)c->param)->axis;
+  } else {
+    const lmx_red_param *p = c->param;
+    ax = p->axis, exclude = p->exclude;
+  }
   for (int i = 0; i < nd; i++) mask[i] = ax.ndim < 0 ? 1 : exclude;
   for (int k = 0; k < ax.ndim; k++) {
     int a;
@@ -145,7 +151,7 @@ static int red_plan(const lmx_op_ctx *c, const lmx_shape *x, int kind, int64_t *
 }
 
 static int red_kind(const lmx_op_ctx *c, int kind) {
-  if (kind == LMX_RED_NORM2 && lmx_cpu_pint(c, "ord", 2) == 1) return LMX_RED_NORM1;
+  if (kind == LMX_RED_NORM2 && ((const lmx_norm_param *)c->param)->ord == 1) return LMX_RED_NORM1;
   return kind;
 }
 
@@ -217,7 +223,7 @@ static int arg_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   const lmx_shape *s = &in[0].shape;
   int64_t size = lmx_glue_size(&in[0]), outer = 1, len = size, inner = 1;
-  int64_t axv = lmx_cpu_pint(c, "axis", LMX_PARAM_NONE_INT);
+  int64_t axv = ((const lmx_arg_param *)c->param)->axis; /* LMX_PARAM_NONE_INT: None */
   if (axv != LMX_PARAM_NONE_INT) {
     int ax;
     LMX_TRY(lmx_op_axis(c, "axis", axv, s->ndim, &ax));

@@ -24,31 +24,32 @@
 #include "cpu_ops.h"
 
 static int rnn_desc(const lmx_op_ctx *c, const lmx_shape *x, int dt, lmx_cpu_rnn *r) {
-  r->mode = lmx_cpu_penum(c, "mode", "lstm") ? LMX_RNN_LSTM
-            : lmx_cpu_penum(c, "mode", "gru") ? LMX_RNN_GRU
-            : lmx_cpu_penum(c, "mode", "rnn_tanh") ? LMX_RNN_TANH : LMX_RNN_RELU;
+  const lmx_rnn_param *p = c->param;
+  r->mode = p->mode == LMX_RNNM_LSTM       ? LMX_RNN_LSTM
+            : p->mode == LMX_RNNM_GRU      ? LMX_RNN_GRU
+            : p->mode == LMX_RNNM_RNN_TANH ? LMX_RNN_TANH : LMX_RNN_RELU;
   r->G = r->mode == LMX_RNN_LSTM ? 4 : r->mode == LMX_RNN_GRU ? 3 : 1;
   r->dt = dt;
-  r->L = lmx_cpu_pint(c, "num_layers", 1);
-  r->D = lmx_cpu_pnum(c, "bidirectional", 0) ? 2 : 1;
-  r->H = lmx_cpu_pint(c, "state_size", 1);
+  r->L = p->num_layers;
+  r->D = p->bidirectional ? 2 : 1;
+  r->H = p->state_size;
   if (x->ndim != 3)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (sequence length, batch, "
                        "input size)");
   r->T = x->dim[0], r->N = x->dim[1], r->In = x->dim[2];
-  r->drop = lmx_cpu_pnum(c, "p", 0) > 0 && r->L > 1;
+  r->drop = p->p > 0 && r->L > 1;
   return LMX_OK;
 }
 
 /* MXNet 1.9 (rnn-inl.h) runs these through cuDNN only; its CPU RNN has the projection for
  * inference alone and ignores clipping. */
 static int rnn_supported(const lmx_op_ctx *c) {
+  const lmx_rnn_param *p = c->param;
   const char *what = NULL, *also = "";
-  if (lmx_cpu_pint(c, "projection_size", LMX_PARAM_NONE_INT) != LMX_PARAM_NONE_INT)
+  if (p->projection_size != LMX_PARAM_NONE_INT)
     what = "projection_size", also = " (and by its CPU RNN in inference)";
-  else if (lmx_cpu_pnum(c, "use_sequence_length", 0)) what = "use_sequence_length";
-  else if (!isnan(lmx_cpu_pnum(c, "lstm_state_clip_min", NAN)) ||
-           !isnan(lmx_cpu_pnum(c, "lstm_state_clip_max", NAN)))
+  else if (p->use_sequence_length) what = "use_sequence_length";
+  else if (!isnan(p->lstm_state_clip_min) || !isnan(p->lstm_state_clip_max))
     what = "lstm_state_clip_min/max";
   if (what)
     return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is only supported by MXNet "
@@ -93,7 +94,8 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
-  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), nv = num_visible(&r, states);
+  const lmx_rnn_param *p = c->param;
+  int states = p->state_outputs, nv = num_visible(&r, states);
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
   for (int i = 0; i < nv; i++) {
     if (req[i] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
@@ -103,10 +105,9 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(check_reserve(c, &out[nv], &r));
   if (r.drop) { /* the masks open the reserve: (L-1, T, N, D·H) */
     int64_t n = (r.L - 1) * r.T * r.N * r.D * r.H;
-    double p = lmx_cpu_pnum(c, "p", 0);
     if (c->is_train) {
       lmx_rng_fill_uniform(out[nv].data, r.dt, n, 0.0, 1.0);
-      lmx_cpu_dropout_mask(r.dt, n, out[nv].data, p);
+      lmx_cpu_dropout_mask(r.dt, n, out[nv].data, p->p);
     } else {
       lmx_cpu_fill(out[nv].data, r.dt, n, 1.0);
     }
@@ -132,7 +133,7 @@ int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
-  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), lstm = r.mode == LMX_RNN_LSTM;
+  int states = ((const lmx_rnn_param *)c->param)->state_outputs, lstm = r.mode == LMX_RNN_LSTM;
   LMX_TRY(check_reserve(c, &out[num_visible(&r, states)], &r));
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
   LMX_TRY(lmx_glue_check_like(c, &og[0], &ys, r.dt, "output gradient"));

@@ -24,7 +24,7 @@ typedef struct {
 
 static int seq_geo_of(const lmx_op_ctx *c, const lmx_tensor *in, int nin, seq_geo *g) {
   const lmx_shape *s = &in[0].shape;
-  g->axis = (int)lmx_cpu_pint(c, "axis", 0);
+  g->axis = (int)((const lmx_seq_param *)c->param)->axis;
   if (s->ndim < 2 || g->axis < 0 || g->axis > 1)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D with axis 0 or 1");
   g->T = s->dim[g->axis], g->N = s->dim[1 - g->axis], g->R = lmx_glue_inner(s, 1);
@@ -49,7 +49,9 @@ static char *blk(const void *base, const seq_geo *g, int64_t t, int64_t b) {
   return (char *)base + (size_t)(i * g->R) * g->es;
 }
 
-static int nin_of(const lmx_op_ctx *c) { return lmx_cpu_pnum(c, "use_sequence_length", 0) ? 2 : 1; }
+static int nin_of(const lmx_op_ctx *c) {
+  return ((const lmx_seq_param *)c->param)->use_sequence_length ? 2 : 1;
+}
 
 /* ---- SequenceMask ------------------------------------------------------------------ */
 
@@ -74,7 +76,7 @@ int lmx_cpu_fwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *in, const lm
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
-  mask_pass(&g, in, nin, out[0].data, in[0].data, lmx_cpu_pnum(c, "value", 0.0),
+  mask_pass(&g, in, nin, out[0].data, in[0].data, ((const lmx_seq_param *)c->param)->value,
             req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
