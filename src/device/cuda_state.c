@@ -23,6 +23,8 @@ static char g_count_reason[200];
 static _Thread_local int t_current = -1;
 
 int lmx_cuda_count(void) {
+  int known = __atomic_load_n(&g_count, __ATOMIC_ACQUIRE);
+  if (known >= 0) return known; /* every lookup asks: no lock once known */
   pthread_mutex_lock(&g_mu);
   if (g_count < 0) {
     int n = 0;
@@ -34,7 +36,8 @@ int lmx_cuda_count(void) {
     } else if (n == 0) {
       snprintf(g_count_reason, sizeof g_count_reason, "the CUDA runtime reports no device");
     }
-    g_count = n > LMX_CUDA_MAX_DEVICES ? LMX_CUDA_MAX_DEVICES : n;
+    __atomic_store_n(&g_count, n > LMX_CUDA_MAX_DEVICES ? LMX_CUDA_MAX_DEVICES : n,
+                     __ATOMIC_RELEASE);
   }
   int n = g_count;
   pthread_mutex_unlock(&g_mu);
