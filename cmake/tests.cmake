@@ -55,7 +55,8 @@ if(NOT LUAMX_WITH_CUDA)
   add_executable(test_cuda_fake tests/fake_cuda/test_cuda_fake.c tests/fake_cuda/fake_cudart.c
     src/device/cuda.c src/device/cuda_state.c src/device/cuda_copy.c)
   target_include_directories(test_cuda_fake BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/fake_cuda)
-  target_include_directories(test_cuda_fake PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_include_directories(test_cuda_fake PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
+    ${CMAKE_CURRENT_SOURCE_DIR}/tests)
   target_compile_definitions(test_cuda_fake PRIVATE LUAMX_WITH_CUDA)
   target_compile_options(test_cuda_fake PRIVATE ${LUAMX_WARNINGS})
   target_link_libraries(test_cuda_fake PRIVATE luamx_static)

@@ -30,12 +30,8 @@ static int g_pass, g_fail;
 #define HAS(text) (strstr(lmx_errmsg(), (text)) != NULL)
 
 static const lmx_device_ops *G = &lmx_cuda_device;
-
-static int64_t fig(int dev, int which) {
-  int64_t f[LMX_GPUMEM_NUM_FIGURES];
-  if (G->memory(dev, f, LMX_GPUMEM_NUM_FIGURES) != LMX_OK) return -1;
-  return f[which];
-}
+#define CASES_PENDING(dev) fake_cuda_pending(dev)
+#include "cuda_runtime_cases.h"
 
 static void test_count(void) {
   CHECK(G->count() == 2);
@@ -45,93 +41,6 @@ static void test_count(void) {
   CHECK(G->sync(0) == LMX_OK && lmx_cuda_dev_peek(0) == NULL);
   CHECK(G->stream(0) != NULL && lmx_cuda_dev_peek(0) != NULL);
   CHECK(G->stream(0) == G->stream(0) && G->stream(1) != G->stream(0));
-}
-
-/* host -> device -> host for a size; the host source is overwritten as soon as the
- * upload returns (allowed), and the download must hold the original bytes. */
-static void round_trip(int dev, size_t n) {
-  unsigned char *src = malloc(n + 1), *want = malloc(n + 1), *back = malloc(n + 1);
-  for (size_t i = 0; i < n; i++) want[i] = src[i] = (unsigned char)(i * 131 + n);
-  void *g = NULL;
-  CHECK(G->alloc(dev, n, &g) == LMX_OK);
-  CHECK(G->copy(dev, g, src, n, LMX_COPY_H2D) == LMX_OK);
-  memset(src, 0x11, n);
-  if (n > 0) CHECK(n > (size_t)LMX_CUDA_STAGING_SLOTS * LMX_CUDA_STAGING_BYTES || fake_cuda_pending(dev) > 0);
-  memset(back, 0, n + 1);
-  CHECK(G->copy(dev, back, g, n, LMX_COPY_D2H) == LMX_OK);
-  CHECK(memcmp(back, want, n) == 0);
-  /* device to device on the same GPU, then zeroing */
-  void *h = NULL;
-  CHECK(G->alloc(dev, n, &h) == LMX_OK);
-  CHECK(G->copy(dev, h, g, n, LMX_COPY_D2D) == LMX_OK);
-  CHECK(G->zero(dev, g, n) == LMX_OK);
-  CHECK(G->copy(dev, back, h, n, LMX_COPY_D2H) == LMX_OK && memcmp(back, want, n) == 0);
-  CHECK(G->copy(dev, back, g, n, LMX_COPY_D2H) == LMX_OK);
-  size_t nz = 0;
-  for (size_t i = 0; i < n; i++) nz += back[i] != 0;
-  CHECK(nz == 0);
-  G->release(dev, g);
-  G->release(dev, h);
-  free(src), free(want), free(back);
-}
-
-static void test_copies(void) {
-  size_t sizes[] = {0, 1, 1000, (size_t)LMX_CUDA_STAGING_BYTES + 3,
-                    (size_t)(LMX_CUDA_STAGING_SLOTS + 1) * LMX_CUDA_STAGING_BYTES + 5};
-  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) round_trip(0, sizes[i]);
-  round_trip(1, 7777);
-  /* Peer copy: the source is written by work still queued on gpu(0) (deferred upload);
-   * the copy on gpu(1)'s stream must run after it. */
-  size_t n = 3 << 20;
-  unsigned char *src = malloc(n), *back = malloc(n);
-  for (size_t i = 0; i < n; i++) src[i] = (unsigned char)(i % 251);
-  void *a = NULL, *b = NULL;
-  CHECK(G->alloc(0, n, &a) == LMX_OK && G->alloc(1, n, &b) == LMX_OK);
-  CHECK(G->copy(0, a, src, n, LMX_COPY_H2D) == LMX_OK);
-  CHECK(fake_cuda_pending(0) > 0);
-  CHECK(G->copy_peer(1, b, 0, a, n) == LMX_OK);
-  CHECK(G->copy(1, back, b, n, LMX_COPY_D2H) == LMX_OK && memcmp(back, src, n) == 0);
-  CHECK(G->sync(0) == LMX_OK && G->sync(1) == LMX_OK);
-  CHECK(fake_cuda_pending(0) == 0 && fake_cuda_pending(1) == 0);
-  G->release(0, a);
-  G->release(1, b);
-  free(src), free(back);
-}
-
-static void test_allocator(void) {
-  void *a = NULL, *b = NULL;
-  CHECK(G->alloc(0, 100000, &a) == LMX_OK);
-  int64_t m0 = fig(0, LMX_GPUMEM_RAW_ALLOCS);
-  int64_t hits = fig(0, LMX_GPUMEM_CACHE_HITS);
-  G->release(0, a);
-  CHECK(G->alloc(0, 100000, &b) == LMX_OK && b == a && fig(0, LMX_GPUMEM_RAW_ALLOCS) == m0);
-  CHECK(fig(0, LMX_GPUMEM_CACHE_HITS) == hits + 1);
-  G->release(0, b);
-  /* many small allocations and frees: no new raw allocation after the first round */
-  void *p[64];
-  for (int r = 0; r < 10; r++) {
-    for (int i = 0; i < 64; i++) CHECK(G->alloc(0, (size_t)(i + 1) * 64, &p[i]) == LMX_OK);
-    for (int i = 0; i < 64; i++) G->release(0, p[i]);
-    if (r == 0) m0 = fig(0, LMX_GPUMEM_RAW_ALLOCS);
-  }
-  CHECK(fig(0, LMX_GPUMEM_RAW_ALLOCS) == m0);
-  /* out of memory: 64 MiB device */
-  CHECK(G->empty_cache(0) > 0 && fig(0, LMX_GPUMEM_CACHED) == 0);
-  CHECK(fig(0, LMX_GPUMEM_TOTAL) == 64 << 20);
-  void *x = NULL, *y = NULL, *z = NULL;
-  CHECK(G->alloc(0, 40 << 20, &x) == LMX_OK);
-  G->release(0, x);
-  int64_t retries = fig(0, LMX_GPUMEM_OOM_RETRIES);
-  CHECK(G->alloc(0, 50 << 20, &y) == LMX_OK); /* only after emptying the 40 MiB cached */
-  CHECK(fig(0, LMX_GPUMEM_OOM_RETRIES) == retries + 1);
-  CHECK(G->alloc(0, 30 << 20, &z) == LMX_ERR_NOMEM);
-  CHECK(HAS("gpu(0): out of memory allocating 30.00 MiB (31457280 bytes"));
-  CHECK(HAS("50.00 MiB in use in 1 blocks") && HAS("device free 14.00 MiB of 64.00 MiB"));
-  CHECK(fig(0, LMX_GPUMEM_OOMS) == 1);
-  G->release(0, y);
-  CHECK(G->alloc(0, 30 << 20, &z) == LMX_OK);
-  CHECK(fig(0, LMX_GPUMEM_PEAK) >= 50 << 20);
-  G->release(0, z);
 }
 
 static int g_made;
@@ -198,8 +107,9 @@ static void test_faults(void) {
 int main(void) {
   fake_cuda_setup(2, 64 << 20);
   test_count();
-  test_copies();
+  test_copies(2);
   test_allocator();
+  test_oom();
   test_lib_handles();
   test_faults();
   printf("%d passed, %d failed\n", g_pass, g_fail);
