@@ -1,12 +1,13 @@
 /* caching_alloc.c — the device caching allocator (see caching_alloc.h).
  *
  * Bookkeeping: blocks handed out live in an open-addressing hash table keyed by
- * pointer (linear probing, tombstone-free deletion by backward shift), so release finds
- * a block's size in O(1); cached blocks live in an array sorted by (size, address), so
- * a request finds the smallest fitting block by binary search. Both tables grow through
- * the engine's host allocator; when one cannot grow, the operation degrades (a release
- * goes straight to the backend, an allocation fails with LMX_ERR_NOMEM) and never loses
- * a block.
+ * pointer (linear probing, deletion by backward shift), so release finds a block's size
+ * in O(1). Cached small blocks sit in one stack per size class (2048 classes of 512 B up
+ * to 1 MiB): a hit is a pop, a release a push. Cached large blocks sit in an array
+ * sorted by (size, address), so a request finds the smallest fitting block by binary
+ * search. All tables grow through the engine's host allocator; when one cannot grow,
+ * the operation degrades (a release goes straight to the backend, an allocation fails
+ * with LMX_ERR_NOMEM) and never loses a block.
  */
 #include "caching_alloc.h"
 
@@ -17,7 +18,17 @@
 #include "../core/alloc.h"
 #include "../core/status.h"
 
-enum { SMALL_LIMIT = 1 << 20, SMALL_ROUND = 512, LARGE_ROUND = 2 << 20 };
+enum {
+  SMALL_LIMIT = 1 << 20,
+  SMALL_ROUND = 512,
+  LARGE_ROUND = 2 << 20,
+  NBINS = SMALL_LIMIT / SMALL_ROUND
+};
+
+typedef struct bin {
+  void **p;
+  size_t n, cap;
+} bin;
 
 typedef struct blk {
   void *p; /* NULL: empty hash slot */
@@ -30,7 +41,8 @@ struct lmx_cache {
   char name[48];
   blk *live; /* hash table, cap_live slots (a power of two), n_live used */
   size_t cap_live, n_live;
-  blk *freel; /* sorted by (size, p), n_free used */
+  bin *bins;  /* NBINS stacks of cached small blocks (allocated on first release) */
+  blk *freel; /* cached large blocks sorted by (size, p), n_free used */
   size_t cap_free, n_free;
   lmx_cache_stats st;
 };
@@ -138,14 +150,48 @@ static int free_insert(lmx_cache *c, void *p, size_t size) {
   return LMX_OK;
 }
 
-/* Index of the cached block that serves a request of rounded size r, or -1. */
+/* Index of the cached large block that serves a request of rounded size r, or -1. */
 static long free_find(const lmx_cache *c, size_t r) {
   size_t at = free_lower(c, r, NULL);
   if (at == c->n_free) return -1;
   size_t have = c->freel[at].size;
-  if (r <= SMALL_LIMIT) return have == r ? (long)at : -1;
   size_t slack = r / 8 > LARGE_ROUND ? r / 8 : LARGE_ROUND;
   return have - r <= slack ? (long)at : -1;
+}
+
+static bin *bin_of(lmx_cache *c, size_t r) { return &c->bins[r / SMALL_ROUND - 1]; }
+
+/* Caches p (size r): a push on its bin, or an insertion in the large list. */
+static int cache_put(lmx_cache *c, void *p, size_t r) {
+  if (r > SMALL_LIMIT) return free_insert(c, p, r);
+  if (!c->bins && !(c->bins = lmx_calloc(NBINS, sizeof *c->bins))) return LMX_ERR_NOMEM;
+  bin *b = bin_of(c, r);
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 8;
+    void **a = lmx_realloc(b->p, cap * sizeof *a);
+    if (!a) return LMX_ERR_NOMEM;
+    b->p = a;
+    b->cap = cap;
+  }
+  b->p[b->n++] = p;
+  return LMX_OK;
+}
+
+/* A cached block for rounded size r (its size into *size), or NULL. */
+static void *cache_take(lmx_cache *c, size_t r, size_t *size) {
+  if (r <= SMALL_LIMIT) {
+    bin *b = c->bins ? bin_of(c, r) : NULL;
+    if (!b || b->n == 0) return NULL;
+    *size = r;
+    return b->p[--b->n];
+  }
+  long at = free_find(c, r);
+  if (at < 0) return NULL;
+  blk b = c->freel[at];
+  memmove(c->freel + at, c->freel + at + 1, (c->n_free - (size_t)at - 1) * sizeof *c->freel);
+  c->n_free--;
+  *size = b.size;
+  return b.p;
 }
 
 /* ---- the cache ------------------------------------------------------------------------- */
@@ -169,10 +215,16 @@ static size_t empty_locked(lmx_cache *c) {
     c->be.raw_free(c->be.ctx, c->freel[i].p);
     bytes += c->freel[i].size;
   }
-  c->st.raw_frees += (int64_t)c->n_free;
+  c->n_free = 0;
+  for (size_t k = 0; c->bins && k < NBINS; k++) {
+    bin *b = &c->bins[k];
+    for (size_t i = 0; i < b->n; i++) c->be.raw_free(c->be.ctx, b->p[i]);
+    bytes += b->n * (k + 1) * SMALL_ROUND;
+    b->n = 0;
+  }
+  c->st.raw_frees += c->st.cached_blocks;
   c->st.cached = 0;
   c->st.cached_blocks = 0;
-  c->n_free = 0;
   return bytes;
 }
 
@@ -181,6 +233,8 @@ void lmx_cache_free(lmx_cache *c) {
   empty_locked(c);
   for (size_t i = 0; i < c->cap_live; i++)
     if (c->live[i].p) c->be.raw_free(c->be.ctx, c->live[i].p);
+  for (size_t k = 0; c->bins && k < NBINS; k++) lmx_free(c->bins[k].p);
+  lmx_free(c->bins);
   lmx_free(c->live);
   lmx_free(c->freel);
   pthread_mutex_destroy(&c->mu);
@@ -208,20 +262,18 @@ static int oom_message(lmx_cache *c, size_t bytes, size_t r, int retried) {
 static int alloc_locked(lmx_cache *c, size_t bytes, void **out) {
   size_t r = lmx_cache_round(bytes);
   LMX_TRY(live_reserve(c));
-  long at = free_find(c, r);
-  if (at >= 0) {
-    blk b = c->freel[at];
-    memmove(c->freel + at, c->freel + at + 1, (c->n_free - (size_t)at - 1) * sizeof *c->freel);
-    c->n_free--;
-    c->st.cached -= (int64_t)b.size;
+  size_t have = 0;
+  void *hit = cache_take(c, r, &have);
+  if (hit) {
+    c->st.cached -= (int64_t)have;
     c->st.cached_blocks--;
     c->st.cache_hits++;
-    r = b.size;
-    *out = b.p;
+    r = have;
+    *out = hit;
   } else {
     void *p = NULL;
     int rc = c->be.raw_alloc(c->be.ctx, r, &p), retried = 0;
-    if (rc == LMX_ERR_NOMEM && c->n_free > 0) {
+    if (rc == LMX_ERR_NOMEM && c->st.cached_blocks > 0) {
       retried = 1;
       empty_locked(c);
       c->st.oom_retries++;
@@ -258,7 +310,7 @@ void lmx_cache_release(lmx_cache *c, void *p) {
   if (live_take(c, p, &size) == 0) {
     c->st.live_blocks--;
     c->st.in_use -= (int64_t)size;
-    if (free_insert(c, p, size) == LMX_OK) {
+    if (cache_put(c, p, size) == LMX_OK) {
       c->st.cached += (int64_t)size;
       c->st.cached_blocks++;
     } else {
