@@ -71,10 +71,13 @@ static int broken_error(const lmx_cuda_dev *d) {
 static void probe(lmx_cuda_dev *d) {
   cudaGetLastError();
   size_t fr, tot;
-  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
-    d->broken = 1;
+  t_current = -1; /* the probe makes d current (the failing call may have been another's) */
+  if (cudaSetDevice(d->id) != cudaSuccess || cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+    __atomic_store_n(&d->broken, 1, __ATOMIC_RELEASE);
     cudaGetLastError();
+    return;
   }
+  t_current = d->id;
 }
 
 static void record_fault(lmx_cuda_dev *d, const char *text) {
@@ -199,7 +202,7 @@ int lmx_cuda_dev_get(int dev_id, lmx_cuda_dev **out) {
     pthread_mutex_unlock(&g_mu);
     LMX_TRY(rc);
   }
-  if (d->broken) return broken_error(d);
+  if (__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE)) return broken_error(d);
   LMX_TRY(lmx_cuda_make_current(d));
   *out = d;
   return LMX_OK;
