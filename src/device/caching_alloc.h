@@ -33,6 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus /* also included by kernels/cuda (C++) */
+extern "C" {
+#endif
+
 typedef struct lmx_cache lmx_cache;
 
 typedef struct lmx_cache_backend {
@@ -94,5 +98,9 @@ int lmx_cache_mem_info(lmx_cache *c, size_t *free_bytes, size_t *total_bytes);
 
 /* "1.50 GiB" style text of a byte count into buf (cap >= 16). Returns buf. */
 const char *lmx_cache_bytes_str(int64_t bytes, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #ifndef LMX_DEVICE_CUDA_LIBS_H
 #define LMX_DEVICE_CUDA_LIBS_H
 
+#ifdef __cplusplus /* also included by kernels/cuda (C++) */
+extern "C" {
+#endif
+
 enum { LMX_LIB_CUBLAS, LMX_LIB_CUBLASLT, LMX_LIB_CUDNN, LMX_LIB_NCCL, LMX_NUM_CUDA_LIBS };
 
 /* "cuBLAS", "cuBLASLt", "cuDNN", "NCCL"; "?" for an unknown id. */
@@ -38,5 +42,9 @@ int lmx_cuda_lib_sym(int lib, const char *name, void **fn);
  * package hint `package`. Used by lmx_cuda_lib_open and by tests. */
 int lmx_cuda_lib_open_soname(const char *soname, const char *what, const char *package,
                              void **handle);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -40,6 +40,10 @@
 #include "caching_alloc.h"
 #include "cuda_libs.h"
 
+#ifdef __cplusplus /* also included by kernels/cuda (C++) */
+extern "C" {
+#endif
+
 enum {
   LMX_CUDA_MAX_DEVICES = 16,
   LMX_CUDA_STAGING_SLOTS = 4,           /* pinned buffers in the ring */
@@ -138,5 +142,9 @@ int lmx_cuda_copy_peer(lmx_cuda_dev *dst_dev, void *dst, lmx_cuda_dev *src_dev, 
 /* Finishes the staging ring: waits for every queued staging copy and delivers pending
  * device->host chunks. Called with d->mu held. */
 int lmx_cuda_stage_drain(lmx_cuda_dev *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
