@@ -81,3 +81,12 @@ if(NOT LUAMX_WITH_CUDA)
   target_link_libraries(test_cuda_fake PRIVATE luamx_static)
   add_test(NAME c_test_cuda_fake COMMAND test_cuda_fake)
 endif()
+
+# In the simulator, device memory is host memory: the runtime's out-of-memory checks
+# run against small simulated GPUs (256 MiB) rather than the 2 GiB default.
+if(LUAMX_CUDA_SIM)
+  if(TEST gpu_runtime_spec)
+    set_property(TEST gpu_runtime_spec APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
+  endif()
+  set_property(TEST c_test_cuda_runtime APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
+endif()
