@@ -23,7 +23,7 @@ static const int inplace_00[][2] = {{0, 0}};
       .name = #id,                                                     \
       .hint = hintstr,                                                 \
       .doc = docstr,                                                   \
-      LMX_PARAMS(scalar_fields, lmx_scalar_param),                         \
+      LMX_PARAMS(scalar_fields, lmx_scalar_param),                     \
       .backward_needs = (needs),                                       \
       .inplace = inplace_00,                                           \
       .num_inplace = 1,                                                \

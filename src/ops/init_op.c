@@ -10,11 +10,11 @@
 #include "op_impl.h"
 
 #define INIT_COMMON                                                                       \
-  LMX_PF(lmx_init_param, shape, LMX_PT_SHAPE, "()", NULL, 0, 0, "The shape of the output"),    \
-      LMX_PF(lmx_init_param, ctx, LMX_PT_STRING, "", NULL, 0, 0,                               \
+  LMX_PF(lmx_init_param, shape, LMX_PT_SHAPE, "()", NULL, 0, 0, "The shape of the output"), \
+      LMX_PF(lmx_init_param, ctx, LMX_PT_STRING, "", NULL, 0, 0,                           \
              "Context of output, in format [cpu|gpu|cpu_pinned](n). Only used for "       \
              "imperative calls."),                                                        \
-      LMX_PF(lmx_init_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0,                       \
+      LMX_PF(lmx_init_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0,                   \
              "Target data type.")
 
 static const lmx_param_field init_fields[] = {INIT_COMMON};
@@ -48,7 +48,7 @@ static int init_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
   const lmx_op lmx_op_##id = {                                                             \
       .name = #id,                                                                         \
       .doc = "Returns an array of the given shape filled with " text ".",                  \
-      LMX_PARAMS(fields, lmx_init_param),                                                      \
+      LMX_PARAMS(fields, lmx_init_param),                                                  \
       .num_inputs = no_inputs,                                                             \
       .infer_shape = init_infer_shape,                                                     \
       .infer_type = init_infer_type,                                                       \

@@ -114,7 +114,7 @@ static int reg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
   const lmx_op lmx_op_##id = {                                \
       .name = #id,                                            \
       .doc = docstr,                                          \
-      LMX_PARAMS(reg_fields, lmx_reg_param),                      \
+      LMX_PARAMS(reg_fields, lmx_reg_param),                  \
       .inputs = in_data_label,                                \
       .infer_shape = reg_infer_shape,                         \
       .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS, \

@@ -514,7 +514,9 @@ static const lmx_param_field split_fields[] = {
            "If true, removes the axis with length 1 from the shapes of the output arrays."),
 };
 
-static int split_num_outputs(const void *p) { return (int)((const lmx_split_param *)p)->num_outputs; }
+static int split_num_outputs(const void *p) {
+  return (int)((const lmx_split_param *)p)->num_outputs;
+}
 static void split_output_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
   snprintf(buf, cap, "output%d", i);

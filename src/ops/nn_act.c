@@ -161,7 +161,7 @@ static unsigned softmax_backward_needs(const void *p) {
   const lmx_op lmx_op_##id = {                               \
       .name = #id,                                           \
       .doc = docstr,                                         \
-      LMX_PARAMS(softmax_fields, lmx_softmax_param),             \
+      LMX_PARAMS(softmax_fields, lmx_softmax_param),         \
       .num_inputs = softmax_num_inputs,                      \
       .input_name = softmax_input_name,                      \
       .infer_shape = softmax_infer_shape,                    \

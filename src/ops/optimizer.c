@@ -39,7 +39,8 @@ static const lmx_param_field adam_fields[] = {
 };
 static const lmx_param_field rmsprop_fields[] = {
     F_LR,
-    LMX_PF(lmx_upd_param, gamma1, LMX_PT_FLOAT, "0.95", NULL, 0, 0, "The decay rate of momentum estimates."),
+    LMX_PF(lmx_upd_param, gamma1, LMX_PT_FLOAT, "0.95", NULL, 0, 0,
+           "The decay rate of momentum estimates."),
     LMX_PF(lmx_upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0,
            "A small constant for numerical stability."),
     F_WD, F_RESCALE, F_CLIP,
@@ -65,7 +66,7 @@ static const int inplace_00[][2] = {{0, 0}};
       .doc = docstr,                                           \
       .params = fields,                                        \
       .num_params = LMX_COUNT(fields),                         \
-      .param_size = sizeof(lmx_upd_param),                         \
+      .param_size = sizeof(lmx_upd_param),                     \
       .inputs = ins,                                           \
       .inplace = inplace_00,                                   \
       .num_inplace = 1,                                        \

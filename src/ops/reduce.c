@@ -56,7 +56,7 @@ static int red_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
   const lmx_op lmx_op_##id = {                           \
       .name = #id,                                       \
       .doc = docstr,                                     \
-      LMX_PARAMS(red_fields, lmx_red_param),                 \
+      LMX_PARAMS(red_fields, lmx_red_param),             \
       .infer_shape = red_infer_shape,                    \
       .backward_needs = (needs),                         \
   }

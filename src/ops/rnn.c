@@ -22,7 +22,8 @@
 enum { RNN_RELU, RNN_TANH, RNN_LSTM, RNN_GRU };
 
 static const lmx_param_field rnn_fields[] = {
-    LMX_PF(lmx_rnn_param, state_size, LMX_PT_INT, NULL, NULL, 1, 1e9, "size of the state for each layer"),
+    LMX_PF(lmx_rnn_param, state_size, LMX_PT_INT, NULL, NULL, 1, 1e9,
+           "size of the state for each layer"),
     LMX_PF(lmx_rnn_param, num_layers, LMX_PT_INT, NULL, NULL, 1, 1e9, "number of stacked layers"),
     LMX_PF(lmx_rnn_param, bidirectional, LMX_PT_BOOL, "False", NULL, 0, 0,
            "whether to use bidirectional recurrent layers"),
@@ -32,7 +33,8 @@ static const lmx_param_field rnn_fields[] = {
            "drop rate of the dropout on the outputs of each RNN layer, except the last layer."),
     LMX_PF(lmx_rnn_param, state_outputs, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether to have the states as symbol outputs."),
-    LMX_PF(lmx_rnn_param, projection_size, LMX_PT_OPT_INT, "None", NULL, 0, 0, "size of project size"),
+    LMX_PF(lmx_rnn_param, projection_size, LMX_PT_OPT_INT, "None", NULL, 0, 0,
+           "size of project size"),
     LMX_PF(lmx_rnn_param, lstm_state_clip_min, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Minimum clip value of LSTM states."),
     LMX_PF(lmx_rnn_param, lstm_state_clip_max, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
@@ -177,7 +179,8 @@ const lmx_op lmx_op_RNN = {
 static const lmx_param_field seqmask_fields[] = {
     LMX_PF(lmx_seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If set to true, this layer takes in an extra input parameter `sequence_length`."),
-    LMX_PF(lmx_seq_param, value, LMX_PT_FLOAT, "0.0", NULL, 0, 0, "The value to be used as a mask."),
+    LMX_PF(lmx_seq_param, value, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+           "The value to be used as a mask."),
     LMX_PF(lmx_seq_param, axis, LMX_PT_INT, "0", NULL, 0, 1,
            "The sequence axis. Only values of 0 and 1 are currently supported."),
 };
@@ -250,7 +253,7 @@ static int seq_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
   const lmx_op lmx_op_##id = {                                 \
       .name = #id,                                             \
       .doc = docstr,                                           \
-      LMX_PARAMS(fields, lmx_seq_param),                           \
+      LMX_PARAMS(fields, lmx_seq_param),                       \
       .num_inputs = seq_num_inputs,                            \
       .input_name = seq_input_name,                            \
       .infer_shape = shape_fn,                                 \

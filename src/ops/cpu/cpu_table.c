@@ -95,7 +95,8 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_SoftmaxActivation] = {FWD(SoftmaxActivation), BWD(SoftmaxActivation)},
     /* loss.c (rest) */
     [LMX_OPID_LinearRegressionOutput] = {FWD(LinearRegressionOutput), BWD(LinearRegressionOutput)},
-    [LMX_OPID_LogisticRegressionOutput] = {FWD(LogisticRegressionOutput), BWD(LogisticRegressionOutput)},
+    [LMX_OPID_LogisticRegressionOutput] = {FWD(LogisticRegressionOutput),
+                                           BWD(LogisticRegressionOutput)},
     [LMX_OPID_MAERegressionOutput] = {FWD(MAERegressionOutput), BWD(MAERegressionOutput)},
     [LMX_OPID_MakeLoss] = {FWD(MakeLoss), BWD(MakeLoss)},
     [LMX_OPID_BlockGrad] = {FWD(BlockGrad), BWD(BlockGrad)},

@@ -314,7 +314,8 @@ static int slice_run(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x,
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,
                               req == LMX_REQ_ADD);
   } else {
-    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_glue_size(x) * (size_t)lmx_dtype_size(x->dtype));
+    if (req != LMX_REQ_ADD)
+      memset(x->data, 0, (size_t)lmx_glue_size(x) * (size_t)lmx_dtype_size(x->dtype));
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, at(x, off), ps, y->data, ys,
                               req == LMX_REQ_ADD);
   }

@@ -41,7 +41,8 @@ static int bcast_check(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
       int64_t od = o->shape.dim[nd - x->ndim + k];
       if (x->dim[k] != 1 && x->dim[k] != od) goto bad;
     }
-    LMX_TRY(lmx_glue_check_size(c, &in[s], lmx_glue_size(&in[s]), s ? "input 'rhs'" : "input 'lhs'"));
+    LMX_TRY(lmx_glue_check_size(c, &in[s], lmx_glue_size(&in[s]),
+                                s ? "input 'rhs'" : "input 'lhs'"));
     continue;
   bad: {
     char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];

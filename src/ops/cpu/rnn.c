@@ -65,7 +65,8 @@ static int rnn_check(const lmx_op_ctx *c, const lmx_tensor *in, lmx_cpu_rnn *r) 
   lmx_shape ps = {1, {lmx_cpu_rnn_param_size(r)}}, hs = {3, {r->L * r->D, r->N, r->H}};
   LMX_TRY(lmx_glue_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
   LMX_TRY(lmx_glue_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
-  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_glue_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
+  if (r->mode == LMX_RNN_LSTM)
+    LMX_TRY(lmx_glue_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
   return lmx_glue_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
 }
 
