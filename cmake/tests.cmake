@@ -9,6 +9,12 @@ foreach(src ${LUAMX_C_TESTS})
   target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   add_test(NAME c_${name} COMMAND ${name})
+  if(LUAMX_WITH_CUDA)
+    target_compile_definitions(${name} PRIVATE LUAMX_WITH_CUDA $<$<BOOL:${LUAMX_CUDA_SIM}>:LUAMX_CUDA_SIM>)
+  endif()
+  if(LUAMX_CUDA_SIM)  # kernel tests reach the simulator's controls (lmx_sim.h)
+    target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/sim/include)
+  endif()
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
 # on gpu(0) against the CPU (skips without a GPU context), and the same machinery with
