@@ -86,3 +86,27 @@ if(BUSTED)
 else()
   message(WARNING "busted not found: the Lua specs are not registered")
 endif()
+
+# The GPU runtime (src/device/cuda*.c) over a host fake of the CUDA runtime, in builds
+# without CUDA (CUDA and simulator builds test the runtime itself): the runtime's own
+# sources are compiled into the test with tests/fake_cuda first on the include path.
+if(NOT LUAMX_WITH_CUDA)
+  add_executable(test_cuda_fake tests/fake_cuda/test_cuda_fake.c tests/fake_cuda/fake_cudart.c
+    src/device/cuda.c src/device/cuda_state.c src/device/cuda_copy.c)
+  target_include_directories(test_cuda_fake BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/fake_cuda)
+  target_include_directories(test_cuda_fake PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
+    ${CMAKE_CURRENT_SOURCE_DIR}/tests)
+  target_compile_definitions(test_cuda_fake PRIVATE LUAMX_WITH_CUDA)
+  target_compile_options(test_cuda_fake PRIVATE ${LUAMX_WARNINGS})
+  target_link_libraries(test_cuda_fake PRIVATE luamx_static)
+  add_test(NAME c_test_cuda_fake COMMAND test_cuda_fake)
+endif()
+
+# In the simulator, device memory is host memory: the runtime's out-of-memory checks
+# run against small simulated GPUs (256 MiB) rather than the 2 GiB default.
+if(LUAMX_CUDA_SIM)
+  if(TEST gpu_runtime_spec)
+    set_property(TEST gpu_runtime_spec APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
+  endif()
+  set_property(TEST c_test_cuda_runtime APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
+endif()

@@ -135,6 +135,36 @@ LMX_API int lmx_num_gpus(void);
  * (gpu(0) with no GPU, negative ids, unknown device types). */
 LMX_API int lmx_context_check(int dev_type, int dev_id);
 
+/* Indices of lmx_gpu_memory_info's figures. Bytes of the caching allocator are rounded
+ * block sizes (requests round up to 512 B, above 1 MiB to 2 MiB). */
+enum {
+  LMX_GPUMEM_FREE = 0,      /* device free bytes (cudaMemGetInfo), as MXNet's first value */
+  LMX_GPUMEM_TOTAL,         /* device total bytes */
+  LMX_GPUMEM_IN_USE,        /* bytes of blocks held by arrays and executors */
+  LMX_GPUMEM_CACHED,        /* bytes of freed blocks the allocator keeps for reuse */
+  LMX_GPUMEM_PEAK,          /* highest IN_USE since the device was first used */
+  LMX_GPUMEM_LIVE_BLOCKS,   /* blocks held */
+  LMX_GPUMEM_CACHED_BLOCKS, /* blocks cached */
+  LMX_GPUMEM_REQUESTS,      /* allocations served */
+  LMX_GPUMEM_CACHE_HITS,    /* of which from the cache */
+  LMX_GPUMEM_RAW_ALLOCS,    /* cudaMalloc calls that succeeded (cache misses) */
+  LMX_GPUMEM_RAW_FREES,     /* blocks given back with cudaFree */
+  LMX_GPUMEM_OOM_RETRIES,   /* out of memory answered by emptying the cache and retrying */
+  LMX_GPUMEM_OOMS,          /* allocations that failed even after the retry */
+  LMX_GPUMEM_NUM_FIGURES
+};
+
+/* Memory figures of gpu(dev_id) into figures[0..n) (n >= 1; at most
+ * LMX_GPUMEM_NUM_FIGURES are written), indexed by LMX_GPUMEM_*. Allocator figures are 0
+ * for a device nothing was allocated on yet. LMX_ERR_DEVICE for a GPU that is not
+ * present (the message says why), LMX_ERR_ARG for n < 1. Thread-safe. */
+LMX_API int lmx_gpu_memory_info(int dev_id, int64_t *figures, int n);
+
+/* Gives the blocks gpu(dev_id)'s caching allocator keeps for reuse back to the device
+ * (cudaFree); arrays in use are not touched. out_bytes (may be NULL): bytes released.
+ * LMX_ERR_DEVICE for a GPU that is not present. Thread-safe. */
+LMX_API int lmx_gpu_empty_cache(int dev_id, int64_t *out_bytes);
+
 /* ================================================================== NDArray === */
 
 /* An n-dimensional array: a shape, a dtype, a context, and a view (byte offset) into
@@ -201,10 +231,13 @@ LMX_API int lmx_ndarray_set_f64(lmx_ndarray *arr, const double *values, int64_t 
  * size. */
 LMX_API int lmx_ndarray_get_f64(const lmx_ndarray *arr, double *values, int64_t n);
 
-/* Waits until pending writes to the array are done (a no-op on the CPU). */
+/* Waits until pending writes to the array are done: on a GPU, until the work queued on
+ * its device's stream has run (a no-op on the CPU). LMX_ERR_DEVICE reports an
+ * asynchronous fault of that work, naming the operator and node that ran last. */
 LMX_API int lmx_ndarray_wait_to_read(const lmx_ndarray *arr);
 
-/* Waits for all pending work on every device. */
+/* Waits for all pending work on every device (GPUs never used are skipped); reports
+ * the first asynchronous fault as lmx_ndarray_wait_to_read. */
 LMX_API int lmx_waitall(void);
 
 /* ============================================================ random numbers === */

@@ -19,6 +19,11 @@ int lmx_device_lookup(int dev_type, int dev_id, const lmx_device_ops **out) {
                     dev_type);
   int n = ops->count();
   if (dev_id < 0 || dev_id >= n) {
+#ifdef LUAMX_WITH_CUDA
+    if (dev_type == LMX_GPU && n == 0) /* say why: no driver, no device, ... */
+      return lmx_fail(LMX_ERR_DEVICE, "context gpu(%d) requested but 0 GPUs are present (CUDA: "
+                      "%s)", dev_id, lmx_cuda_count_reason());
+#endif
     if (dev_type == LMX_GPU)
       return lmx_fail(LMX_ERR_DEVICE, "context gpu(%d) requested but %d GPU%s present", dev_id,
                       n, n == 1 ? " is" : "s are");

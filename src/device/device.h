@@ -97,9 +97,28 @@ typedef struct lmx_device_ops {
    * (src/tensor/random.h), whose lmx_rng_device_key hands out the keys. */
   int (*random)(int dev_id, int dist, int dt, int64_t n, void *p, double a, double b,
                 uint64_t seed, uint64_t offset);
+
+  /* ---- runtime hooks (NULL on the CPU; the CUDA runtime in src/device/cuda*.c) ---- */
+  /* Memory figures of dev_id into fig[0..n), indexed by LMX_GPUMEM_* of luamx.h. */
+  int (*memory)(int dev_id, int64_t *fig, int n);
+  /* Gives dev_id's cached (free) blocks back to the device; returns the bytes. */
+  size_t (*empty_cache)(int dev_id);
+  /* Copies bytes between two ids of this device type (device memory on both), ordered
+   * after the work queued on both so far and before later work on both. */
+  int (*copy_peer)(int dst_id, void *dst, int src_id, const void *src, size_t bytes);
+  /* Names the operator (static string) and node (copied; NULL in imperative calls)
+   * whose work is queued next on dev_id, so that an asynchronous fault reported at a
+   * later sync names them; makes dev_id the thread's current device. Cheap. */
+  void (*note_op)(int dev_id, const char *op, const char *node);
 } lmx_device_ops;
 
 enum { LMX_RAND_UNIFORM = 0, LMX_RAND_NORMAL = 1 };
+
+/* d->note_op when the device has one (call before queuing an operator's kernels). */
+static inline void lmx_device_note_op(const lmx_device_ops *d, int dev_id, const char *op,
+                                      const char *node) {
+  if (d && d->note_op) d->note_op(dev_id, op, node);
+}
 
 enum { LMX_COPY_D2D = 0, LMX_COPY_H2D = 1, LMX_COPY_D2H = 2 };
 enum { LMX_MAX_CPU_ID = 255 };
@@ -139,6 +158,8 @@ int lmx_device_gemm(const lmx_device_ops *d, int dev_id, int dt, int ta, int tb,
 extern const lmx_device_ops lmx_cpu_device;
 #ifdef LUAMX_WITH_CUDA
 extern const lmx_device_ops lmx_cuda_device;
+/* Why the CUDA runtime reports no device ("" when it reports some); cuda_state.c. */
+const char *lmx_cuda_count_reason(void);
 #endif
 
 #endif

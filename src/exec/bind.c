@@ -284,6 +284,13 @@ static int check_grads(const lmx_binder *b, lmx_executor *x) {
       return lmx_fail(LMX_ERR_DTYPE, "bind: gradient array of argument '%s': expected dtype %s, "
                       "got %s", p->nodes[p->arg_node[i]].name, lmx_dtype_str(p->dtype[e]),
                       lmx_dtype_str(gr->dtype));
+    int c = p->nodes[p->arg_node[i]].ctx; /* kernels write the gradient on this device */
+    if (gr->st->dev_type != p->ctx_type[c] || gr->st->dev_id != p->ctx_id[c])
+      return lmx_fail(LMX_ERR_DEVICE, "bind: gradient array of argument '%s' is on %s(%d) but "
+                      "the argument is on %s(%d): give a gradient array on %s(%d)",
+                      p->nodes[p->arg_node[i]].name, gr->st->dev->name, gr->st->dev_id,
+                      lmx_device_type_name(p->ctx_type[c]), p->ctx_id[c],
+                      lmx_device_type_name(p->ctx_type[c]), p->ctx_id[c]);
   }
   return LMX_OK;
 }

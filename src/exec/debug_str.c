@@ -6,7 +6,8 @@
  * Name=<name>", "Inputs:" with "\targ[i]=<node>(<index>)" (" version=<v>" for variable
  * inputs), "Attrs:" sorted by key, "Control deps:" (a backward node's forward node).
  * Backward nodes print as "_backward_<Op>", copies as "_copy" (gradient copies) or
- * "_CrossDeviceCopy", zeros as "_zeros". Then one line with the memory plan and, last,
+ * "_CrossDeviceCopy", zeros as "_zeros". Then, per GPU context, one line with its
+ * caching allocator's figures ("Device gpu(0): ..."), one line with the memory plan and, last,
  * MXNet's two total lines ("Total <MB> MB allocated" with the bytes the plan allocates
  * for intermediates, ">> 20"; "Total 11 TempSpace resource requested"), so code that
  * reads the MB figure from line [-3] of the text split at "\n" keeps working.
@@ -84,6 +85,24 @@ static void print_outputs(lmx_sbuf *sb, const lmx_executor *x) {
   }
 }
 
+/* A device with a caching allocator (GPU): one line of its figures. */
+static void device_memory(lmx_sbuf *sb, int dev_type, int dev_id) {
+  const lmx_device_ops *d;
+  int64_t f[LMX_GPUMEM_NUM_FIGURES];
+  if (lmx_device_lookup(dev_type, dev_id, &d) != LMX_OK || !d->memory ||
+      d->memory(dev_id, f, LMX_GPUMEM_NUM_FIGURES) != LMX_OK) {
+    lmx_clear_error();
+    return;
+  }
+  lmx_sbuf_addf(sb, "Device %s(%d): %lld bytes in use in %lld blocks, %lld cached, peak %lld; "
+                "%lld allocations (%lld from the cache, %lld raw); device free %lld of %lld\n",
+                d->name, dev_id, (long long)f[LMX_GPUMEM_IN_USE],
+                (long long)f[LMX_GPUMEM_LIVE_BLOCKS], (long long)f[LMX_GPUMEM_CACHED],
+                (long long)f[LMX_GPUMEM_PEAK], (long long)f[LMX_GPUMEM_REQUESTS],
+                (long long)f[LMX_GPUMEM_CACHE_HITS], (long long)f[LMX_GPUMEM_RAW_ALLOCS],
+                (long long)f[LMX_GPUMEM_FREE], (long long)f[LMX_GPUMEM_TOTAL]);
+}
+
 int lmx_exec_debug_str(lmx_executor *x, const char **text) {
   const lmx_plan *p = &x->plan;
   lmx_sbuf *sb = &x->text;
@@ -106,6 +125,7 @@ int lmx_exec_debug_str(lmx_executor *x, const char **text) {
     print_node(sb, p, p->order[i]);
   }
   lmx_free(seen);
+  for (int c = 0; c < p->nctx; c++) device_memory(sb, p->ctx_type[c], p->ctx_id[c]);
   lmx_sbuf_addf(sb, "Memory plan: %zu bytes in %d blocks for %d entries (naive sum %zu bytes); "
                 "pool %zu bytes\n", p->planned_bytes, p->nblocks, p->planned_entries,
                 p->naive_bytes, x->pool ? x->pool->bytes : 0);

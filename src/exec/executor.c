@@ -77,6 +77,8 @@ static int run_step(lmx_executor *x, lmx_xstep *s, int is_train) {
   if (x->mon && x->mon_all) lmx_monitor_before(x, s);
   int rc;
   s->c.is_train = is_train;
+  if (s->kind != LMX_STEP_COPY) /* an asynchronous fault names the last op (GPU) */
+    lmx_device_note_op(s->c.dev, s->c.dev_id, s->c.op->name, s->c.node);
   if (s->kind == LMX_STEP_OP) {
     if (!s->fwd) return no_kernel(s, "forward");
     const lmx_tensor *t = s->t;

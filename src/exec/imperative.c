@@ -243,6 +243,7 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
+    lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
     rc = k->k->forward(&k->c, k->tin, k->tout, req, k->taux);
   }
   for (int i = 0; i < ret; i++) {
@@ -397,6 +398,7 @@ int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
   if (rc == LMX_OK) rc = setup_out_grads(&k, nout, out_grads, og);
   if (rc == LMX_OK) rc = setup_in_grads(&k, in_grads, reqs, res, fresh, ig, req);
   if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
+  if (rc == LMX_OK) lmx_device_note_op(k.c.dev, k.c.dev_id, k.c.op->name, NULL);
   if (rc == LMX_OK) rc = k.k->backward(&k.c, og, k.tin, k.tout, ig, req, k.taux);
   for (int i = 0; i < k.nin && i < IMP_MAX; i++) {
     if (!fresh[i]) continue;

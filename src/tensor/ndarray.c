@@ -17,6 +17,7 @@ static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_sto
   LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
   lmx_storage *st = lmx_alloc(sizeof *st);
   if (!st) return lmx_fail_nomem("array storage header", sizeof *st);
+  st->ptr = NULL;
   int rc = dev->alloc(dev_id, bytes, &st->ptr);
   if (rc == LMX_OK && zero) rc = dev->zero(dev_id, st->ptr, bytes);
   if (rc != LMX_OK) {
@@ -55,6 +56,11 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
   int rc = storage_new(dev_type, dev_id, bytes, zero, &a->st);
   if (rc != LMX_OK) {
     lmx_free(a);
+    if (rc == LMX_ERR_NOMEM && dev_type != LMX_CPU) { /* keep the device's account */
+      char s[LMX_SHAPE_STRCAP];
+      return lmx_fail_prefix(rc, "array of shape %s %s: ", lmx_shape_str(shape, s),
+                             lmx_dtype_str(dtype));
+    }
     if (rc == LMX_ERR_NOMEM) {
       char s[LMX_SHAPE_STRCAP];
       return lmx_fail(LMX_ERR_NOMEM, "out of memory allocating an array of shape %s %s (%zu bytes)",
@@ -105,6 +111,8 @@ int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst) {
     if (s_cpu && d_cpu) return lmx_cpu_device.copy(0, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, 0);
     if (!s_cpu && !d_cpu && s->dev_id == d->dev_id)
       return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2D);
+    if (!s_cpu && !d_cpu && s->dev == d->dev && d->dev->copy_peer) /* two GPUs */
+      return d->dev->copy_peer(d->dev_id, lmx_nd_ptr(dst), s->dev_id, lmx_nd_ptr(src), bytes);
     if (s_cpu) return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_H2D);
     if (d_cpu) return s->dev->copy(s->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2H);
   }
