@@ -30,6 +30,7 @@
 
 #include "core/status.h"
 #include "luamx.h"
+#include "ops/kernel.h"
 #include "ops/op.h"
 #include "tensor/random.h"
 #include "tensor/shape.h"
@@ -46,6 +47,7 @@ enum { MAXT = 16 };
 
 typedef struct {
   const lmx_op *op;
+  const lmx_kernel *kern; /* the op's CPU kernel row */
   void *param;
   lmx_op_ctx c;
   int nin, nout, naux, nvis;
@@ -162,8 +164,9 @@ static int setup(gc_run *r, const gc_case *k) {
     double *p = alloc_t(&r->aux[i], &as[i]);
     fill_input(p, lmx_shape_size(&as[i]), i % 2 ? 'p' : 'u', 1); /* mean / var */
   }
-  if (r->op->workspace) {
-    r->c.workspace_bytes = r->op->workspace(&r->c, is, os);
+  r->kern = lmx_op_kernel(r->op, LMX_CPU);
+  if (r->kern && r->kern->workspace) {
+    r->c.workspace_bytes = r->kern->workspace(&r->c, is, os);
     r->c.workspace = calloc(1, r->c.workspace_bytes + 1);
   }
   return 0;
@@ -181,7 +184,7 @@ static int forward(gc_run *r, const lmx_tensor *out) {
   int req[MAXT];
   for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
   lmx_rng_seed(1234);
-  return r->op->forward[LMX_DEV_SLOT_CPU](&r->c, r->in, out, req, r->aux);
+  return r->kern->forward(&r->c, r->in, out, req, r->aux);
 }
 
 static double objective(gc_run *r) {
@@ -208,7 +211,7 @@ static int backward(gc_run *r, const int *req) {
     if (!(needs & LMX_NEEDS_OUTPUTS)) out[i].data = NULL;
     if (!(needs & LMX_NEEDS_OUT_GRADS) && !loss) og[i].data = NULL;
   }
-  return r->op->backward[LMX_DEV_SLOT_CPU](&r->c, og, in, out, r->ig, req, r->aux);
+  return r->kern->backward(&r->c, og, in, out, r->ig, req, r->aux);
 }
 
 static int grad_input(const gc_run *r, int i) {
@@ -299,7 +302,7 @@ static void check_inplace(gc_run *r) {
 static void run_case(const gc_case *k) {
   gc_run r;
   if (setup(&r, k) != 0) return teardown(&r);
-  if (!r.op->forward[LMX_DEV_SLOT_CPU]) {
+  if (!r.kern) {
     fail(&r, "forward", "no CPU kernel");
     return teardown(&r);
   }
@@ -308,7 +311,7 @@ static void run_case(const gc_case *k) {
     return teardown(&r);
   }
   g_pass++;
-  if (r.op->backward[LMX_DEV_SLOT_CPU] && !(r.op->flags & LMX_OPF_NO_GRAD)) {
+  if (r.kern->backward && !(r.op->flags & LMX_OPF_NO_GRAD)) {
     int req[MAXT];
     for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
     if (backward(&r, req) != LMX_OK) {
@@ -363,7 +366,8 @@ static void run_bad(const bad_case *b) {
   for (int i = 0; i < 3; i++) out[i] = (lmx_tensor){buf + 2048, b->out[i], LMX_FLOAT64};
   for (int i = 0; i < 2; i++) aux[i] = (lmx_tensor){buf + 3072, {1, {4}}, LMX_FLOAT64};
   int req[4] = {1, 1, 1, 1};
-  int rc = op->forward[LMX_DEV_SLOT_CPU](&c, in, out, req, aux);
+  const lmx_kernel *kern = lmx_op_kernel(op, LMX_CPU);
+  int rc = kern ? kern->forward(&c, in, out, req, aux) : LMX_ERR_UNSUPPORTED;
   const char *msg = lmx_errmsg();
   if (rc != LMX_OK && strstr(msg, b->expect) && strstr(msg, b->op)) {
     g_pass++;
