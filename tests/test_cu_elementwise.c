@@ -7,14 +7,15 @@
  * known-answer vectors and the device draws against the host computation of the same
  * stream. Sizes 0, 1, 3, a block +- 1, and a long odd one; req ADD; in place; pointers
  * off the 16-byte alignment (the one-by-one path). Prints "N passed, N failed". */
-#include "cu_check.h"
-
 #ifndef LUAMX_CUDA_SIM
+#include <stdio.h>
+
 int main(void) {
   printf("skipped: needs the CUDA simulator build (-DLUAMX_CUDA=SIM)\n");
   return 0;
 }
 #else
+#include "cu_check.h"
 #include "../kernels/cpu/cpu_kernels.h"
 #include "../kernels/cuda/cuda_kernels.h"
 
