@@ -61,15 +61,16 @@ static void test_copies(void) {
       int acc = dt <= LMX_FLOAT64 ? it % 2 : 0;
       void *dc = rand_buf(dt, n, -1, 1), *dg = calloc((size_t)n + 1, 8);
       memcpy(dg, dc, (size_t)n * es);
-      CHECK(lmx_cpu_strided_copy(dt, nd, dsh, dc, dst_, (char *)src + base * es, sst, acc) == 0, "c");
-      CHECK(lmx_cu_strided_copy(NULL, dt, nd, dsh, dg, dst_, (char *)src + base * es, sst, acc) == 0,
-            "strided copy dt %d", dt);
+      const char *sp = (const char *)src + base * es;
+      CHECK(lmx_cpu_strided_copy(dt, nd, dsh, dc, dst_, sp, sst, acc) == 0, "cpu");
+      CHECK(lmx_cu_strided_copy(NULL, dt, nd, dsh, dg, dst_, sp, sst, acc) == 0, "dt %d", dt);
       CHECK(max_err(dt, n, dg, dc) == 0, "strided copy dt %d nd %d acc %d", dt, nd, acc);
       /* the backward direction: scatter into the slice of a big gradient */
       void *gc = rand_buf(dt, nb, -1, 1), *gg = calloc((size_t)nb + 1, 8);
       memcpy(gg, gc, (size_t)nb * es);
       lmx_cpu_strided_copy(dt, nd, dsh, (char *)gc + base * es, sst, dc, dst_, acc);
-      CHECK(lmx_cu_strided_copy(NULL, dt, nd, dsh, (char *)gg + base * es, sst, dc, dst_, acc) == 0, "s");
+      CHECK(lmx_cu_strided_copy(NULL, dt, nd, dsh, (char *)gg + base * es, sst, dc, dst_, acc) == 0,
+            "scatter");
       CHECK(max_err(dt, nb, gg, gc) == 0, "strided scatter dt %d nd %d acc %d", dt, nd, acc);
       free(src), free(dc), free(dg), free(gc), free(gg);
     }
@@ -217,7 +218,8 @@ static void test_reduce(void) {
     void *yg = calloc((size_t)ysize + 1, 2);
     lmx_cpu_reduce(LMX_RED_SUM, LMX_FLOAT32, nd, sh, xf, yf, ystr, ysize, 1, 0);
     lmx_cpu_convert(yh, LMX_FLOAT16, yf, LMX_FLOAT32, ysize);
-    CHECK(lmx_cu_reduce(NULL, LMX_RED_SUM, LMX_FLOAT16, nd, sh, x, yg, ystr, ysize, 1, 0) == 0, "h");
+    CHECK(lmx_cu_reduce(NULL, LMX_RED_SUM, LMX_FLOAT16, nd, sh, x, yg, ystr, ysize, 1, 0) == 0,
+          "float16 reduce");
     CHECK(max_err(LMX_FLOAT16, ysize, yg, yh) <= 2e-3, "float16 sum: %g",
           max_err(LMX_FLOAT16, ysize, yg, yh));
     free(x), free(xf), free(yf), free(yh), free(yg);

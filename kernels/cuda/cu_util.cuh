@@ -33,7 +33,8 @@ enum { LMX_CU_THREADS = 256, LMX_CU_MAX_BLOCKS = 4096 };
 
 static inline unsigned lmx_cu_blocks(int64_t work) {
   int64_t b = (work + LMX_CU_THREADS - 1) / LMX_CU_THREADS;
-  return (unsigned)(b < 1 ? 1 : b > LMX_CU_MAX_BLOCKS ? LMX_CU_MAX_BLOCKS : b);
+  const int64_t most = LMX_CU_MAX_BLOCKS;
+  return (unsigned)(b < 1 ? 1 : b > most ? most : b);
 }
 
 #define LMX_CU_GRID_LOOP(i, n)                                                            \
@@ -140,21 +141,21 @@ static inline int lmx_cu_aligned16(const void *p) { return ((uintptr_t)p & 15u) 
  * an unknown code. */
 #define LMX_CU_DISPATCH_ALL(dt, bad, ...)                                                 \
   switch (dt) {                                                                           \
-    case LMX_FLOAT32: { typedef float T; __VA_ARGS__; } break;                            \
-    case LMX_FLOAT64: { typedef double T; __VA_ARGS__; } break;                           \
-    case LMX_FLOAT16: { typedef lmx_h16 T; __VA_ARGS__; } break;                          \
-    case LMX_UINT8: { typedef uint8_t T; __VA_ARGS__; } break;                            \
-    case LMX_INT32: { typedef int32_t T; __VA_ARGS__; } break;                            \
-    case LMX_INT8: { typedef int8_t T; __VA_ARGS__; } break;                              \
-    case LMX_INT64: { typedef int64_t T; __VA_ARGS__; } break;                            \
+    case LMX_FLOAT32: { typedef float T; (void)sizeof(T); __VA_ARGS__; } break;           \
+    case LMX_FLOAT64: { typedef double T; (void)sizeof(T); __VA_ARGS__; } break;          \
+    case LMX_FLOAT16: { typedef lmx_h16 T; (void)sizeof(T); __VA_ARGS__; } break;         \
+    case LMX_UINT8: { typedef uint8_t T; (void)sizeof(T); __VA_ARGS__; } break;           \
+    case LMX_INT32: { typedef int32_t T; (void)sizeof(T); __VA_ARGS__; } break;           \
+    case LMX_INT8: { typedef int8_t T; (void)sizeof(T); __VA_ARGS__; } break;             \
+    case LMX_INT64: { typedef int64_t T; (void)sizeof(T); __VA_ARGS__; } break;           \
     default: bad;                                                                         \
   }
 /* The same for the floating dtypes (float32, float64, float16). */
 #define LMX_CU_DISPATCH_FLOAT(dt, bad, ...)                                               \
   switch (dt) {                                                                           \
-    case LMX_FLOAT32: { typedef float T; __VA_ARGS__; } break;                            \
-    case LMX_FLOAT64: { typedef double T; __VA_ARGS__; } break;                           \
-    case LMX_FLOAT16: { typedef lmx_h16 T; __VA_ARGS__; } break;                          \
+    case LMX_FLOAT32: { typedef float T; (void)sizeof(T); __VA_ARGS__; } break;           \
+    case LMX_FLOAT64: { typedef double T; (void)sizeof(T); __VA_ARGS__; } break;          \
+    case LMX_FLOAT16: { typedef lmx_h16 T; (void)sizeof(T); __VA_ARGS__; } break;         \
     default: bad;                                                                         \
   }
 

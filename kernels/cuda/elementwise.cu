@@ -263,9 +263,11 @@ int lmx_cu_ew_binary(lmx_cu_stream s, int op, int dt, int64_t n, void *out, cons
 int lmx_cu_ew_binary_bwd(lmx_cu_stream s, int op, int side, int dt, int64_t n, void *gout,
                          const void *g, const void *a, const void *b, int acc) {
   if (side == 0) {
-    LMX_CU_DISPATCH_FLOAT(dt, return -1, switch (op) { BINARY_LIST(BI_CASE_A) default: return -1; });
+    LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                          switch (op) { BINARY_LIST(BI_CASE_A) default: return -1; });
   } else {
-    LMX_CU_DISPATCH_FLOAT(dt, return -1, switch (op) { BINARY_LIST(BI_CASE_B) default: return -1; });
+    LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                          switch (op) { BINARY_LIST(BI_CASE_B) default: return -1; });
   }
   return -1;
 }
@@ -286,21 +288,26 @@ __global__ void k_copy(int64_t n, U *o, const U *x) {
   LMX_CU_GRID_LOOP(i, n) o[i] = x[i];
 }
 
+template <typename U>
+static int copy_as(lmx_cu_stream s, int64_t n, void *out, const void *x) {
+  LMX_LAUNCH(k_copy<U>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, n, (U *)out, (const U *)x);
+  return lmx_cu_last_error();
+}
+
 int lmx_cu_scale(lmx_cu_stream s, int dt, int64_t n, void *out, const void *x, double alpha,
                  int acc) {
   if (dt < 0 || dt >= LMX_NUM_DTYPES) return -1;
   if (alpha == 1.0 && !acc) {
     if (out == x || n <= 0) return 0;
-    unsigned g = lmx_cu_blocks(n);
     switch (dt) {
-      case LMX_UINT8: case LMX_INT8: LMX_LAUNCH(k_copy<uint8_t>, g, LMX_CU_THREADS, 0, s, n, (uint8_t *)out, (const uint8_t *)x); break;
-      case LMX_FLOAT16: LMX_LAUNCH(k_copy<uint16_t>, g, LMX_CU_THREADS, 0, s, n, (uint16_t *)out, (const uint16_t *)x); break;
-      case LMX_FLOAT32: case LMX_INT32: LMX_LAUNCH(k_copy<uint32_t>, g, LMX_CU_THREADS, 0, s, n, (uint32_t *)out, (const uint32_t *)x); break;
-      default: LMX_LAUNCH(k_copy<uint64_t>, g, LMX_CU_THREADS, 0, s, n, (uint64_t *)out, (const uint64_t *)x); break;
+      case LMX_UINT8: case LMX_INT8: return copy_as<uint8_t>(s, n, out, x);
+      case LMX_FLOAT16: return copy_as<uint16_t>(s, n, out, x);
+      case LMX_FLOAT32: case LMX_INT32: return copy_as<uint32_t>(s, n, out, x);
+      default: return copy_as<uint64_t>(s, n, out, x);
     }
-    return lmx_cu_last_error();
   }
-  LMX_CU_DISPATCH_FLOAT(dt, return -1, return ew_launch<T, Axpy>(s, n, out, x, 0, 0, alpha, 0, acc));
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                        return ew_launch<T, Axpy>(s, n, out, x, 0, 0, alpha, 0, acc));
   return -1;
 }
 

@@ -84,7 +84,11 @@ static int upd_launch(lmx_cu_stream s, const lmx_cpu_upd *u, int64_t n, void *ou
   S *a0 = (S *)s0, *a1 = (S *)s1;
   float *m = (float *)w32;
   switch (u->rule) {
-#define UC(R) case R: LMX_LAUNCH((k_update<T, S, R, MP>), g, LMX_CU_THREADS, 0, s, a, n, o, wp, gp, a0, a1, m, acc); break;
+#define UC(R)                                                                             \
+  case R:                                                                                 \
+    LMX_LAUNCH((k_update<T, S, R, MP>), g, LMX_CU_THREADS, 0, s, a, n, o, wp, gp, a0, a1, m, \
+               acc);                                                                      \
+    break;
     UC(LMX_UPD_SGD) UC(LMX_UPD_SGD_MOM) UC(LMX_UPD_NAG) UC(LMX_UPD_ADAM) UC(LMX_UPD_RMSPROP)
     UC(LMX_UPD_ADAGRAD)
 #undef UC

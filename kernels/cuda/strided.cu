@@ -333,7 +333,8 @@ static int red_launch(lmx_cu_stream s, const RGeo &g, void *y, const void *p1, c
     LMX_LAUNCH((k_red_thread<T, K, M>), lmx_cu_blocks(g.k.total), LMX_CU_THREADS, 0, s, g,
                (T *)y, (const T *)p1, (const T *)p2, (const T *)p3, sc, acc);
   } else {
-    unsigned nb = (unsigned)(g.k.total < RED_MAX_BLOCKS ? g.k.total : RED_MAX_BLOCKS);
+    const int64_t most = RED_MAX_BLOCKS;
+    unsigned nb = (unsigned)(g.k.total < most ? g.k.total : most);
     LMX_LAUNCH((k_red_block<T, K, M>), nb, LMX_CU_THREADS, 0, s, g, (T *)y, (const T *)p1,
                (const T *)p2, (const T *)p3, sc, acc);
   }
@@ -346,7 +347,8 @@ static int reduce_t(lmx_cu_stream s, int kind, const RGeo &g, void *y, const voi
   int lin = kind == LMX_RED_SUM || kind == LMX_RED_MEAN;
   int a = lin && acc;
   switch (kind) {
-    case LMX_RED_SUM: case LMX_RED_MEAN: return red_launch<T, Red_SUM, MapX>(s, g, y, x, 0, 0, scale, a);
+    case LMX_RED_SUM:
+    case LMX_RED_MEAN: return red_launch<T, Red_SUM, MapX>(s, g, y, x, 0, 0, scale, a);
     case LMX_RED_PROD: return red_launch<T, Red_PROD, MapX>(s, g, y, x, 0, 0, 1, 0);
     case LMX_RED_MAX: return red_launch<T, Red_MAX, MapX>(s, g, y, x, 0, 0, 1, 0);
     case LMX_RED_MIN: return red_launch<T, Red_MIN, MapX>(s, g, y, x, 0, 0, 1, 0);

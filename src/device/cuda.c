@@ -8,6 +8,7 @@
 
 #include "../core/status.h"
 #include "../luamx.h"
+#include "cuda_prims.h"
 #include "device.h"
 
 static int cuda_count(void) {
@@ -61,4 +62,8 @@ const lmx_device_ops lmx_cuda_device = {
     .zero = cuda_zero,
     .copy = cuda_copy,
     .sync = cuda_sync,
+    /* array primitives: src/device/cuda_prims.c (K1) */
+    .fill = lmx_cuda_prim_fill, .add = lmx_cuda_prim_add, .sum_n = lmx_cuda_prim_sum_n,
+    .convert = lmx_cuda_prim_convert, .binary = lmx_cuda_prim_binary,
+    .scalar = lmx_cuda_prim_scalar,
 };
