@@ -8,6 +8,7 @@
  *    choice by name stores the enum constant of that name.
  *  - The CPU device table's primitives compute what device.h says, and a table without
  *    a primitive gives "<what>: not supported on <dev>(<id>) in this build".
+ *  - Counter-based generator keys (seed, offset) advance by the draws handed out.
  * Prints "N passed, N failed"; exits 1 on any failure.
  */
 #include <math.h>
@@ -20,6 +21,7 @@
 #include "ops/kernel.h"
 #include "ops/op.h"
 #include "ops/op_params.h"
+#include "tensor/random.h"
 
 static int g_pass, g_fail;
 #define CHECK(cond)                                                                       \
@@ -182,8 +184,22 @@ static void test_cpu_primitives(void) {
   CHECK(lmx_device_stream(&bare, 0) == NULL);
 }
 
+/* Counter-based draws: consecutive keys after a seed, the same after reseeding. */
+static void test_rng_keys(void) {
+  uint64_t s, o1, o2, o3;
+  lmx_rng_seed(42);
+  lmx_rng_device_key(10, &s, &o1);
+  lmx_rng_device_key(5, &s, &o2);
+  CHECK(s == 42 && o1 == 0 && o2 == 10);
+  lmx_rng_seed(42);
+  lmx_rng_device_key(1, &s, &o3);
+  CHECK(s == 42 && o3 == 0);
+  CHECK(lmx_cpu_device.random == NULL); /* the CPU draws from the global generator */
+}
+
 int main(void) {
   test_tables();
+  test_rng_keys();
   test_choice_enums();
   test_typed_defaults();
   test_cpu_primitives();

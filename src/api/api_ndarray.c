@@ -261,7 +261,14 @@ static int random_fill(lmx_ndarray *arr, int normal, double a, double b, const c
   if (!lmx_dtype_is_float(arr->dtype))
     return lmx_fail(LMX_ERR_DTYPE, "%s: dtype must be float16, float32 or float64, got %s", fn,
                     lmx_dtype_str(arr->dtype));
-  rand_args r = {normal, a, b};
+  const lmx_device_ops *d = arr->st->dev;
+  if (d->random) { /* the device's counter-based generator, on its stream */
+    uint64_t seed, offset, n = (uint64_t)lmx_nd_size(arr);
+    lmx_rng_device_key(n, &seed, &offset);
+    return d->random(arr->st->dev_id, normal ? LMX_RAND_NORMAL : LMX_RAND_UNIFORM, arr->dtype,
+                     (int64_t)n, lmx_nd_ptr(arr), a, b, seed, offset);
+  }
+  rand_args r = {normal, a, b}; /* the global generator, on the host */
   return with_host(arr, 0, 1, do_rand, &r);
 }
 

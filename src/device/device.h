@@ -90,7 +90,16 @@ typedef struct lmx_device_ops {
    * device supports it). */
   int (*gemm)(int dev_id, int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
               double alpha, const void *A, const void *B, double beta, void *C);
+  /* p[n] (float dtype dt) <- draws of LMX_RAND_UNIFORM U[a, b) or LMX_RAND_NORMAL
+   * N(a, b^2) from a counter-based generator keyed by (seed, offset) (draw i uses
+   * counter offset + i): the same key gives the same draws on every run. Optional: a
+   * device without it (the CPU) draws on the host from the global generator
+   * (src/tensor/random.h), whose lmx_rng_device_key hands out the keys. */
+  int (*random)(int dev_id, int dist, int dt, int64_t n, void *p, double a, double b,
+                uint64_t seed, uint64_t offset);
 } lmx_device_ops;
+
+enum { LMX_RAND_UNIFORM = 0, LMX_RAND_NORMAL = 1 };
 
 enum { LMX_COPY_D2D = 0, LMX_COPY_H2D = 1, LMX_COPY_D2H = 2 };
 enum { LMX_MAX_CPU_ID = 255 };

@@ -138,7 +138,7 @@ static int arr_ctx(lmx_plan *p, const lmx_ndarray *a, const char *name, int ngro
     return lmx_fail(LMX_ERR_DEVICE, "bind: %s '%s' is on %s(%d) but the executor's context is "
                     "%s(%d); all arrays must be in the executor's context unless group2ctx is "
                     "given", what, name, a->st->dev->name, a->st->dev_id,
-                    p->ctx_type[0] == LMX_CPU ? "cpu" : "gpu", p->ctx_id[0]);
+                    lmx_device_type_name(p->ctx_type[0]), p->ctx_id[0]);
   return LMX_OK;
 }
 

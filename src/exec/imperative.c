@@ -38,6 +38,7 @@ enum { IMP_MAX = 64 };
 
 typedef struct {
   const lmx_op *op;
+  int opid;            /* lmx_op_index(op) */
   const lmx_kernel *k; /* the op's row in the call's device's kernel table */
   void *param;
   int owns_param; /* 0 when the parameters belong to a prepared call (lmx_opcall) */
@@ -104,8 +105,8 @@ static int call_device(call *k, int nin, lmx_ndarray *const *inputs, lmx_ndarray
   LMX_TRY(lmx_device_lookup(k->c.dev_type, k->c.dev_id, &dev));
   k->c.dev = dev;
   k->c.stream = lmx_device_stream(dev, k->c.dev_id);
-  LMX_TRY(lmx_op_require_kernel(k->op, k->c.dev_type, k->c.dev_id, NULL, 0));
-  k->k = lmx_op_kernel(k->op, k->c.dev_type);
+  k->k = lmx_op_kernel_at(k->opid, k->c.dev_type);
+  if (!k->k) return lmx_op_require_kernel(k->op, k->c.dev_type, k->c.dev_id, NULL, 0);
   return LMX_OK;
 }
 
@@ -144,6 +145,7 @@ static int call_begin(call *k, const char *op_name, int nkeys, const char *const
   memset(k, 0, sizeof *k);
   k->op = lmx_op_find(op_name);
   if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
+  k->opid = lmx_op_index(k->op);
   LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
   k->owns_param = 1;
   return call_setup(k, nin, inputs, outs, nouts, is_train);
@@ -267,6 +269,7 @@ int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
 struct lmx_opcall {
   lmx_refcount rc;
   const lmx_op *op;
+  int opid;
   void *param;
 };
 
@@ -283,6 +286,7 @@ int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
   }
   lmx_ref_init(&oc->rc);
   oc->op = op;
+  oc->opid = lmx_op_index(op);
   *out = oc;
   return LMX_OK;
 }
@@ -303,6 +307,7 @@ int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
   call k;
   memset(&k, 0, sizeof k);
   k.op = oc->op;
+  k.opid = oc->opid;
   k.param = oc->param;
   int rc = call_setup(&k, nin, inputs, outputs, *nout, is_train);
   if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
