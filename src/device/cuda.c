@@ -65,5 +65,5 @@ const lmx_device_ops lmx_cuda_device = {
     /* array primitives: src/device/cuda_prims.c (K1) */
     .fill = lmx_cuda_prim_fill, .add = lmx_cuda_prim_add, .sum_n = lmx_cuda_prim_sum_n,
     .convert = lmx_cuda_prim_convert, .binary = lmx_cuda_prim_binary,
-    .scalar = lmx_cuda_prim_scalar,
+    .scalar = lmx_cuda_prim_scalar, .random = lmx_cuda_prim_random,
 };

@@ -2,7 +2,10 @@
  * device's stream: fill (every dtype), add and sum_n (float32 / float64 / float16 through
  * the elementwise kernels, other dtypes through the array binary op, as the CPU table
  * does), convert (every pair of dtypes, float16 bit-exact with the CPU), the broadcast
- * binary op and the scalar op (every dtype). A launcher's -1 (a dtype it does not take)
+ * binary op and the scalar op (every dtype), and the counter-based random draws
+ * (Philox4x32-10, kernels/cuda/lmx_philox.h: element i reads counter block offset + i / 4,
+ * or offset + i / 2 in float64, so n draws use at most n counters from offset, within
+ * what lmx_rng_device_key reserves). A launcher's -1 (a dtype it does not take)
  * becomes LMX_ERR_DTYPE and any CUDA error LMX_ERR_DEVICE, both naming gpu(<id>) and the
  * primitive. Compiled to nothing without LUAMX_WITH_CUDA. */
 #ifdef LUAMX_WITH_CUDA
@@ -70,6 +73,15 @@ int lmx_cuda_prim_scalar(int dev_id, int op, int dt, int64_t n, void *out, const
                          double s, int reverse) {
   return result(dev_id, "scalar", dt,
                 lmx_cu_scalar(stream_of(dev_id), op, dt, n, out, a, s, reverse));
+}
+int lmx_cuda_prim_random(int dev_id, int dist, int dt, int64_t n, void *p, double a, double b,
+                         uint64_t seed, uint64_t offset) {
+  lmx_cu_stream s = stream_of(dev_id);
+  if (dist == LMX_RAND_UNIFORM)
+    return result(dev_id, "random", dt, lmx_cu_random_uniform(s, dt, n, p, a, b, seed, offset));
+  if (dist == LMX_RAND_NORMAL)
+    return result(dev_id, "random", dt, lmx_cu_random_normal(s, dt, n, p, a, b, seed, offset));
+  return lmx_fail(LMX_ERR_ARG, "gpu(%d): random: unknown distribution %d", dev_id, dist);
 }
 #else
 typedef int lmx_cuda_prims_unused; /* keeps the translation unit non-empty */
