@@ -98,6 +98,9 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_adam_update] = {FWD(adam_update)},
     [LMX_OPID_rmsprop_update] = {FWD(rmsprop_update)},
     [LMX_OPID_adagrad_update] = {FWD(adagrad_update)},
+    [LMX_OPID_mp_sgd_update] = {FWD(mp_sgd_update)},
+    [LMX_OPID_mp_sgd_mom_update] = {FWD(mp_sgd_mom_update)},
+    [LMX_OPID_mp_nag_mom_update] = {FWD(mp_nag_mom_update)},
     /* activations, softmax, losses, indexing, Dropout (K2) */
     /* FullyConnected, dot, Convolution, Pooling, norms, RNN (K3) */
 };
