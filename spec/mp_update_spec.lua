@@ -71,6 +71,35 @@ describe('multi-precision updates', function()
     end, "weight32")
   end)
 
+  for _, name in ipairs {'sgd', 'nag'} do
+    for _, fusedv in ipairs {true, false} do
+      it(('mx.optimizer %s{multi_precision} keeps a float32 master copy (fused %s)'):format(name,
+          tostring(fusedv)), function()
+        local opt_mod = mx.optimizer
+        local saved = opt_mod.use_fused
+        opt_mod.use_fused = fusedv
+        local o = {learning_rate = 0.1, momentum = 0.9, wd = 0.01, rescale_grad = 0.5}
+        local mp = opt_mod.create(name, {learning_rate = 0.1, momentum = 0.9, wd = 0.01,
+          rescale_grad = 0.5, multi_precision = true})
+        local ref = opt_mod.create(name, o)
+        local u_mp, u_ref = opt_mod.get_updater(mp), opt_mod.get_updater(ref)
+        local w16, w32 = f16(W), f16(W):astype('float32')
+        for step = 1, 3 do
+          local g = f16({0.1 * step, -0.2, 0.3, 1, -2})
+          u_mp(0, g, w16)
+          u_ref(0, g:astype('float32'), w32)
+        end
+        opt_mod.use_fused = saved
+        local st = u_mp.states[0]
+        assert.are.equal(2, #st)
+        assert.are.equal('float32', st[2].dtype)
+        H.near(st[2]:toflat(), w32:toflat(), 1e-6)
+        assert.are.same(w32:astype('float16'):astype('float32'):toflat(),
+          w16:astype('float32'):toflat())
+      end)
+    end
+  end
+
   if mx.context.num_gpus() == 0 then
     pending('no GPU context: the gpu(0) comparison is skipped')
     return
