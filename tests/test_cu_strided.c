@@ -74,6 +74,22 @@ static void test_copies(void) {
       CHECK(max_err(dt, nb, gg, gc) == 0, "strided scatter dt %d nd %d acc %d", dt, nd, acc);
       free(src), free(dc), free(dg), free(gc), free(gg);
     }
+  /* transposes big enough for several shared-memory tiles, batched, every dtype */
+  for (int dt = 0; dt < LMX_NUM_DTYPES; dt++)
+    for (int acc = 0; acc < 2; acc++) {
+      int64_t sh[3] = {3, 45, 70}, dsh[3] = {3, 70, 45}, sst[3] = {45 * 70, 1, 45}, dst_[3];
+      int ok = dt <= LMX_FLOAT64 || !acc;
+      if (!ok) continue;
+      lmx_cpu_contig_strides(3, dsh, dst_);
+      int64_t n = sh[0] * sh[1] * sh[2];
+      void *src = rand_buf(dt, n, -50, 50), *dc = rand_buf(dt, n, -1, 1);
+      void *dg = calloc((size_t)n + 1, 8);
+      memcpy(dg, dc, (size_t)n * (size_t)lmx_dtype_size(dt));
+      lmx_cpu_strided_copy(dt, 3, dsh, dc, dst_, src, sst, acc);
+      CHECK(lmx_cu_strided_copy(NULL, dt, 3, dsh, dg, dst_, src, sst, acc) == 0, "tile");
+      CHECK(max_err(dt, n, dg, dc) == 0, "tiled transpose dt %d acc %d", dt, acc);
+      free(src), free(dc), free(dg);
+    }
   int64_t z[2] = {3, 0}, st[2] = {0, 1};
   CHECK(lmx_cu_strided_copy(NULL, LMX_FLOAT32, 2, z, NULL, st, NULL, st, 0) == 0, "empty copy");
   CHECK(lmx_cu_strided_copy(NULL, LMX_INT32, 2, z, NULL, st, NULL, st, 1) == -1, "int32 acc");

@@ -6,7 +6,8 @@
  * folds the axis (reduction). The host first collapses the shape (size-1 axes dropped,
  * neighbouring axes every operand walks contiguously merged) into a Walk passed by
  * value; each thread turns its flat index into per-operand offsets by division along
- * the collapsed dims.
+ * the collapsed dims. A copy that collapses to a (batched) transpose goes through 32 x 32
+ * shared-memory tiles instead, so reads and writes are both coalesced.
  * Reductions split the collapsed dims into kept ones (destination stride != 0) and
  * reduced ones, each list collapsed again. Every output is computed by one block of 256
  * threads (thread t combines reduced indices t, t+256, ..., then a warp-shuffle tree and
@@ -104,11 +105,89 @@ __global__ void k_scopy_acc(Walk w, T *dst, const T *src) {
   }
 }
 
+/* Transposes: after collapsing, the destination runs contiguously along the last dim and
+ * the source along the one before it. A block moves a 32 x 32 tile through shared memory
+ * so both the reads and the writes are coalesced: dst[b][r dr + c] (+)= src[b][r + c sc]
+ * for r < R, c < K, b over the batch dims (wb). Threads are 32 x 8; each handles 4 rows. */
+enum { TILE = 32, TILE_ROWS = 8 };
+
+template <int ACC> struct TilePut {
+  template <typename T>
+  __device__ static void put(T *d, int64_t i, const T *v) { d[i] = *v; }
+};
+template <> struct TilePut<1> {
+  template <typename T>
+  __device__ static void put(T *d, int64_t i, const T *v) {
+    typedef typename lmx_cu_acc<T>::type C;
+    lmx_cu_st(d, i, (C)(lmx_cu_ld(d, i) + lmx_cu_ld(v, 0)));
+  }
+};
+
+template <typename T, int ACC>
+__global__ void k_tile(Walk wb, int64_t R, int64_t K, int64_t dr, int64_t sc, T *dst,
+                       const T *src) {
+  __shared__ T tile[TILE][TILE + 1];
+  int64_t r0 = (int64_t)blockIdx.y * TILE, c0 = (int64_t)blockIdx.x * TILE;
+  for (int64_t b = blockIdx.z; b < wb.total; b += gridDim.z) {
+    int64_t o[NOPS];
+    offsets(wb, b, o);
+    for (int j = threadIdx.y; j < TILE; j += TILE_ROWS) {
+      int64_t r = r0 + threadIdx.x, c = c0 + j;
+      if (r < R && c < K) tile[j][threadIdx.x] = src[o[1] + r + c * sc];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < TILE; j += TILE_ROWS) {
+      int64_t r = r0 + j, c = c0 + threadIdx.x;
+      if (r < R && c < K) TilePut<ACC>::put(dst, o[0] + r * dr + c, &tile[threadIdx.x][j]);
+    }
+    __syncthreads(); /* the tile is refilled for the next batch entry */
+  }
+}
+
+template <typename T, int ACC>
+static int tile_launch(lmx_cu_stream s, const Walk &w, void *dst, const void *src) {
+  int nd = w.nd;
+  Walk wb;
+  memset(&wb, 0, sizeof wb);
+  wb.nd = nd - 2, wb.total = 1;
+  for (int d = 0; d < nd - 2; d++) {
+    wb.shape[d] = w.shape[d], wb.total *= w.shape[d];
+    for (int k = 0; k < NOPS; k++) wb.st[k][d] = w.st[k][d];
+  }
+  int64_t R = w.shape[nd - 2], K = w.shape[nd - 1];
+  const int64_t most = 65535;
+  dim3 grid((unsigned)((K + TILE - 1) / TILE), (unsigned)((R + TILE - 1) / TILE),
+            (unsigned)(wb.total < most ? wb.total : most));
+  LMX_LAUNCH((k_tile<T, ACC>), grid, dim3(TILE, TILE_ROWS), 0, s, wb, R, K, w.st[0][nd - 2],
+             w.st[1][nd - 1], (T *)dst, (const T *)src);
+  return lmx_cu_last_error();
+}
+
+/* whether the collapsed walk is a (batched) transpose the tiled kernel serves */
+static int is_transpose(const Walk &w) {
+  int nd = w.nd;
+  return nd >= 2 && w.st[0][nd - 1] == 1 && w.st[1][nd - 2] == 1 && w.st[1][nd - 1] != 1 &&
+         w.st[0][nd - 2] != 1 && (w.shape[nd - 2] + TILE - 1) / TILE <= 65535;
+}
+
 int lmx_cu_strided_copy(lmx_cu_stream s, int dt, int ndim, const int64_t *shape, void *dst,
                         const int64_t *dstr, const void *src, const int64_t *sstr, int acc) {
   Walk w;
   const int64_t *st[NOPS] = {dstr, sstr, dstr, dstr};
   if (make_walk(&w, ndim, shape, st)) return -1;
+  if (w.total && is_transpose(w)) {
+    if (acc) {
+      LMX_CU_DISPATCH_FLOAT(dt, return -1, return tile_launch<T, 1>(s, w, dst, src));
+      return -1;
+    }
+    switch (dt) {
+      case LMX_FLOAT32: case LMX_INT32: return tile_launch<uint32_t, 0>(s, w, dst, src);
+      case LMX_FLOAT64: case LMX_INT64: return tile_launch<uint64_t, 0>(s, w, dst, src);
+      case LMX_FLOAT16: return tile_launch<uint16_t, 0>(s, w, dst, src);
+      case LMX_UINT8: case LMX_INT8: return tile_launch<uint8_t, 0>(s, w, dst, src);
+      default: return -1;
+    }
+  }
   unsigned g = lmx_cu_blocks(w.total);
   if (acc) {
     LMX_CU_DISPATCH_FLOAT(dt, return -1, if (!w.total) return 0;
