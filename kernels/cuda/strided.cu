@@ -11,9 +11,10 @@
  * Reductions split the collapsed dims into kept ones (destination stride != 0) and
  * reduced ones, each list collapsed again. Every output is computed by one block of 256
  * threads (thread t combines reduced indices t, t+256, ..., then a warp-shuffle tree and
- * one shared-memory step, cu_util.cuh) or, when the reduced extent is at most 64, by one
- * thread serially; both orders depend on the shapes only, so results are identical from
- * run to run and device to device. The same kernel reduces the gradient of a
+ * one shared-memory step, cu_util.cuh), or, when the reduced extent is at most 64, by one
+ * thread serially, or, when neighbouring outputs read neighbouring elements (a column
+ * reduction), by 8 threads of a 32 x 8 block (k_red_cols); every order depends on the
+ * shapes only, so results are identical from run to run and device to device. The same kernel reduces the gradient of a
  * broadcasting binary op (the mapped value is d(a op b)/d(side) · g instead of x).
  * Formulas: the CPU's (strided.c, MXNet 1.9 broadcast_reduce_op.h); NaN propagates
  * through max / min as on the CPU. float32/float64/float16 (float accumulation); the
@@ -384,6 +385,43 @@ __global__ void k_red_thread(RGeo g, T *y, const T *p1, const T *p2, const T *p3
   }
 }
 
+/* Column reductions (neighbouring outputs are neighbouring in x, the reduced axes are
+ * outer): a block of 32 x RC_ROWS threads takes 32 consecutive outputs; thread (tx, ty)
+ * combines reduced indices ty, ty + RC_ROWS, ... of output tx, so a warp reads 32
+ * neighbouring elements at each step; the RC_ROWS partials of an output then merge in
+ * shared memory in row order. */
+enum { RC_ROWS = 8 };
+
+template <typename T, typename K, typename M>
+__global__ void k_red_cols(RGeo g, T *y, const T *p1, const T *p2, const T *p3, double scd,
+                           int acc) {
+  typedef typename lmx_cu_acc<T>::type C;
+  __shared__ C sh[RC_ROWS][32 + 1];
+  C sc = (C)scd;
+  int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t ob = (int64_t)blockIdx.x * 32; ob < g.k.total; ob += (int64_t)gridDim.x * 32) {
+    int64_t out = ob + tx, base[NOPS], o[NOPS];
+    C a = K::template identity<C>();
+    if (out < g.k.total) {
+      offsets(g.k, out, base);
+      for (int64_t r = ty; r < g.r.total; r += RC_ROWS) {
+        offsets(g.r, r, o);
+        for (int q = 1; q < NOPS; q++) o[q] += base[q];
+        a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
+      }
+    }
+    sh[ty][tx] = a;
+    __syncthreads();
+    if (ty == 0 && out < g.k.total) {
+      for (int k = 1; k < RC_ROWS; k++) a = K::merge(a, sh[k][tx]);
+      a = K::fin(a);
+      if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
+      lmx_cu_st(y, base[0], a);
+    }
+    __syncthreads(); /* sh is rewritten for the next 32 outputs */
+  }
+}
+
 enum { RED_SERIAL_MAX = 64, RED_MAX_BLOCKS = 65535 };
 
 /* Splits shape with operand strides st[4] (st[0] = destination) into kept / reduced. */
@@ -408,7 +446,13 @@ template <typename T, typename K, typename M>
 static int red_launch(lmx_cu_stream s, const RGeo &g, void *y, const void *p1, const void *p2,
                       const void *p3, double sc, int acc) {
   if (!g.k.total) return 0;
-  if (g.r.total <= RED_SERIAL_MAX) {
+  int cols = g.k.nd > 0 && g.k.st[1][g.k.nd - 1] == 1 && g.k.total > 1;
+  if (cols && g.r.total > RED_SERIAL_MAX) {
+    const int64_t most = RED_MAX_BLOCKS;
+    int64_t nb = (g.k.total + 31) / 32;
+    LMX_LAUNCH((k_red_cols<T, K, M>), (unsigned)(nb < most ? nb : most), dim3(32, RC_ROWS), 0, s,
+               g, (T *)y, (const T *)p1, (const T *)p2, (const T *)p3, sc, acc);
+  } else if (g.r.total <= RED_SERIAL_MAX) {
     LMX_LAUNCH((k_red_thread<T, K, M>), lmx_cu_blocks(g.k.total), LMX_CU_THREADS, 0, s, g,
                (T *)y, (const T *)p1, (const T *)p2, (const T *)p3, sc, acc);
   } else {
