@@ -14,6 +14,10 @@ foreach(src ${LUAMX_C_TESTS})
   endif()
   if(LUAMX_CUDA_SIM)  # kernel tests reach the simulator's controls (lmx_sim.h)
     target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/sim/include)
+    if(name MATCHES "^test_cu_") # tests/test_cu_*.c run the CUDA kernels in two orders
+      add_test(NAME c_${name}_reverse COMMAND ${name})
+      set_tests_properties(c_${name}_reverse PROPERTIES ENVIRONMENT "LUAMX_SIM_ORDER=reverse")
+    endif()
   endif()
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel

@@ -20,6 +20,11 @@
 --   M.use_fused is true, AdaGrad too when wd is 0 (the fused adagrad_update has no weight
 --   decay; otherwise MXNet 1.9's dense Python formula in NDArray arithmetic); AdaDelta
 --   has no fused operator and uses NDArray arithmetic.
+-- * multi_precision = true (SGD, NAG; MXNet's option): a float16 weight gets a float32
+--   master copy in its state ({weight32}, or {mom, weight32} with momentum, mom float32);
+--   the update runs in float32 on the copy (mp_sgd_update, mp_sgd_mom_update,
+--   mp_nag_mom_update) and the float16 weight receives it rounded. Other dtypes, and the
+--   other optimizers, ignore the option.
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
 --   single array, '/none' for a stateless one), '<key>/count' for its update count,
@@ -129,6 +134,7 @@ function Optimizer:_base_init(o, defaults)
   self.wd = o.wd or 0
   self.rescale_grad = o.rescale_grad or 1
   self.clip_gradient = o.clip_gradient
+  self.multi_precision = o.multi_precision and true or false
   self.begin_num_update = o.begin_num_update or 0
   self.num_update = self.begin_num_update
   self._index_update_count = {}
@@ -226,11 +232,49 @@ local function clip_arg(self) return (self.clip_gradient and self.clip_gradient 
 --- SGD{momentum=0}: w = (1 - lr*wd)*w - lr*clip(rescale*g); with momentum
 --- m = momentum*m - lr*wd*w - lr*clip(rescale*g), w = w + m.
 M.SGD = class('sgd', {}, function(self, o) self.momentum = o.momentum or 0 end)
+
+local function mp_of(self, weight) return self.multi_precision and weight.dtype == 'float16' end
+
+-- multi-precision state: {weight32} or {mom, weight32}, float32
+local function mp_state(self, weight)
+  local w32 = weight:astype('float32')
+  if self.momentum == 0 then return {w32} end
+  return {nd.zeros(weight.shape, {ctx = weight.context, dtype = 'float32'}), w32}
+end
+
+-- one multi-precision step (SGD, SGD with momentum, NAG), fused or in float32 arithmetic
+local function mp_update(self, index, weight, grad, state, nag)
+  self:_update_count(index)
+  local lr, wd = self:_get_lr(index), self:_get_wd(index)
+  local w32, mom = state[#state], #state > 1 and state[1] or nil
+  local p = {weight = weight, grad = grad, weight32 = w32, out = weight, lr = lr, wd = wd,
+             rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}
+  if mom then p.mom, p.momentum = mom, self.momentum end
+  local name = not mom and 'mp_sgd_update' or nag and 'mp_nag_mom_update' or 'mp_sgd_mom_update'
+  if fused(name, p) then return end
+  local g = clip(grad:astype('float32') * self.rescale_grad, self.clip_gradient)
+  if not mom then
+    w32:set(w32 * (1 - lr * wd) - g * lr)
+  elseif nag then
+    g = g + w32 * wd
+    mom:set(mom * self.momentum + g)
+    w32:set(w32 - (g + mom * self.momentum) * lr)
+  else
+    mom:set(mom * self.momentum - w32 * (lr * wd) - g * lr)
+    w32:set(w32 + mom)
+  end
+  weight:set(w32:astype('float16'))
+end
+
 function M.SGD:create_state(_, weight)
+  if mp_of(self, weight) then return mp_state(self, weight) end
   if self.momentum == 0 then return nil end
   return zeros_like(weight)
 end
 function M.SGD:update(index, weight, grad, state)
+  if mp_of(self, weight) and type(state) == 'table' and not nd.is_ndarray(state) then
+    return mp_update(self, index, weight, grad, state, false)
+  end
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)
   local p = {weight = weight, grad = grad, out = weight, lr = lr, wd = wd,
@@ -254,6 +298,9 @@ end
 M.NAG = class('nag', {}, function(self, o) self.momentum = o.momentum or 0 end)
 M.NAG.create_state = M.SGD.create_state
 function M.NAG:update(index, weight, grad, state)
+  if mp_of(self, weight) and type(state) == 'table' and not nd.is_ndarray(state) then
+    return mp_update(self, index, weight, grad, state, #state > 1)
+  end
   if not state then return M.SGD.update(self, index, weight, grad, nil) end
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)

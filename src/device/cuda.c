@@ -17,6 +17,7 @@
 
 #include "../core/status.h"
 #include "../luamx.h"
+#include "cuda_prims.h"
 #include "cuda_state.h"
 #include "device.h"
 
@@ -113,10 +114,14 @@ const lmx_device_ops lmx_cuda_device = {
     .sync = cuda_sync,
     .state = cuda_state,
     .stream = lmx_cuda_stream,
-    /* primitives: filled by the CUDA kernels' glue (fill, add, sum_n, convert, binary,
-     * scalar: kernels/cuda elementwise; gemm: cuBLAS) */
     .memory = cuda_memory,
     .empty_cache = cuda_empty_cache,
     .copy_peer = cuda_copy_peer,
     .note_op = lmx_cuda_note_op,
+#ifndef LMX_CUDA_RUNTIME_ONLY /* tests/fake_cuda builds the runtime without kernels */
+    /* array primitives on the device's kernels: src/device/cuda_prims.c, cuda_gemm.c */
+    .fill = lmx_cuda_prim_fill, .add = lmx_cuda_prim_add, .sum_n = lmx_cuda_prim_sum_n,
+    .convert = lmx_cuda_prim_convert, .binary = lmx_cuda_prim_binary,
+    .scalar = lmx_cuda_prim_scalar, .random = lmx_cuda_prim_random,
+#endif
 };

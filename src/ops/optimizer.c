@@ -1,5 +1,6 @@
 /* optimizer.c — fused optimizer updates: sgd_update, sgd_mom_update, nag_mom_update,
- * adam_update, rmsprop_update, adagrad_update.
+ * adam_update, rmsprop_update, adagrad_update, and the multi-precision mp_sgd_update,
+ * mp_sgd_mom_update, mp_nag_mom_update.
  *
  * Inputs weight, grad and the optimizer states (mom / mean, var / n / history), all of
  * weight's shape and dtype; one output, the new weight, which may (and in practice does)
@@ -8,6 +9,10 @@
  * states when such an op is composed into a symbol; op.h has no per-input mutate list,
  * so luamx treats them as ordinary inputs of an UPDATE op.
  * Common parameters: lr (required), wd 0, rescale_grad 1, clip_gradient -1 (off).
+ * Multi-precision (MXNet's MP_SGDKernel / MP_SGDMomKernel / MP_NAGMomKernel): the weight
+ * and gradient are float16, the last input `weight32` is the float32 master copy and the
+ * momentum is float32; the rule runs in float32 on weight32 (updated in place) and the
+ * output (float16) receives it rounded.
  * MXNet 1.9: src/operator/optimizer_op.cc, optimizer_op-inl.h.
  */
 #include "op_impl.h"
@@ -81,3 +86,42 @@ UPDATE_OP(nag_mom_update, nag_fields, in_mom, "Update function for Nesterov Acce
 UPDATE_OP(adam_update, adam_fields, in_adam, "Update function for Adam optimizer.");
 UPDATE_OP(rmsprop_update, rmsprop_fields, in_rms, "Update function for RMSProp optimizer.");
 UPDATE_OP(adagrad_update, adagrad_fields, in_adagrad, "Update function for AdaGrad optimizer.");
+
+/* weight, grad and the output share one (float16) dtype; momentum and weight32 float32 */
+static int mp_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
+                         int naux) {
+  (void)nout, (void)aux, (void)naux;
+  int dt = in[0] >= 0 ? in[0] : in[1] >= 0 ? in[1] : out[0];
+  LMX_TRY(lmx_dtype_assign(c, &in[0], dt, "input 'weight'"));
+  LMX_TRY(lmx_dtype_assign(c, &in[1], dt, "input 'grad'"));
+  LMX_TRY(lmx_dtype_assign(c, &out[0], dt, "output 'output'"));
+  for (int i = 2; i < nin; i++)
+    LMX_TRY(lmx_dtype_assign(c, &in[i], LMX_FLOAT32, i == nin - 1 ? "input 'weight32'"
+                                                                     : "input 'mom'"));
+  return LMX_OK;
+}
+
+static const char *const in_mp_sgd[] = {"weight", "grad", "weight32", NULL};
+static const char *const in_mp_mom[] = {"weight", "grad", "mom", "weight32", NULL};
+
+#define MP_UPDATE_OP(id, fields, ins, docstr)                  \
+  const lmx_op lmx_op_##id = {                                 \
+      .name = #id,                                             \
+      .doc = docstr,                                           \
+      .params = fields,                                        \
+      .num_params = LMX_COUNT(fields),                         \
+      .param_size = sizeof(lmx_upd_param),                     \
+      .inputs = ins,                                           \
+      .infer_type = mp_infer_type,                             \
+      .inplace = inplace_00,                                   \
+      .num_inplace = 1,                                        \
+      .flags = LMX_OPF_UPDATE | LMX_OPF_NO_GRAD,               \
+  }
+
+MP_UPDATE_OP(mp_sgd_update, sgd_fields, in_mp_sgd, "Updater function for multi-precision sgd "
+                                                   "optimizer.");
+MP_UPDATE_OP(mp_sgd_mom_update, sgd_mom_fields, in_mp_mom, "Updater function for "
+                                                          "multi-precision sgd optimizer.");
+MP_UPDATE_OP(mp_nag_mom_update, nag_fields, in_mp_mom, "Update function for multi-precision "
+                                                       "Nesterov Accelerated Gradient (NAG) "
+                                                       "optimizer.");

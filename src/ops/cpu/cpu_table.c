@@ -142,4 +142,7 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_adam_update] = {FWD(adam_update)},
     [LMX_OPID_rmsprop_update] = {FWD(rmsprop_update)},
     [LMX_OPID_adagrad_update] = {FWD(adagrad_update)},
+    [LMX_OPID_mp_sgd_update] = {FWD(mp_sgd_update), NULL, WS(mp_sgd_update)},
+    [LMX_OPID_mp_sgd_mom_update] = {FWD(mp_sgd_mom_update), NULL, WS(mp_sgd_mom_update)},
+    [LMX_OPID_mp_nag_mom_update] = {FWD(mp_nag_mom_update), NULL, WS(mp_nag_mom_update)},
 };

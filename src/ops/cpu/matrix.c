@@ -15,6 +15,7 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../layout_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -41,36 +42,12 @@ static int block_copy(const lmx_op_ctx *c, int dt, int64_t rows, int64_t w, int6
 
 /* ---- Concat ----------------------------------------------------------------------------- */
 
-static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *whole,
-                       int *ax, int64_t *rows, int64_t *W) {
-  const lmx_concat_param *p = c->param;
-  LMX_TRY(lmx_op_axis(c, "dim", p->dim, whole->shape.ndim, ax));
-  int nin = (int)p->num_args;
-  *rows = lmx_glue_outer(&whole->shape, *ax);
-  int64_t inner = lmx_glue_inner(&whole->shape, *ax), sum = 0;
-  *W = whole->shape.dim[*ax] * inner;
-  for (int i = 0; i < nin; i++) {
-    char nm[32];
-    snprintf(nm, sizeof nm, "input 'arg%d'", i);
-    if (in[i].dtype != whole->dtype) return lmx_cpu_fail_dtype(c, &in[i], nm);
-    if (in[i].shape.ndim != whole->shape.ndim)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims", nm, whole->shape.ndim);
-    LMX_TRY(lmx_glue_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
-    sum += in[i].shape.dim[*ax];
-  }
-  if (sum != whole->shape.dim[*ax])
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "output: dim %d is %lld, inputs sum to %lld", *ax,
-                       (long long)whole->shape.dim[*ax], (long long)sum);
-  return lmx_glue_check_size(c, whole, *rows * *W, "output");
-}
-
 int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                        const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int ax;
   int64_t rows, W, col = 0;
-  LMX_TRY(concat_prep(c, in, &out[0], &ax, &rows, &W));
+  LMX_TRY(lmx_plan_concat(c, in, &out[0], &rows, &W));
   int nin = (int)((const lmx_concat_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
     int64_t w = rows ? lmx_glue_size(&in[i]) / rows : 0;
@@ -85,9 +62,8 @@ int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tens
                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                        const lmx_tensor *aux) {
   (void)in, (void)out, (void)aux;
-  int ax;
   int64_t rows, W, col = 0;
-  LMX_TRY(concat_prep(c, ig, &og[0], &ax, &rows, &W));
+  LMX_TRY(lmx_plan_concat(c, ig, &og[0], &rows, &W));
   int nin = (int)((const lmx_concat_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
     int64_t w = rows ? lmx_glue_size(&ig[i]) / rows : 0;
@@ -101,26 +77,11 @@ int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tens
 
 /* ---- SliceChannel ----------------------------------------------------------------------- */
 
-static int split_prep(const lmx_op_ctx *c, const lmx_tensor *whole, int64_t *rows, int64_t *W,
-                      int64_t *w) {
-  const lmx_split_param *p = c->param;
-  int ax;
-  LMX_TRY(lmx_op_axis(c, "axis", p->axis, whole->shape.ndim, &ax));
-  int64_t k = p->num_outputs;
-  if (k <= 0 || whole->shape.dim[ax] % k)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': dim %d of size %lld is not divisible "
-                       "by num_outputs %lld", ax, (long long)whole->shape.dim[ax], (long long)k);
-  *rows = lmx_glue_outer(&whole->shape, ax);
-  *W = whole->shape.dim[ax] * lmx_glue_inner(&whole->shape, ax);
-  *w = *W / k;
-  return lmx_glue_check_size(c, whole, *rows * *W, "input 'data'");
-}
-
 int lmx_cpu_fwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                              const int *req, const lmx_tensor *aux) {
   (void)aux;
   int64_t rows, W, w, k = ((const lmx_split_param *)c->param)->num_outputs;
-  LMX_TRY(split_prep(c, &in[0], &rows, &W, &w));
+  LMX_TRY(lmx_plan_split(c, &in[0], &rows, &W, &w));
   for (int64_t i = 0; i < k; i++) {
     if (req[i] == LMX_REQ_NULL) continue;
     LMX_TRY(lmx_glue_check_size(c, &out[i], rows * w, "output"));
@@ -137,7 +98,7 @@ int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lm
   (void)in, (void)out, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int64_t rows, W, w, k = ((const lmx_split_param *)c->param)->num_outputs;
-  LMX_TRY(split_prep(c, &ig[0], &rows, &W, &w));
+  LMX_TRY(lmx_plan_split(c, &ig[0], &rows, &W, &w));
   if (req[0] != LMX_REQ_ADD) memset(ig[0].data, 0, (size_t)(rows * W) * (size_t)lmx_dtype_size(ig[0].dtype));
   for (int64_t i = 0; i < k; i++) {
     if (!og[i].data) continue; /* no head gradient: zeros */
@@ -192,41 +153,18 @@ CPU_COPYOP(squeeze)
 
 /* ---- transpose / SwapAxis ----------------------------------------------------------------- */
 
-/* perm[k] = input axis feeding output axis k */
-static int perm_of(const lmx_op_ctx *c, int swap, int nd, int *perm) {
-  for (int k = 0; k < nd; k++) perm[k] = swap ? k : nd - 1 - k;
-  if (swap) {
-    const lmx_swap_param *p = c->param;
-    int a, b;
-    LMX_TRY(lmx_op_axis(c, "dim1", p->dim1, nd, &a));
-    LMX_TRY(lmx_op_axis(c, "dim2", p->dim2, nd, &b));
-    perm[a] = b, perm[b] = a;
-    return LMX_OK;
-  }
-  const lmx_shape ax = ((const lmx_transpose_param *)c->param)->axes;
-  if (ax.ndim <= 0) return LMX_OK;
-  if (ax.ndim != nd)
-    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axes': expected %d axes, got %d", nd, ax.ndim);
-  int seen[LMX_MAX_NDIM] = {0};
-  for (int k = 0; k < nd; k++) {
-    LMX_TRY(lmx_op_axis(c, "axes", ax.dim[k], nd, &perm[k]));
-    if (seen[perm[k]]++) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axes': repeated axis");
-  }
-  return LMX_OK;
-}
-
 static int permute(const lmx_op_ctx *c, int swap, const lmx_tensor *x, const lmx_tensor *y,
                    int req, int backward) {
   if (req == LMX_REQ_NULL) return LMX_OK;
   int nd = x->shape.ndim, perm[LMX_MAX_NDIM];
-  LMX_TRY(perm_of(c, swap, nd, perm));
+  LMX_TRY(lmx_plan_perm(c, swap, nd, perm));
   int64_t xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
   lmx_shape ysh = {nd, {0}};
   for (int k = 0; k < nd; k++) ysh.dim[k] = x->shape.dim[perm[k]];
   LMX_TRY(lmx_glue_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
   LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), backward ? "input gradient" : "input"));
-  lmx_cpu_contig_strides(nd, x->shape.dim, xs);
-  lmx_cpu_contig_strides(nd, ysh.dim, ys);
+  lmx_plan_contig_strides(nd, x->shape.dim, xs);
+  lmx_plan_contig_strides(nd, ysh.dim, ys);
   for (int k = 0; k < nd; k++) ps[k] = xs[perm[k]];
   int acc = req == LMX_REQ_ADD, rc;
   if (!backward) rc = lmx_cpu_strided_copy(x->dtype, nd, ysh.dim, y->data, ys, x->data, ps, acc);
@@ -262,53 +200,13 @@ int lmx_cpu_bwd_SwapAxis(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_te
 
 /* ---- slice / slice_axis --------------------------------------------------------------- */
 
-/* begin[k], step[k] per axis of x (shape s) from the op's parameters */
-static int slice_plan(const lmx_op_ctx *c, int axis_mode, const lmx_shape *s, int64_t *b,
-                      int64_t *st) {
-  for (int k = 0; k < s->ndim; k++) b[k] = 0, st[k] = 1;
-  if (axis_mode) {
-    const lmx_slice_axis_param *p = c->param;
-    int ax;
-    LMX_TRY(lmx_op_axis(c, "axis", p->axis, s->ndim, &ax));
-    int64_t v = p->begin;
-    b[ax] = v < 0 ? v + s->dim[ax] : v;
-    return LMX_OK;
-  }
-  const lmx_slice_param *p = c->param;
-  const lmx_shape bg = p->begin, sp = p->step; /* ndim -1: None */
-  if (bg.ndim > s->ndim) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'begin': too many axes");
-  for (int k = 0; k < bg.ndim; k++) {
-    int64_t step = sp.ndim > k && sp.dim[k] != LMX_PARAM_NONE_INT ? sp.dim[k] : 1;
-    int64_t v = bg.dim[k];
-    if (v == LMX_PARAM_NONE_INT) v = step > 0 ? 0 : s->dim[k] - 1;
-    else if (v < 0) v += s->dim[k];
-    b[k] = v, st[k] = step;
-  }
-  return LMX_OK;
-}
-
 static int slice_run(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x,
                      const lmx_tensor *y, int req, int backward) {
   if (req == LMX_REQ_NULL) return LMX_OK;
   int nd = x->shape.ndim;
-  int64_t b[LMX_MAX_NDIM], st[LMX_MAX_NDIM], xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
-  LMX_TRY(slice_plan(c, axis_mode, &x->shape, b, st));
-  if (y->shape.ndim != nd || y->dtype != x->dtype)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims of %s", backward ?
-                       "output gradient" : "output", nd, lmx_dtype_str(x->dtype));
-  lmx_cpu_contig_strides(nd, x->shape.dim, xs);
-  lmx_cpu_contig_strides(nd, y->shape.dim, ys);
-  int64_t off = 0;
-  for (int k = 0; k < nd; k++) {
-    int64_t last = b[k] + (y->shape.dim[k] - 1) * st[k];
-    if (y->shape.dim[k] > 0 && (b[k] < 0 || b[k] >= x->shape.dim[k] || last < 0 ||
-                                last >= x->shape.dim[k]))
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "slice on axis %d: out of range for a dim of size "
-                         "%lld", k, (long long)x->shape.dim[k]);
-    off += b[k] * xs[k], ps[k] = st[k] * xs[k];
-  }
-  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "data"));
-  LMX_TRY(lmx_glue_check_size(c, y, lmx_glue_size(y), "output"));
+  int64_t off, ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
+  LMX_TRY(lmx_plan_slice(c, axis_mode, x, y, &off, ps));
+  lmx_plan_contig_strides(nd, y->shape.dim, ys);
   int rc;
   if (!backward) {
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,

@@ -15,42 +15,16 @@
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../layout_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
 /* ---- broadcast_* -------------------------------------------------------------------- */
 
-static void bstrides(const lmx_shape *s, int nd, int64_t *st) {
-  int64_t acc = 1;
-  for (int k = nd - 1; k >= 0; k--) {
-    int i = k - (nd - s->ndim);
-    int64_t d = i >= 0 ? s->dim[i] : 1;
-    st[k] = d == 1 ? 0 : acc;
-    acc *= d;
-  }
-}
-
 static int bcast_check(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o) {
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'lhs'"));
   if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'rhs'");
-  int nd = o->shape.ndim;
-  for (int s = 0; s < 2; s++) {
-    const lmx_shape *x = &in[s].shape;
-    if (x->ndim > nd) goto bad;
-    for (int k = 0; k < x->ndim; k++) {
-      int64_t od = o->shape.dim[nd - x->ndim + k];
-      if (x->dim[k] != 1 && x->dim[k] != od) goto bad;
-    }
-    LMX_TRY(lmx_glue_check_size(c, &in[s], lmx_glue_size(&in[s]),
-                                s ? "input 'rhs'" : "input 'lhs'"));
-    continue;
-  bad: {
-    char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input '%s' %s does not broadcast to %s",
-                       s ? "rhs" : "lhs", lmx_shape_str(x, a), lmx_shape_str(&o->shape, b));
-  }
-  }
-  return lmx_glue_check_size(c, o, lmx_glue_size(o), "output");
+  return lmx_plan_bcast_check(c, in, o);
 }
 
 static int bcast_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -68,8 +42,8 @@ static int bcast_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
                              in[0].data, in[1].data, req[0] == LMX_REQ_ADD) < 0
                ? lmx_cpu_fail_dtype(c, &in[0], "input 'lhs'") : LMX_OK;
   int64_t as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
-  bstrides(&in[0].shape, nd, as);
-  bstrides(&in[1].shape, nd, bs);
+  lmx_plan_bcast_strides(&in[0].shape, nd, as);
+  lmx_plan_bcast_strides(&in[1].shape, nd, bs);
   lmx_cpu_bcast_binary(op, in[0].dtype, nd, out[0].shape.dim, out[0].data, in[0].data, as,
                        in[1].data, bs, req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -85,8 +59,8 @@ static int bcast_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   LMX_TRY(bcast_check(c, in, &og[0]));
   int nd = og[0].shape.ndim;
   int64_t as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
-  bstrides(&in[0].shape, nd, as);
-  bstrides(&in[1].shape, nd, bs);
+  lmx_plan_bcast_strides(&in[0].shape, nd, as);
+  lmx_plan_bcast_strides(&in[1].shape, nd, bs);
   for (int s = 0; s < 2; s++) {
     if (req[s] == LMX_REQ_NULL) continue;
     LMX_TRY(lmx_glue_check_like(c, &ig[s], &in[s].shape, in[s].dtype, "input gradient"));
@@ -124,32 +98,7 @@ CPU_BCAST(broadcast_lesser, LMX_BC_LT)
 
 /* ---- reductions ----------------------------------------------------------------------- */
 
-/* Output strides over the input's index space (0 on reduced axes). */
-static int red_plan(const lmx_op_ctx *c, const lmx_shape *x, int kind, int64_t *ystr,
-                    int64_t *ysize) {
-  int nd = x->ndim, mask[LMX_MAX_NDIM];
-  lmx_shape ax;
-  int exclude = 0;
-  if (kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2) { /* norm: its own struct, no exclude */
-    ax = ((const lmx_norm_param *)c->param)->axis;
-  } else {
-    const lmx_red_param *p = c->param;
-    ax = p->axis, exclude = p->exclude;
-  }
-  for (int i = 0; i < nd; i++) mask[i] = ax.ndim < 0 ? 1 : exclude;
-  for (int k = 0; k < ax.ndim; k++) {
-    int a;
-    LMX_TRY(lmx_op_axis(c, "axis", ax.dim[k], nd, &a));
-    mask[a] = !exclude;
-  }
-  int64_t acc = 1;
-  for (int i = nd - 1; i >= 0; i--) {
-    ystr[i] = mask[i] ? 0 : acc;
-    if (!mask[i]) acc *= x->dim[i];
-  }
-  *ysize = acc;
-  return LMX_OK;
-}
+static int is_norm(int kind) { return kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2; }
 
 static int red_kind(const lmx_op_ctx *c, int kind) {
   if (kind == LMX_RED_NORM2 && ((const lmx_norm_param *)c->param)->ord == 1) return LMX_RED_NORM1;
@@ -163,7 +112,7 @@ static int red_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(lmx_glue_check_size(c, &in[0], xsize, "input 'data'"));
-  LMX_TRY(red_plan(c, &in[0].shape, kind, ystr, &ysize));
+  LMX_TRY(lmx_plan_reduce(c, &in[0].shape, is_norm(kind), ystr, &ysize));
   LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   int acc = req[0] == LMX_REQ_ADD;
@@ -181,7 +130,7 @@ static int red_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *
   int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_glue_size(&ig[0]);
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
   LMX_TRY(lmx_glue_check_size(c, &ig[0], xsize, "gradient of 'data'"));
-  LMX_TRY(red_plan(c, &ig[0].shape, kind, ystr, &ysize));
+  LMX_TRY(lmx_plan_reduce(c, &ig[0].shape, is_norm(kind), ystr, &ysize));
   LMX_TRY(lmx_glue_check_size(c, &og[0], ysize, "output gradient"));
   int linear = kind == LMX_RED_SUM || kind == LMX_RED_MEAN;
   if (!linear) {
@@ -222,15 +171,8 @@ static int arg_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  const lmx_shape *s = &in[0].shape;
-  int64_t size = lmx_glue_size(&in[0]), outer = 1, len = size, inner = 1;
-  int64_t axv = ((const lmx_arg_param *)c->param)->axis; /* LMX_PARAM_NONE_INT: None */
-  if (axv != LMX_PARAM_NONE_INT) {
-    int ax;
-    LMX_TRY(lmx_op_axis(c, "axis", axv, s->ndim, &ax));
-    outer = lmx_glue_outer(s, ax), len = s->dim[ax], inner = lmx_glue_inner(s, ax);
-  }
-  if (len == 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': cannot search an empty axis");
+  int64_t size = lmx_glue_size(&in[0]), outer, len, inner;
+  LMX_TRY(lmx_plan_arg(c, &in[0].shape, &outer, &len, &inner));
   LMX_TRY(lmx_glue_check_size(c, &in[0], size, "input 'data'"));
   LMX_TRY(lmx_glue_check_size(c, &out[0], outer * inner, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");

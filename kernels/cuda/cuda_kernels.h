@@ -1,0 +1,16 @@
+/* cuda_kernels.h — every CUDA kernel family's launchers (kernels/cuda/cu_<family>.h),
+ * the C interface the CUDA glue (src/ops/cuda) and the device table use. Launchers are
+ * lmx_cu_<name>(lmx_cu_stream s, ...) mirroring the lmx_cpu_* primitive of the same
+ * name; they enqueue on s, never synchronise and never allocate; they return 0, a
+ * cudaError_t code, or -1 for an unsupported dtype / op. Each family adds its line. */
+#ifndef LMX_KERNELS_CUDA_KERNELS_H
+#define LMX_KERNELS_CUDA_KERNELS_H
+
+#include "cu_base.h"
+#include "cu_convert.h"
+#include "cu_elementwise.h"
+#include "cu_optim.h"
+#include "cu_random.h"
+#include "cu_strided.h"
+
+#endif
