@@ -8,6 +8,9 @@ foreach(src ${LUAMX_C_TESTS})
   target_link_libraries(${name} PRIVATE luamx_static)
   target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  if(LUAMX_CUDA_SIM) # tests/test_cu_*.c run the CUDA kernels on the simulator
+    target_compile_definitions(${name} PRIVATE LUAMX_CUDA_SIM)
+  endif()
   add_test(NAME c_${name} COMMAND ${name})
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
