@@ -99,5 +99,14 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_rmsprop_update] = {FWD(rmsprop_update)},
     [LMX_OPID_adagrad_update] = {FWD(adagrad_update)},
     /* activations, softmax, losses, indexing, Dropout (K2) */
+    [LMX_OPID_Activation] = {FWD(Activation), BWD(Activation)},
+    [LMX_OPID_Dropout] = {FWD(Dropout), BWD(Dropout)},
+    [LMX_OPID_take] = {FWD(take), BWD(take)},
+    [LMX_OPID_one_hot] = {FWD(one_hot)},
+    [LMX_OPID_where] = {FWD(where), BWD(where)},
+    [LMX_OPID_Embedding] = {FWD(Embedding), BWD(Embedding)},
+    [LMX_OPID_SequenceMask] = {FWD(SequenceMask), BWD(SequenceMask)},
+    [LMX_OPID_SequenceLast] = {FWD(SequenceLast), BWD(SequenceLast)},
+    [LMX_OPID_SequenceReverse] = {FWD(SequenceReverse), BWD(SequenceReverse)},
     /* FullyConnected, dot, Convolution, Pooling, norms, RNN (K3) */
 };
