@@ -8,10 +8,14 @@ foreach(src ${LUAMX_C_TESTS})
   target_link_libraries(${name} PRIVATE luamx_static)
   target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-  if(LUAMX_CUDA_SIM) # tests/test_cu_*.c run the CUDA kernels on the simulator
-    target_compile_definitions(${name} PRIVATE LUAMX_CUDA_SIM)
-  endif()
   add_test(NAME c_${name} COMMAND ${name})
+  if(LUAMX_CUDA_SIM) # tests/test_cu_*.c run the CUDA kernels on the simulator, both orders
+    target_compile_definitions(${name} PRIVATE LUAMX_CUDA_SIM)
+    if(name MATCHES "^test_cu_")
+      add_test(NAME c_${name}_reverse COMMAND ${name})
+      set_tests_properties(c_${name}_reverse PROPERTIES ENVIRONMENT "LUAMX_SIM_ORDER=reverse")
+    endif()
+  endif()
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
 # on gpu(0) against the CPU (skips without a GPU context), and the same machinery with

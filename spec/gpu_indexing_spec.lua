@@ -167,6 +167,10 @@ describe('indexing, sequence, Activation and Dropout kernels on gpu(0)', functio
     for r = 0, 39 do
       for j = 2, 100 do assert(m2[r * 100 + j] == m2[r * 100 + 1], 'shared along axis 1') end
     end
+    -- p = 1 drops everything, as on the CPU
+    local all = ops.forward_all('Dropout', {p = 1}, {x}, true)
+    local ay, am = flat(all[1]), flat(all[2])
+    for i = 1, n do assert(ay[i] == 0 and am[i] == 0, 'p = 1 drops') end
     -- outside training: the identity with a mask of ones
     local e = ops.forward_all('Dropout', {p = p}, {x}, false)
     same('inference output', xs, flat(e[1]))

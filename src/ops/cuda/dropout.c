@@ -49,12 +49,16 @@ int lmx_cuda_fwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_te
     return lmx_cuda_fail(c, lmx_cu_scale(LMX_CU_S(c), dt, n, out[0].data, in[0].data, 1.0, acc),
                          "lmx_cu_scale");
   }
-  if (p >= 1) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'p': expected [0, 1), got %g", p);
-  uint64_t seed, offset;
-  lmx_rng_device_key(lmx_philox_blocks(dt == LMX_FLOAT64, n), &seed, &offset);
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_dropout_mask(LMX_CU_S(c), dt, n, out[1].data, p, seed, offset),
-                        "lmx_cu_dropout_mask"));
-  LMX_TRY(share_mask(c, &out[1]));
+  if (p >= 1) { /* every draw is below p: the CPU's mask of zeros */
+    LMX_TRY(lmx_cuda_fail(c, lmx_cu_fill(LMX_CU_S(c), out[1].data, dt, n, 0.0), "lmx_cu_fill"));
+  } else {
+    uint64_t seed, offset;
+    lmx_rng_device_key(lmx_philox_blocks(dt == LMX_FLOAT64, n), &seed, &offset);
+    LMX_TRY(lmx_cuda_fail(c, lmx_cu_dropout_mask(LMX_CU_S(c), dt, n, out[1].data, p, seed,
+                                                 offset),
+                          "lmx_cu_dropout_mask"));
+    LMX_TRY(share_mask(c, &out[1]));
+  }
   if (!req[0]) return LMX_OK;
   return lmx_cuda_fail(c, lmx_cu_ew_binary(LMX_CU_S(c), LMX_BIN_MUL, dt, n, out[0].data,
                                            in[0].data, out[1].data, acc),
