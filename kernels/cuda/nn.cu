@@ -497,19 +497,20 @@ int lmx_cu_prelu_bwd(lmx_cu_stream s, int dt, int64_t outer, int64_t C, int64_t 
                      int64_t ngamma, int acc_x, int acc_g) {
   int64_t n = outer * C * inner;
   if ((ngamma != 1 && ngamma != C) || dt > LMX_FLOAT16) return -1;
-  if (gx && n > 0) {
-    LMX_CU_DISPATCH_FLOAT(dt, return -1,
-                          LMX_LAUNCH(k_prelu_bwd_x<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s,
-                                     outer, C, inner, (T *)gx, (const T *)g, (const T *)x,
-                                     (const T *)gamma, ngamma, acc_x));
-    int rc = lmx_cu_last_error();
-    if (rc) return rc;
-  }
+  /* the gamma sums first: they read g, which gx may overwrite (in place) */
   if (ggamma && ngamma > 0) {
     LMX_CU_DISPATCH_FLOAT(dt, return -1,
                           LMX_LAUNCH(k_prelu_bwd_gamma<T>, row_blocks(ngamma), LMX_CU_THREADS,
                                      0, s, outer, C, inner, (T *)ggamma, (const T *)g,
                                      (const T *)x, ngamma, acc_g));
+    int rc = lmx_cu_last_error();
+    if (rc) return rc;
+  }
+  if (gx && n > 0) {
+    LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                          LMX_LAUNCH(k_prelu_bwd_x<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s,
+                                     outer, C, inner, (T *)gx, (const T *)g, (const T *)x,
+                                     (const T *)gamma, ngamma, acc_x));
     return lmx_cu_last_error();
   }
   return 0;
