@@ -9,6 +9,8 @@
 #include "cu_base.h"
 #include "cu_convert.h"
 #include "cu_elementwise.h"
+#include "cu_indexing.h"
+#include "cu_nn.h"
 #include "cu_optim.h"
 #include "cu_random.h"
 #include "cu_strided.h"

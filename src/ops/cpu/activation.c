@@ -21,6 +21,7 @@
 #include "../../tensor/dtype.h"
 #include "../../tensor/random.h"
 #include "../op_impl.h"
+#include "../softmax_plan.h"
 #include "cpu_ops.h"
 
 static int check_pair(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor *ref,
@@ -113,14 +114,7 @@ static int rrelu_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
 
 static int prelu_dims(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer, int64_t *C,
                       int64_t *inner) {
-  const lmx_shape *s = &in[0].shape;
-  *outer = s->ndim > 0 ? s->dim[0] : 1;
-  *C = s->ndim > 1 ? s->dim[1] : 1;
-  *inner = lmx_glue_inner(s, 1);
-  int64_t ng = lmx_glue_size(&in[1]);
-  if (ng != 1 && ng != *C)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'gamma': expected %lld or 1 elements, got %lld",
-                       (long long)*C, (long long)ng);
+  LMX_TRY(lmx_plan_prelu(c, in, outer, C, inner));
   if (in[1].dtype != in[0].dtype || !in[1].data) return lmx_cpu_fail_dtype(c, &in[1], "input 'gamma'");
   return LMX_OK;
 }
@@ -181,53 +175,17 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 
 /* ---- softmax family ----------------------------------------------------------------- */
 
-typedef struct {
-  int64_t outer, len, inner;
-  double temp;
-  int axis;
-} sm_dims;
+typedef lmx_softmax_plan sm_dims;
 
 static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, sm_dims *d) {
-  int axis;
-  if (activation) {
-    int channel = ((const lmx_smact_param *)c->param)->mode == LMX_SMACT_CHANNEL;
-    axis = channel ? 1 : 0;
-    if (channel && s->ndim < 2)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': mode 'channel' needs at least 2-D");
-    d->temp = 1.0;
-    if (!channel) { /* instance: over everything but the first dim */
-      d->outer = s->ndim ? s->dim[0] : 1;
-      d->len = d->outer ? lmx_shape_size(s) / d->outer : 0;
-      d->inner = 1;
-      return LMX_OK;
-    }
-  } else {
-    const lmx_softmax_param *p = c->param;
-    LMX_TRY(lmx_op_axis(c, "axis", p->axis, s->ndim, &axis));
-    d->temp = isnan(p->temperature) ? 1.0 : p->temperature; /* None: 1 */
-    if (d->temp == 0.0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'temperature': must not be 0");
-  }
-  d->axis = axis;
-  d->outer = lmx_glue_outer(s, axis);
-  d->len = s->dim[axis];
-  d->inner = lmx_glue_inner(s, axis);
-  return LMX_OK;
+  return lmx_plan_softmax(c, s, activation, d);
 }
 
-/* use_length: checks input 'length' against data's shape without the axis ((1,) for 1-D
- * data, MXNet's SoftmaxOpShape), its dtype (int32 / int64: MXNET_INT32_INT64_TYPE_SWITCH)
- * and every value against [0, axis size]. *l64 tells the kernel the width. */
+/* use_length: the shared shape / dtype checks, then every value against [0, axis size]
+ * (MXNet reads out of bounds). *l64 tells the kernel the width. */
 static int sm_check_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx_shape *ds,
                            const sm_dims *d, int *l64) {
-  if (len->dtype != LMX_INT32 && len->dtype != LMX_INT64)
-    return lmx_op_fail(c, LMX_ERR_DTYPE, "input 'length': expected int32 or int64, got %s",
-                       lmx_dtype_str(len->dtype));
-  lmx_shape e = *ds;
-  for (int i = d->axis; i + 1 < e.ndim; i++) e.dim[i] = e.dim[i + 1];
-  e.ndim = ds->ndim == 1 ? 1 : ds->ndim - 1;
-  if (ds->ndim == 1) e.dim[0] = 1;
-  LMX_TRY(lmx_glue_check_like(c, len, &e, len->dtype, "input 'length'"));
-  *l64 = len->dtype == LMX_INT64;
+  LMX_TRY(lmx_plan_softmax_length(c, len, ds, d, l64));
   int64_t bad = lmx_cpu_lengths_check(len->data, *l64, d->outer * d->inner, d->len);
   if (bad >= 0)
     return lmx_op_fail(c, LMX_ERR_ARG, "input 'length': element %lld is %lld, expected a "

@@ -15,10 +15,9 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../index_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
-
-enum { MODE_CLIP, MODE_WRAP, MODE_RAISE };
 
 /* Resolves index k of `idx` against a dim of size A; -1 with a message for raise mode. */
 static int64_t pick(const lmx_op_ctx *c, const lmx_tensor *idx, int64_t k, int64_t A, int mode,
@@ -26,8 +25,8 @@ static int64_t pick(const lmx_op_ctx *c, const lmx_tensor *idx, int64_t k, int64
   double v = lmx_load_f64(idx->data, idx->dtype, k);
   int64_t i = isfinite(v) ? (int64_t)v : 0;
   if (i >= 0 && i < A) return i;
-  if (mode == MODE_WRAP) return ((i % A) + A) % A;
-  if (mode == MODE_RAISE) {
+  if (mode == LMX_TAKE_WRAP) return ((i % A) + A) % A;
+  if (mode == LMX_TAKE_RAISE) {
     *rc = lmx_op_fail(c, LMX_ERR_ARG, "input 'indices': index %lld at position %lld is out of "
                       "range [0, %lld)", (long long)i, (long long)k, (long long)A);
     return -1;
@@ -35,34 +34,12 @@ static int64_t pick(const lmx_op_ctx *c, const lmx_tensor *idx, int64_t k, int64
   return i < 0 ? 0 : A - 1;
 }
 
-typedef struct {
-  int64_t outer, A, inner, K;
-  int mode;
-} take_geo;
-
-static int take_geo_of(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
-                       int embedding, take_geo *t) {
-  int ax = 0, mode = LMX_TAKE_CLIP; /* Embedding: axis 0, indices clipped */
-  if (!embedding) {
-    const lmx_take_param *p = c->param;
-    LMX_TRY(lmx_op_axis(c, "axis", p->axis, a->shape.ndim, &ax));
-    mode = p->mode;
-  }
-  t->outer = lmx_glue_outer(&a->shape, ax), t->A = a->shape.dim[ax];
-  t->inner = lmx_glue_inner(&a->shape, ax), t->K = lmx_glue_size(idx);
-  t->mode = mode == LMX_TAKE_CLIP ? MODE_CLIP : mode == LMX_TAKE_WRAP ? MODE_WRAP : MODE_RAISE;
-  if (t->A == 0 && t->K > 0)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "cannot take from an empty axis");
-  LMX_TRY(lmx_glue_check_size(c, a, lmx_glue_size(a), embedding ? "input 'weight'" : "input 'a'"));
-  return lmx_glue_check_size(c, idx, t->K, embedding ? "input 'data'" : "input 'indices'");
-}
-
 static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
                     const lmx_tensor *out, int req, int embedding) {
   if (req == LMX_REQ_NULL) return LMX_OK;
   if (req == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  take_geo t;
-  LMX_TRY(take_geo_of(c, a, idx, embedding, &t));
+  lmx_take_plan t;
+  LMX_TRY(lmx_plan_take(c, a, idx, embedding, &t));
   LMX_TRY(lmx_glue_check_size(c, out, t.outer * t.K * t.inner, "output"));
   if (out->dtype != a->dtype) return lmx_cpu_fail_dtype(c, out, "output");
   size_t row = (size_t)t.inner * (size_t)lmx_dtype_size(a->dtype);
@@ -80,8 +57,8 @@ static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *
 static int take_bwd(const lmx_op_ctx *c, const lmx_tensor *g, const lmx_tensor *a,
                     const lmx_tensor *idx, const lmx_tensor *ga, int req, int embedding) {
   if (req == LMX_REQ_NULL) return LMX_OK;
-  take_geo t;
-  LMX_TRY(take_geo_of(c, a, idx, embedding, &t));
+  lmx_take_plan t;
+  LMX_TRY(lmx_plan_take(c, a, idx, embedding, &t));
   LMX_TRY(lmx_cpu_check_float(c, ga, "input gradient"));
   LMX_TRY(lmx_glue_check_like(c, ga, &a->shape, a->dtype, "input gradient"));
   LMX_TRY(lmx_glue_check_size(c, g, t.outer * t.K * t.inner, "output gradient"));
@@ -152,19 +129,8 @@ int lmx_cpu_fwd_one_hot(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
 /* ---- where -------------------------------------------------------------------------- */
 
 static int where_check(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *n, int64_t *row) {
-  *n = lmx_glue_size(&in[1]);
   LMX_TRY(lmx_cpu_check_float(c, &in[1], "input 'x'"));
-  LMX_TRY(lmx_glue_check_like(c, &in[2], &in[1].shape, in[1].dtype, "input 'y'"));
-  LMX_TRY(lmx_glue_check_size(c, &in[1], *n, "input 'x'"));
-  int64_t nc = lmx_glue_size(&in[0]);
-  *row = 1;
-  if (nc != *n) {
-    if (in[0].shape.ndim != 1 || in[1].shape.ndim < 1 || nc != in[1].shape.dim[0])
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'condition': expected x's shape or (%lld,)",
-                         (long long)(in[1].shape.ndim ? in[1].shape.dim[0] : 0));
-    *row = nc ? *n / nc : 1;
-  }
-  return lmx_glue_check_size(c, &in[0], nc, "input 'condition'");
+  return lmx_plan_where(c, in, n, row);
 }
 
 int lmx_cpu_fwd_where(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,

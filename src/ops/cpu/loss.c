@@ -16,31 +16,16 @@
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
 #include "../op_impl.h"
+#include "../softmax_plan.h"
 #include "cpu_ops.h"
 
 /* ---- SoftmaxOutput -------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t outer, k, inner;
-} smo_dims;
+typedef lmx_smo_plan smo_dims;
 
 static int smo_layout(const lmx_op_ctx *c, const lmx_tensor *in, smo_dims *d) {
-  const lmx_smo_param *p = c->param;
-  const lmx_shape *s = &in[0].shape;
-  int64_t size = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  if (s->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
-  if (p->multi_output) {
-    if (s->ndim < 2)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': multi_output needs at least 2-D");
-    d->outer = s->dim[0], d->k = s->dim[1], d->inner = lmx_glue_inner(s, 1);
-  } else if (p->preserve_shape) {
-    d->k = s->dim[s->ndim - 1], d->outer = d->k ? size / d->k : 0, d->inner = 1;
-  } else {
-    d->outer = s->ndim == 1 ? 1 : s->dim[0], d->inner = 1;
-    d->k = d->outer ? size / d->outer : 0;
-  }
-  return LMX_OK;
+  return lmx_plan_smo(c, &in[0].shape, d);
 }
 
 int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -57,11 +42,10 @@ int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const l
 }
 
 static double smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label, const smo_dims *d) {
-  const lmx_smo_param *p = c->param;
-  if (p->normalization == LMX_NORM_BATCH) return (double)d->outer;
-  if (p->normalization != LMX_NORM_VALID) return 1.0;
+  double norm = lmx_plan_smo_norm(c, d);
+  if (norm > 0) return norm;
   int64_t n = lmx_glue_size(label), cnt = n;
-  int ign = (int)p->ignore_label;
+  int ign = (int)((const lmx_smo_param *)c->param)->ignore_label;
   for (int64_t i = 0; i < n; i++)
     if ((int)lmx_load_f64(label->data, label->dtype, i) == ign) cnt--;
   return cnt > 0 ? (double)cnt : 1.0;
@@ -114,11 +98,7 @@ static int reg_bwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   LMX_TRY(lmx_glue_check_size(c, &in[1], n, "input 'label'"));
   if (in[1].dtype != out[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'label'");
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &out[0].shape, out[0].dtype, "gradient of 'data'"));
-  const lmx_shape *ls = &in[1].shape;
-  int64_t lead = ls->ndim > 0 ? ls->dim[0] : 1;
-  double num_output = lead ? (double)lmx_glue_size(&in[1]) / (double)lead : 1.0;
-  double scale = ((const lmx_reg_param *)c->param)->grad_scale /
-                 (num_output > 0 ? num_output : 1.0);
+  double scale = lmx_plan_reg_scale(c, &in[1].shape);
   lmx_cpu_regression_grad(out[0].dtype, n, ig[0].data, out[0].data, in[1].data, mae, scale,
                           req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -166,11 +146,9 @@ int lmx_cpu_bwd_MakeLoss(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_te
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
   const lmx_makeloss_param *p = c->param;
-  double v = p->grad_scale;
   const lmx_shape *s = &ig[0].shape;
-  if (p->normalization == LMX_NORM_BATCH) {
-    v /= (double)(s->ndim > 0 && s->dim[0] > 0 ? s->dim[0] : 1);
-  } else if (p->normalization == LMX_NORM_VALID) {
+  double v = lmx_plan_makeloss_value(c, s);
+  if (p->normalization == LMX_NORM_VALID) {
     /* the output equals data (identity forward); backward_needs asks for the output */
     LMX_TRY(lmx_glue_check_like(c, &out[0], s, ig[0].dtype, "output"));
     double th = p->valid_thresh;

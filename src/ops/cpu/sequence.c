@@ -13,6 +13,7 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../index_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -23,15 +24,12 @@ typedef struct {
 } seq_geo;
 
 static int seq_geo_of(const lmx_op_ctx *c, const lmx_tensor *in, int nin, seq_geo *g) {
-  const lmx_shape *s = &in[0].shape;
-  g->axis = (int)((const lmx_seq_param *)c->param)->axis;
-  if (s->ndim < 2 || g->axis < 0 || g->axis > 1)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D with axis 0 or 1");
-  g->T = s->dim[g->axis], g->N = s->dim[1 - g->axis], g->R = lmx_glue_inner(s, 1);
-  g->dt = in[0].dtype, g->es = (size_t)lmx_dtype_size(g->dt);
+  lmx_seq_plan q;
+  (void)nin; /* the plan reads use_sequence_length itself */
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_glue_check_size(c, &in[0], g->T * g->N * g->R, "input 'data'"));
-  if (nin > 1) LMX_TRY(lmx_glue_check_size(c, &in[1], g->N, "input 'sequence_length'"));
+  LMX_TRY(lmx_plan_seq(c, in, &q));
+  g->T = q.T, g->N = q.N, g->R = q.R, g->axis = q.axis;
+  g->dt = in[0].dtype, g->es = (size_t)lmx_dtype_size(g->dt);
   return LMX_OK;
 }
 
