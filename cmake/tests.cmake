@@ -10,6 +10,11 @@ foreach(src ${LUAMX_C_TESTS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   add_test(NAME c_${name} COMMAND ${name})
 endforeach()
+# The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
+# on gpu(0) against the CPU (skips without a GPU context), and the same machinery with
+# cpu(1) in the GPU's place, so it is exercised in every build.
+add_test(NAME c_test_gradcheck_agree COMMAND test_gradcheck --agree)
+add_test(NAME c_test_gradcheck_agree_self COMMAND test_gradcheck --agree-self)
 
 set(LUAMX_TEST_ENV
   "LUAMX_LIB=$<TARGET_FILE:luamx>"

@@ -336,6 +336,12 @@ LMX_API int lmx_op_alias(int i, int *count, const char **alias, int *index);
 LMX_API int lmx_op_info(int index, const char **name, const char **doc, const char **hint,
                         int *num_params, int *flags);
 
+/* Which kernels operator `index` has on device type dev_type (LMX_CPU, LMX_GPU): *forward
+ * and *backward are 1 when that backend's kernel table has the kernel, 0 otherwise (also
+ * when the backend is not built in). Bind refuses a node whose device lacks a kernel it
+ * needs. Any out pointer may be NULL. LMX_ERR_ARG for a bad index. */
+LMX_API int lmx_op_kernels(int index, int dev_type, int *forward, int *backward);
+
 /* Automatic-name prefix of an op called by `called` (a name or alias), MXNet's rule:
  * the called name lower-cased ("_PlusScalar" -> "_plusscalar"). Written to buf
  * (NUL-terminated, truncated to cap). LMX_ERR_NOTFOUND for an unknown name. */

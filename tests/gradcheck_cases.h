@@ -306,3 +306,18 @@ static const gc_case g_cases[] = {
     {"RNN", "mode=rnn_tanh;state_size=3;num_layers=2;p=0.3", "(3,2,2);(45);(2,2,3)", "uuu", 0, 1},
     {"RNN", "mode=lstm;state_size=2;num_layers=2;p=0.5", "(3,2,3);(104);(2,2,2);(2,2,2)", "uuuu", 0, 0},
 };
+
+/* Forward-only cases for the backends-agree mode: ops with no gradient to check (their
+ * values are checked in ops_forward_spec / optimizer_spec), compared across devices. */
+static const gc_case g_fwd_cases[] = {
+    {"_zeros", "shape=(2,3)", "", "", 0, 1},
+    {"_ones", "shape=(4)", "", "", 0, 1},
+    {"_full", "shape=(3,2);value=2.5", "", "", 0, 1},
+    {"sgd_update", "lr=0.1;wd=0.01;rescale_grad=0.5", "(3,4);(3,4)", "uu", 0, 1},
+    {"sgd_update", "lr=0.1;clip_gradient=0.3", "(7);(7)", "uu", 0, 1},
+    {"sgd_mom_update", "lr=0.1;momentum=0.9;wd=0.01", "(3,4);(3,4);(3,4)", "uuu", 0, 1},
+    {"nag_mom_update", "lr=0.1;momentum=0.9", "(5);(5);(5)", "uuu", 0, 1},
+    {"adam_update", "lr=0.01;wd=0.001", "(3,4);(3,4);(3,4);(3,4)", "uuup", 0, 1},
+    {"rmsprop_update", "lr=0.01;clip_weights=0.5", "(6);(6);(6)", "uup", 0, 1},
+    {"adagrad_update", "lr=0.1", "(2,3);(2,3);(2,3)", "uup", 0, 1},
+};

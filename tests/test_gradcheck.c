@@ -21,6 +21,8 @@
  * the global generator before every forward, so each forward draws the same mask.
  * A second table feeds kernels malformed tensors directly (wrong shapes, dtypes, sizes,
  * missing workspace, out-of-range indices) and asserts the error message.
+ * Devices: --device gpu:N runs the same checks on gpu(N)'s kernels; --agree compares
+ * every backend that has a case's op with the CPU (gradcheck_device.h).
  * Prints "N passed, N failed"; exits 1 on any failure.
  */
 #include <math.h>
@@ -29,7 +31,9 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "device/device.h"
 #include "luamx.h"
+#include "ops/kernel.h"
 #include "ops/op.h"
 #include "tensor/random.h"
 #include "tensor/shape.h"
@@ -46,6 +50,7 @@ enum { MAXT = 16 };
 
 typedef struct {
   const lmx_op *op;
+  const lmx_kernel *kern; /* the op's CPU kernel row */
   void *param;
   lmx_op_ctx c;
   int nin, nout, naux, nvis;
@@ -53,6 +58,16 @@ typedef struct {
   double *head[MAXT];
   const gc_case *k;
 } gc_run;
+
+typedef struct {
+  int type, id;
+  const lmx_device_ops *dev;
+  int mirror; /* copy through device buffers even on the CPU (--agree-self) */
+} gc_dev;
+
+static gc_dev g_dev = {LMX_CPU, 0, &lmx_cpu_device, 0}; /* where the FD checks run (--device) */
+static const gc_dev g_cpu_dev = {LMX_CPU, 0, &lmx_cpu_device, 0};
+static int g_skipped; /* cases not run on g_dev (no kernel or no float64 there) */
 
 static double urand(void) { return (double)rand() / ((double)RAND_MAX + 1.0); }
 
@@ -162,10 +177,7 @@ static int setup(gc_run *r, const gc_case *k) {
     double *p = alloc_t(&r->aux[i], &as[i]);
     fill_input(p, lmx_shape_size(&as[i]), i % 2 ? 'p' : 'u', 1); /* mean / var */
   }
-  if (r->op->workspace) {
-    r->c.workspace_bytes = r->op->workspace(&r->c, is, os);
-    r->c.workspace = calloc(1, r->c.workspace_bytes + 1);
-  }
+  r->kern = lmx_op_kernel(r->op, g_dev.type); /* workspaces: per call, in dev_call */
   return 0;
 }
 
@@ -173,15 +185,21 @@ static void teardown(gc_run *r) {
   for (int i = 0; i < r->nin; i++) free(r->in[i].data), free(r->ig[i].data);
   for (int i = 0; i < r->nout; i++) free(r->out[i].data), free(r->og[i].data);
   for (int i = 0; i < r->naux; i++) free(r->aux[i].data);
-  free(r->c.workspace);
   if (r->param) lmx_op_params_free(r->op, r->param);
 }
+
+static int grad_input(const gc_run *r, int i) {
+  char k = r->k->kinds[i];
+  return k != 'l' && k != 'c' && k != 'n';
+}
+
+#include "gradcheck_device.h"
 
 static int forward(gc_run *r, const lmx_tensor *out) {
   int req[MAXT];
   for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
   lmx_rng_seed(1234);
-  return r->op->forward[LMX_DEV_SLOT_CPU](&r->c, r->in, out, req, r->aux);
+  return dev_call(r, &g_dev, r->kern, NULL, r->in, out, NULL, r->aux, req);
 }
 
 static double objective(gc_run *r) {
@@ -208,12 +226,7 @@ static int backward(gc_run *r, const int *req) {
     if (!(needs & LMX_NEEDS_OUTPUTS)) out[i].data = NULL;
     if (!(needs & LMX_NEEDS_OUT_GRADS) && !loss) og[i].data = NULL;
   }
-  return r->op->backward[LMX_DEV_SLOT_CPU](&r->c, og, in, out, r->ig, req, r->aux);
-}
-
-static int grad_input(const gc_run *r, int i) {
-  char k = r->k->kinds[i];
-  return k != 'l' && k != 'c' && k != 'n';
+  return dev_call(r, &g_dev, r->kern, og, in, out, r->ig, r->aux, req);
 }
 
 static void check_fd(gc_run *r) {
@@ -299,16 +312,25 @@ static void check_inplace(gc_run *r) {
 static void run_case(const gc_case *k) {
   gc_run r;
   if (setup(&r, k) != 0) return teardown(&r);
-  if (!r.op->forward[LMX_DEV_SLOT_CPU]) {
+  if (!r.kern && g_dev.type != LMX_CPU) { /* not on this device: counted, not failed */
+    g_skipped++;
+    return teardown(&r);
+  }
+  if (!r.kern) {
     fail(&r, "forward", "no CPU kernel");
     return teardown(&r);
   }
-  if (forward(&r, r.out) != LMX_OK) {
+  int frc = forward(&r, r.out);
+  if (frc == LMX_ERR_DTYPE && g_dev.type != LMX_CPU) { /* the device has no float64 */
+    g_skipped++;
+    return teardown(&r);
+  }
+  if (frc != LMX_OK) {
     fail(&r, "forward", lmx_errmsg());
     return teardown(&r);
   }
   g_pass++;
-  if (r.op->backward[LMX_DEV_SLOT_CPU] && !(r.op->flags & LMX_OPF_NO_GRAD)) {
+  if (r.kern->backward && !(r.op->flags & LMX_OPF_NO_GRAD)) {
     int req[MAXT];
     for (int i = 0; i < MAXT; i++) req[i] = LMX_REQ_WRITE;
     if (backward(&r, req) != LMX_OK) {
@@ -363,7 +385,8 @@ static void run_bad(const bad_case *b) {
   for (int i = 0; i < 3; i++) out[i] = (lmx_tensor){buf + 2048, b->out[i], LMX_FLOAT64};
   for (int i = 0; i < 2; i++) aux[i] = (lmx_tensor){buf + 3072, {1, {4}}, LMX_FLOAT64};
   int req[4] = {1, 1, 1, 1};
-  int rc = op->forward[LMX_DEV_SLOT_CPU](&c, in, out, req, aux);
+  const lmx_kernel *kern = lmx_op_kernel(op, LMX_CPU);
+  int rc = kern ? kern->forward(&c, in, out, req, aux) : LMX_ERR_UNSUPPORTED;
   const char *msg = lmx_errmsg();
   if (rc != LMX_OK && strstr(msg, b->expect) && strstr(msg, b->op)) {
     g_pass++;
@@ -445,12 +468,43 @@ static void check_coverage(int ncases) {
   }
 }
 
-int main(void) {
+/* test_gradcheck [--device cpu|gpu[:N]] [--agree | --agree-self]: see the top and
+ * gradcheck_device.h. */
+int main(int argc, char **argv) {
+  int agree = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--agree") == 0) {
+      agree = 1;
+    } else if (strcmp(argv[i], "--agree-self") == 0) { /* the agree machinery, cpu vs cpu(1) */
+      agree = 1;
+      g_dev = (gc_dev){LMX_CPU, 1, &lmx_cpu_device, 1};
+    } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+      if (parse_device(argv[++i], &g_dev) != 0) {
+        printf("device %s: %s: skipped\n", argv[i], lmx_errmsg());
+        return 0;
+      }
+    } else {
+      fprintf(stderr, "usage: %s [--device cpu|gpu[:N]] [--agree | --agree-self]\n", argv[0]);
+      return 2;
+    }
+  }
   srand(7);
   int n = (int)(sizeof g_cases / sizeof g_cases[0]);
-  for (int i = 0; i < n; i++) run_case(&g_cases[i]);
-  check_bad_inputs();
-  check_coverage(n);
-  printf("%d cases\n%d passed, %d failed\n", n, g_pass, g_fail);
+  int nf = (int)(sizeof g_fwd_cases / sizeof g_fwd_cases[0]);
+  if (agree) {
+    if (g_dev.type == LMX_CPU && !g_dev.mirror &&
+        (lmx_num_gpus() == 0 || parse_device("gpu:0", &g_dev) != 0)) {
+      printf("backends agree: no GPU context (%d GPUs): skipped\n", lmx_num_gpus());
+      return 0;
+    }
+    run_agree(g_cases, n, g_fwd_cases, nf);
+  } else {
+    for (int i = 0; i < n; i++) run_case(&g_cases[i]);
+    if (g_dev.type == LMX_CPU) check_bad_inputs();
+    check_coverage(n);
+    printf("%d cases on %s(%d), %d skipped (no kernel or no float64 there)\n", n,
+           g_dev.dev->name, g_dev.id, g_skipped);
+  }
+  printf("%d passed, %d failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 --- luamx.op — operator introspection and single-operator inference (mx.op).
 --
 --   mx.op.list()                      -> { 'Activation', 'BatchNorm', ... } (sorted)
---   mx.op.info('FullyConnected')      -> { name, hint, doc, flags, params = {...} }
+--   mx.op.info('FullyConnected')      -> { name, hint, doc, flags, params = {...},
+--                                         kernels = {cpu = {forward, backward}, gpu = ...} }
 --   mx.op.info('FullyConnected', {num_hidden = 4}) also gives inputs/outputs/aux names
 --   mx.op.infer('FullyConnected', {num_hidden = 6}, {{2, 4}})
 --       -> in_shapes, out_shapes, aux_shapes, out_dtypes
@@ -88,8 +89,9 @@ local function io_names(idx, params, kind)
   return list, vis[0]
 end
 
---- Description of an op: name, hint, doc, flags, params; with `params` (or when the op
--- has no required parameter) also inputs, outputs, aux and num_visible_outputs.
+--- Description of an op: name, hint, doc, flags, params, kernels (per device type:
+-- {forward, backward} booleans); with `params` (or when the op has no required
+-- parameter) also inputs, outputs, aux and num_visible_outputs.
 function M.info(name, params)
   local idx = index_of(name, 2)
   local cname, doc, hint = ffi.new('const char *[1]'), ffi.new('const char *[1]'),
@@ -107,6 +109,13 @@ function M.info(name, params)
       default = pd[0] ~= nil and ffi.string(pd[0]) or nil,
       choices = pc[0] ~= nil and ffi.string(pc[0]) or nil,
       required = pd[0] == nil, doc = ffi.string(pdoc[0]) }
+  end
+  -- kernels.cpu / kernels.gpu: {forward = bool, backward = bool} (the backends' tables)
+  info.kernels = {}
+  local kf, kb = ffi.new('int[1]'), ffi.new('int[1]')
+  for dev, code in pairs { cpu = 1, gpu = 2 } do
+    check(C.lmx_op_kernels(idx, code, kf, kb), 2)
+    info.kernels[dev] = { forward = kf[0] ~= 0, backward = kb[0] ~= 0 }
   end
   local ok = pcall(function()
     info.inputs = io_names(idx, params, 0)

@@ -6,7 +6,6 @@
 #include "../tensor/dtype.h"
 #include "../tensor/ndarray.h"
 #include "../tensor/random.h"
-#include "../../kernels/cpu/cpu_kernels.h"
 #include "api.h"
 
 int lmx_ndarray_new(const int64_t *dims, int ndim, int dtype, int dev_type, int dev_id,
@@ -166,7 +165,7 @@ int lmx_ndarray_copyto(const lmx_ndarray *src, lmx_ndarray *dst) {
 }
 
 /* Runs fn on a host copy of arr (arr itself when on the CPU), then writes back when
- * `write` is set. Lets fills and table transfers work on any device. */
+ * `write` is set. Lets table transfers work on any device. */
 static int with_host(lmx_ndarray *arr, int load, int write,
                      void (*fn)(lmx_ndarray *h, void *ctx), void *ctx) {
   if (lmx_nd_is_cpu(arr)) {
@@ -182,21 +181,20 @@ static int with_host(lmx_ndarray *arr, int load, int write,
   return rc;
 }
 
-static void do_fill(lmx_ndarray *h, void *ctx) {
-  lmx_cpu_fill(lmx_nd_ptr(h), h->dtype, lmx_nd_size(h), *(double *)ctx);
-}
-
+/* A fill runs on the array's own device (its `fill` primitive, queued on its stream). */
 int lmx_ndarray_fill(lmx_ndarray *arr, double value) {
   LMX_ENTER();
   LMX_NEED(arr, "lmx_ndarray_fill", "arr");
-  return with_host(arr, 0, 1, do_fill, &value);
+  return lmx_device_fill(arr->st->dev, arr->st->dev_id, lmx_nd_ptr(arr), arr->dtype,
+                         lmx_nd_size(arr), value);
 }
 
+/* Host tables <-> a host copy of the array: conversions on the CPU. */
 static void do_set(lmx_ndarray *h, void *ctx) {
-  lmx_cpu_convert(lmx_nd_ptr(h), h->dtype, ctx, LMX_FLOAT64, lmx_nd_size(h));
+  lmx_cpu_device.convert(0, lmx_nd_ptr(h), h->dtype, ctx, LMX_FLOAT64, lmx_nd_size(h));
 }
 static void do_get(lmx_ndarray *h, void *ctx) {
-  lmx_cpu_convert(ctx, LMX_FLOAT64, lmx_nd_ptr(h), h->dtype, lmx_nd_size(h));
+  lmx_cpu_device.convert(0, ctx, LMX_FLOAT64, lmx_nd_ptr(h), h->dtype, lmx_nd_size(h));
 }
 
 static int check_count(const lmx_ndarray *arr, int64_t n, const char *fn) {
@@ -263,7 +261,14 @@ static int random_fill(lmx_ndarray *arr, int normal, double a, double b, const c
   if (!lmx_dtype_is_float(arr->dtype))
     return lmx_fail(LMX_ERR_DTYPE, "%s: dtype must be float16, float32 or float64, got %s", fn,
                     lmx_dtype_str(arr->dtype));
-  rand_args r = {normal, a, b};
+  const lmx_device_ops *d = arr->st->dev;
+  if (d->random) { /* the device's counter-based generator, on its stream */
+    uint64_t seed, offset, n = (uint64_t)lmx_nd_size(arr);
+    lmx_rng_device_key(n, &seed, &offset);
+    return d->random(arr->st->dev_id, normal ? LMX_RAND_NORMAL : LMX_RAND_UNIFORM, arr->dtype,
+                     (int64_t)n, lmx_nd_ptr(arr), a, b, seed, offset);
+  }
+  rand_args r = {normal, a, b}; /* the global generator, on the host */
   return with_host(arr, 0, 1, do_rand, &r);
 }
 

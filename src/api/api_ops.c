@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ops/kernel.h"
 #include "../ops/op_impl.h"
 #include "api.h"
 
@@ -105,6 +106,16 @@ int lmx_op_info(int index, const char **name, const char **doc, const char **hin
   }
   if (num_params) *num_params = op->num_params;
   if (flags) *flags = (int)op->flags;
+  return LMX_OK;
+}
+
+int lmx_op_kernels(int index, int dev_type, int *forward, int *backward) {
+  LMX_ENTER();
+  const lmx_op *op;
+  LMX_TRY(op_at("lmx_op_kernels", index, &op));
+  const lmx_kernel *k = lmx_op_kernel(op, dev_type);
+  if (forward) *forward = k != NULL;
+  if (backward) *backward = k && k->backward;
   return LMX_OK;
 }
 

@@ -4,8 +4,9 @@
  * argument (by name or position), gradient arrays and requests, aux states, shapes and
  * dtypes (simple_bind), group2ctx entries, a shared executor, options. lmx_exec_bind
  * then runs the pipeline once (MXNet's GraphExecutor::Init / FinishInitGraph):
- *   common-subexpression elimination → indexed graph → gradient → placement → order →
- *   shapes and dtypes → in-place candidates → memory plan → arrays and steps.
+ *   common-subexpression elimination → indexed graph → gradient → placement → kernels
+ *   (every node's device has one: lmx_op_require_kernel) → order → shapes and dtypes →
+ *   in-place candidates → memory plan → arrays and steps.
  * Invariants: the binder owns one reference to each array it was given and to the
  * symbol; a failed bind releases everything it made (the executor under construction
  * is released through the same path as a bound one), so a failure leaks nothing and
@@ -17,6 +18,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../ops/kernel.h"
 #include "../tensor/dtype.h"
 #include "exec.h"
 
@@ -194,6 +196,19 @@ static int place(const lmx_binder *b, lmx_executor *x) {
   return rc;
 }
 
+/* Every operator node must have a kernel in its device's table (a backward kernel for
+ * backward nodes): "no kernel for Convolution (node 'conv1') on gpu(0)". */
+static int check_kernels(const lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  for (int n = 0; n < p->num_nodes; n++) {
+    const lmx_pnode *nd = &p->nodes[n];
+    if (nd->kind != LMX_PN_OP && nd->kind != LMX_PN_BWD) continue;
+    LMX_TRY(lmx_op_require_kernel(nd->op, p->ctx_type[nd->ctx], p->ctx_id[nd->ctx],
+                                  nd->src->name, nd->kind == LMX_PN_BWD));
+  }
+  return LMX_OK;
+}
+
 static int seeded_shapes(const lmx_binder *b, lmx_executor *x, const lmx_igraph *g, int simple) {
   lmx_shape *sh = lmx_calloc((size_t)g->nentries + 1, sizeof *sh);
   int *dt = lmx_alloc(((size_t)g->nentries + 1) * sizeof(int));
@@ -339,6 +354,7 @@ static int pipeline(lmx_binder *b, lmx_executor *x, lmx_igraph *g, int simple) {
   LMX_TRY(resolve_reqs(b, x, simple));
   LMX_TRY(lmx_pass_gradient(&x->plan));
   LMX_TRY(place(b, x));
+  LMX_TRY(check_kernels(x));
   LMX_TRY(lmx_pass_order(&x->plan));
   LMX_TRY(seeded_shapes(b, x, g, simple));
   LMX_TRY(check_grads(b, x));

@@ -66,7 +66,7 @@ typedef struct {
   int node;                 /* plan node id */
   int kind;                 /* LMX_STEP_* */
   lmx_op_ctx c;
-  lmx_forward_fn fwd;       /* NULL: no kernel for the device (error at run time) */
+  lmx_forward_fn fwd;       /* the node device's kernel (lmx_op_kernel, at bind) */
   lmx_backward_fn bwd;
   /* OP:  in[nargs] out[nout] aux[naux];  req[nout]
    * BWD: og[nout] in[nargs] out[nout] ig[nargs] aux[naux];  req[nargs] */

@@ -6,15 +6,17 @@
  * zero-filling argument gradients that nothing reaches (grad_req write only).
  * Write requests are honoured exactly: write overwrites, add accumulates (nothing ever
  * zeroes an add gradient), null leaves the array untouched (no step writes to it).
- * Every kernel runs on the calling thread, in plan order, whatever context it is
- * placed on, so monitor callbacks fire on the calling thread too.
+ * Every kernel is called from the calling thread, in plan order, whatever context it is
+ * placed on (a GPU kernel is queued on its device's stream, c->stream), so monitor
+ * callbacks fire on the calling thread too. Array work outside kernels (gradient add,
+ * zero fills) goes through the array's device table (src/device/device.h).
  * Errors name the operator and node (kernels' messages), the head, the argument.
  */
 #include <string.h>
 
-#include "../../kernels/cpu/cpu_kernels.h"
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../tensor/dtype.h"
 #include "exec.h"
 
 void lmx_exec_retain(lmx_executor *x) { lmx_ref_inc(&x->rc); }
@@ -51,20 +53,24 @@ void lmx_exec_release(lmx_executor *x) {
 }
 
 static int no_kernel(const lmx_xstep *s, const char *dir) {
-  return lmx_fail(LMX_ERR_UNSUPPORTED, "%s '%s': no %s kernel for %s(%d) yet", s->c.op->name,
-                  s->c.node, dir, s->c.dev_type == LMX_CPU ? "cpu" : "gpu", s->c.dev_id);
+  return lmx_fail(LMX_ERR_UNSUPPORTED, "%s '%s': no %s kernel on %s(%d)", s->c.op->name,
+                  s->c.node, dir, lmx_device_type_name(s->c.dev_type), s->c.dev_id);
 }
 
+/* A copy between contexts (group2ctx); with req add, the source is brought to the
+ * target's device first when it lives elsewhere, then added there by the device's
+ * `add` primitive. */
 static int run_copy(const lmx_xstep *s) {
   if (s->req[0] == LMX_REQ_NULL) return LMX_OK;
   if (s->req[0] != LMX_REQ_ADD) return lmx_nd_copy(s->src, s->dst);
-  if (!lmx_nd_is_cpu(s->dst) || !lmx_nd_is_cpu(s->src) || s->src->dtype != s->dst->dtype)
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "gradient copy with req add needs two CPU arrays of "
-                    "one dtype");
-  int64_t n = lmx_nd_size(s->dst);
-  lmx_cpu_binary(LMX_BIN_ADD, s->dst->dtype, 1, &n, lmx_nd_ptr(s->dst), &n, lmx_nd_ptr(s->dst),
-                 &n, lmx_nd_ptr(s->src));
-  return LMX_OK;
+  const lmx_storage *d = s->dst->st, *src = s->src->st;
+  if (s->src->dtype != s->dst->dtype || d->dev_type != src->dev_type || d->dev_id != src->dev_id)
+    return lmx_fail(LMX_ERR_UNSUPPORTED, "gradient copy with req add from %s(%d) %s to %s(%d) "
+                    "%s: expected one device and one dtype", src->dev->name, src->dev_id,
+                    lmx_dtype_str(s->src->dtype), d->dev->name, d->dev_id,
+                    lmx_dtype_str(s->dst->dtype));
+  return lmx_device_add(d->dev, d->dev_id, s->dst->dtype, lmx_nd_size(s->dst),
+                        lmx_nd_ptr(s->dst), lmx_nd_ptr(s->src));
 }
 
 static int run_step(lmx_executor *x, lmx_xstep *s, int is_train) {
@@ -128,8 +134,8 @@ int lmx_exec_backward(lmx_executor *x, lmx_ndarray *const *hg, int n, int is_tra
   for (int a = 0; a < p->nargs; a++) {
     lmx_ndarray *g = x->grads[a];
     if (!p->arg_grad_zero[a] || !g) continue;
-    if (lmx_nd_is_cpu(g)) lmx_cpu_fill(lmx_nd_ptr(g), g->dtype, lmx_nd_size(g), 0.0);
-    else LMX_TRY(g->st->dev->zero(g->st->dev_id, lmx_nd_ptr(g), lmx_nd_bytes(g)));
+    LMX_TRY(lmx_device_fill(g->st->dev, g->st->dev_id, lmx_nd_ptr(g), g->dtype, lmx_nd_size(g),
+                            0.0));
   }
   for (int i = x->nfwd_steps; i < x->nsteps; i++) LMX_TRY(run_step(x, &x->steps[i], is_train));
   return LMX_OK;

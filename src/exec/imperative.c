@@ -1,5 +1,5 @@
 /* imperative.c — one operator on NDArrays: parse parameters, infer shapes and dtypes,
- * allocate what the caller did not give, run the CPU kernel.
+ * allocate what the caller did not give, run the kernel of the inputs' device.
  *
  * A call is self-contained: a `call` struct holds the op, its parsed parameters, the
  * tensors handed to the kernel and every temporary (hidden outputs, aux states the
@@ -11,7 +11,12 @@
  * in training; without them, temporaries (moving_var = 1, others 0) are used and
  * dropped. Outputs: *nout is the caller's capacity; with room for every output the
  * hidden ones (Dropout's mask, BatchNorm's mean/var) come back too, otherwise only the
- * visible ones. Only CPU arrays: anything else is LMX_ERR_UNSUPPORTED.
+ * visible ones.
+ * Device: a call runs where its inputs are. Every input (and every array the caller
+ * passes as output or gradient) must be on one context, else LMX_ERR_DEVICE naming the
+ * argument and both contexts; an op without inputs runs on its first given output's
+ * context, else on cpu(0). Arrays the call creates live on that context; the kernel is
+ * that device's (kernel.h): "no kernel for <Op> on gpu(0)" when its table has none.
  * Prepared calls (lmx_opcall) keep the parsed parameters, so repeated calls of one op
  * with the same parameters (optimizer updates, every step) parse nothing and, with
  * every output given, allocate nothing.
@@ -23,6 +28,7 @@
 #include "../core/alloc.h"
 #include "../core/refcount.h"
 #include "../core/status.h"
+#include "../ops/kernel.h"
 #include "../ops/op.h"
 #include "../tensor/dtype.h"
 #include "../tensor/ndarray.h"
@@ -32,6 +38,7 @@ enum { IMP_MAX = 64 };
 
 typedef struct {
   const lmx_op *op;
+  const lmx_kernel *k; /* the op's row in the call's device's kernel table */
   void *param;
   int owns_param; /* 0 when the parameters belong to a prepared call (lmx_opcall) */
   lmx_op_ctx c;
@@ -65,7 +72,6 @@ static lmx_tensor tensor_of(lmx_ndarray *a) {
 
 static void call_end(call *k) {
   for (int i = 0; i < k->ntmp; i++) lmx_nd_release(k->tmp[i]);
-  if (k->c.workspace) lmx_free(k->c.workspace);
   if (k->param && k->owns_param) lmx_op_params_free(k->op, k->param);
 }
 
@@ -75,17 +81,40 @@ static int fail_ctx(const call *k, int status, const char *fmt, const char *what
   return ifail(k, status, fmt, what, i);
 }
 
-static int check_cpu(const call *k, lmx_ndarray *a, const char *what, int i) {
+/* Fails unless array `what` i is on the call's context. */
+static int check_ctx(const call *k, lmx_ndarray *a, const char *what, int i) {
   if (!a) return fail_ctx(k, LMX_ERR_ARG, "%s %d is NULL", what, i);
-  if (!lmx_nd_is_cpu(a))
-    return fail_ctx(k, LMX_ERR_UNSUPPORTED, "%s %d is not on the CPU: imperative calls run on "
-                    "the CPU only", what, i);
+  if (a->st->dev_type != k->c.dev_type || a->st->dev_id != k->c.dev_id)
+    return ifail(k, LMX_ERR_DEVICE, "%s %d is on %s(%d), but the call runs on %s(%d) (where "
+                 "input 0 is): copy it there first", what, i, a->st->dev->name, a->st->dev_id,
+                 lmx_device_type_name(k->c.dev_type), k->c.dev_id);
   return LMX_OK;
 }
 
-/* Checks the inputs of an op whose parameters are parsed (k->op, k->param set). */
-static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, int is_train) {
-  k->c = (lmx_op_ctx){.op = k->op, .param = k->param, .is_train = is_train, .dev_type = LMX_CPU};
+/* The call's context: input 0's, else the first given output's, else cpu(0); its device
+ * table, stream and kernel row. */
+static int call_device(call *k, int nin, lmx_ndarray *const *inputs, lmx_ndarray *const *outs,
+                       int nouts) {
+  const lmx_ndarray *a = nin > 0 ? inputs[0] : NULL;
+  for (int i = 0; !a && outs && i < nouts; i++) a = outs[i];
+  if (nin > 0 && !a) return fail_ctx(k, LMX_ERR_ARG, "%s %d is NULL", "input", 0);
+  k->c.dev_type = a ? a->st->dev_type : LMX_CPU;
+  k->c.dev_id = a ? a->st->dev_id : 0;
+  const lmx_device_ops *dev;
+  LMX_TRY(lmx_device_lookup(k->c.dev_type, k->c.dev_id, &dev));
+  k->c.dev = dev;
+  k->c.stream = lmx_device_stream(dev, k->c.dev_id);
+  LMX_TRY(lmx_op_require_kernel(k->op, k->c.dev_type, k->c.dev_id, NULL, 0));
+  k->k = lmx_op_kernel(k->op, k->c.dev_type);
+  return LMX_OK;
+}
+
+/* Checks the inputs of an op whose parameters are parsed (k->op, k->param set); outs
+ * (nouts of them, may be NULL) are the caller's output arrays, which place an op without
+ * inputs. */
+static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, lmx_ndarray *const *outs,
+                      int nouts, int is_train) {
+  k->c = (lmx_op_ctx){.op = k->op, .param = k->param, .is_train = is_train};
   k->nin = lmx_op_num_inputs(k->op, k->param);
   k->nout = lmx_op_num_outputs(k->op, k->param);
   k->naux = lmx_op_num_aux(k->op, k->param);
@@ -95,10 +124,9 @@ static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, int is_train
   if (nin != k->nin && nin != k->nin + k->naux)
     return ifail(k, LMX_ERR_ARG, "expected %d inputs%s, got %d", k->nin,
                        k->naux ? " (or with its aux states appended)" : "", nin);
-  if (!k->op->forward[LMX_DEV_SLOT_CPU])
-    return ifail(k, LMX_ERR_UNSUPPORTED, "no CPU kernel");
+  LMX_TRY(call_device(k, nin, inputs, outs, nouts));
   for (int i = 0; i < nin; i++) {
-    LMX_TRY(check_cpu(k, inputs[i], "input", i));
+    LMX_TRY(check_ctx(k, inputs[i], "input", i));
     if (i < k->nin) k->is[i] = inputs[i]->shape, k->it[i] = inputs[i]->dtype;
   }
   for (int i = 0; i < k->nout; i++) k->ot[i] = -1;
@@ -112,13 +140,13 @@ static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, int is_train
 /* Looks the op up, parses parameters, checks the inputs. */
 static int call_begin(call *k, const char *op_name, int nkeys, const char *const *keys,
                       const char *const *vals, int nin, lmx_ndarray *const *inputs,
-                      int is_train) {
+                      lmx_ndarray *const *outs, int nouts, int is_train) {
   memset(k, 0, sizeof *k);
   k->op = lmx_op_find(op_name);
   if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
   LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
   k->owns_param = 1;
-  return call_setup(k, nin, inputs, is_train);
+  return call_setup(k, nin, inputs, outs, nouts, is_train);
 }
 
 static int infer(call *k) {
@@ -131,7 +159,7 @@ static int infer(call *k) {
 }
 
 static int new_tmp(call *k, const lmx_shape *s, int dt, double fill, lmx_ndarray **out) {
-  LMX_TRY(lmx_nd_create(s, dt, LMX_CPU, 0, 1, out));
+  LMX_TRY(lmx_nd_create(s, dt, k->c.dev_type, k->c.dev_id, 1, out));
   k->tmp[k->ntmp++] = *out;
   if (fill != 0.0) LMX_TRY(lmx_ndarray_fill(*out, fill));
   return LMX_OK;
@@ -155,11 +183,14 @@ static int setup_aux(call *k, int nin, lmx_ndarray *const *inputs) {
     k->taux[i] = tensor_of(k->aux[i]);
   }
   for (int i = 0; i < k->nin; i++) k->tin[i] = tensor_of(inputs[i]);
-  if (k->op->workspace) {
-    size_t b = k->op->workspace(&k->c, k->is, k->os);
+  if (k->k->workspace) { /* scratch on the call's device, released by call_end */
+    size_t b = k->k->workspace(&k->c, k->is, k->os);
     if (b) {
-      k->c.workspace = lmx_alloc(b);
-      if (!k->c.workspace) return lmx_fail_nomem("operator workspace", b);
+      lmx_shape ws = {1, {(int64_t)b}};
+      lmx_ndarray *w;
+      LMX_TRY(lmx_nd_create(&ws, LMX_UINT8, k->c.dev_type, k->c.dev_id, 0, &w));
+      k->tmp[k->ntmp++] = w;
+      k->c.workspace = lmx_nd_ptr(w);
       k->c.workspace_bytes = b;
     }
   }
@@ -173,7 +204,7 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
   for (int i = 0; i < k->nout; i++) {
     fresh[i] = 0;
     if (i < ret && outputs[i]) {
-      LMX_TRY(check_cpu(k, outputs[i], "output", i));
+      LMX_TRY(check_ctx(k, outputs[i], "output", i));
       if (!lmx_shape_equal(&outputs[i]->shape, &k->os[i]) || outputs[i]->dtype != k->ot[i]) {
         char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
         return ifail(k, LMX_ERR_SHAPE, "output %d: expected %s %s, got %s %s", i,
@@ -182,7 +213,7 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
       }
       res[i] = outputs[i];
     } else if (i < ret) {
-      LMX_TRY(lmx_nd_create(&k->os[i], k->ot[i], LMX_CPU, 0, 1, &res[i]));
+      LMX_TRY(lmx_nd_create(&k->os[i], k->ot[i], k->c.dev_type, k->c.dev_id, 1, &res[i]));
       fresh[i] = 1;
     } else {
       LMX_TRY(new_tmp(k, &k->os[i], k->ot[i], 0.0, &res[i]));
@@ -210,7 +241,7 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
-    rc = k->op->forward[LMX_DEV_SLOT_CPU](&k->c, k->tin, k->tout, req, k->taux);
+    rc = k->k->forward(&k->c, k->tin, k->tout, req, k->taux);
   }
   for (int i = 0; i < ret; i++) {
     if (!fresh[i]) continue;
@@ -225,7 +256,7 @@ int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
                    const char *const *vals, int nin, lmx_ndarray *const *inputs, int *nout,
                    lmx_ndarray **outputs, int is_train) {
   call k;
-  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
+  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, outputs, *nout, is_train);
   if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
   call_end(&k);
   return rc;
@@ -243,8 +274,6 @@ int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
                     const char *const *vals, lmx_opcall **out) {
   const lmx_op *op = lmx_op_find(op_name);
   if (!op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
-  if (!op->forward[LMX_DEV_SLOT_CPU])
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "%s: no CPU kernel", op->name);
   lmx_opcall *oc = lmx_alloc(sizeof *oc);
   if (!oc) return lmx_fail_nomem("a prepared operator call", sizeof *oc);
   int rc = lmx_op_params_parse(op, NULL, keys, vals, nkeys, &oc->param);
@@ -275,7 +304,7 @@ int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
   memset(&k, 0, sizeof k);
   k.op = oc->op;
   k.param = oc->param;
-  int rc = call_setup(&k, nin, inputs, is_train);
+  int rc = call_setup(&k, nin, inputs, outputs, *nout, is_train);
   if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
   call_end(&k);
   return rc;
@@ -289,7 +318,7 @@ static int setup_out_grads(call *k, int nout, lmx_ndarray *const *out_grads, lmx
     lmx_ndarray *g = out_grads && i < nout ? out_grads[i] : NULL;
     og[i] = (lmx_tensor){NULL, k->os[i], k->ot[i]};
     if (g) {
-      LMX_TRY(check_cpu(k, g, "output gradient", i));
+      LMX_TRY(check_ctx(k, g, "output gradient", i));
       if (!lmx_shape_equal(&g->shape, &k->os[i]) || g->dtype != k->ot[i])
         return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the output",
                         "output gradient", i);
@@ -312,13 +341,13 @@ static int setup_in_grads(call *k, lmx_ndarray **in_grads, const int *reqs, lmx_
       return fail_ctx(k, LMX_ERR_ARG, "%s %d: unknown req", "input gradient", i);
     if (req[i] == LMX_REQ_NULL) continue;
     if (in_grads[i]) {
-      LMX_TRY(check_cpu(k, in_grads[i], "input gradient", i));
+      LMX_TRY(check_ctx(k, in_grads[i], "input gradient", i));
       if (!lmx_shape_equal(&in_grads[i]->shape, &k->is[i]) || in_grads[i]->dtype != k->it[i])
         return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the input",
                         "input gradient", i);
       res[i] = in_grads[i];
     } else {
-      LMX_TRY(lmx_nd_create(&k->is[i], k->it[i], LMX_CPU, 0, 1, &res[i]));
+      LMX_TRY(lmx_nd_create(&k->is[i], k->it[i], k->c.dev_type, k->c.dev_id, 1, &res[i]));
       fresh[i] = 1;
     }
     ig[i] = tensor_of(res[i]);
@@ -327,8 +356,10 @@ static int setup_in_grads(call *k, lmx_ndarray **in_grads, const int *reqs, lmx_
 }
 
 static int check_bwd_outputs(call *k, int nout, lmx_ndarray *const *outputs) {
-  if (!k->op->backward[LMX_DEV_SLOT_CPU] || (k->op->flags & LMX_OPF_NO_GRAD))
-    return ifail(k, LMX_ERR_UNSUPPORTED, "no gradient on the CPU");
+  if (k->op->flags & LMX_OPF_NO_GRAD)
+    return ifail(k, LMX_ERR_UNSUPPORTED, "no gradient (the op cuts it)");
+  if (!k->k->backward)
+    return lmx_op_require_kernel(k->op, k->c.dev_type, k->c.dev_id, NULL, 1);
   if (nout != k->nout && nout != k->nvis)
     return ifail(k, LMX_ERR_ARG, "expected %d outputs (or the %d visible ones), got %d",
                        k->nout, k->nvis, nout);
@@ -338,7 +369,7 @@ static int check_bwd_outputs(call *k, int nout, lmx_ndarray *const *outputs) {
   for (int i = 0; i < k->nout; i++) {
     k->tout[i] = (lmx_tensor){NULL, k->os[i], k->ot[i]};
     if (i >= nout) continue;
-    LMX_TRY(check_cpu(k, outputs[i], "output", i));
+    LMX_TRY(check_ctx(k, outputs[i], "output", i));
     if (!lmx_shape_equal(&outputs[i]->shape, &k->os[i]) || outputs[i]->dtype != k->ot[i])
       return fail_ctx(k, LMX_ERR_SHAPE, "%s %d: shape or dtype differs from the inferred one",
                       "output", i);
@@ -355,13 +386,13 @@ int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
   lmx_ndarray *res[IMP_MAX];
   lmx_tensor og[IMP_MAX], ig[IMP_MAX];
   int fresh[IMP_MAX] = {0}, req[IMP_MAX];
-  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, is_train);
+  int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, outputs, nout, is_train);
   if (rc == LMX_OK) rc = infer(&k);
   if (rc == LMX_OK) rc = check_bwd_outputs(&k, nout, outputs);
   if (rc == LMX_OK) rc = setup_out_grads(&k, nout, out_grads, og);
   if (rc == LMX_OK) rc = setup_in_grads(&k, in_grads, reqs, res, fresh, ig, req);
   if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
-  if (rc == LMX_OK) rc = k.op->backward[LMX_DEV_SLOT_CPU](&k.c, og, k.tin, k.tout, ig, req, k.taux);
+  if (rc == LMX_OK) rc = k.k->backward(&k.c, og, k.tin, k.tout, ig, req, k.taux);
   for (int i = 0; i < k.nin && i < IMP_MAX; i++) {
     if (!fresh[i]) continue;
     if (rc == LMX_OK) in_grads[i] = res[i];

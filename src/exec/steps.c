@@ -5,7 +5,9 @@
  * external entries at the bound arrays (arguments, aux states, argument gradients),
  * makes the arrays the executor owns (head gradients, zeros: zero-filled), and then
  * writes every step's kernel arguments (lmx_tensor: pointer, shape, dtype) and write
- * requests into two flat arrays. From then on forward and backward only read steps[]:
+ * requests into two flat arrays, and its kernel: the function pointers of the node's
+ * device's kernel table (lmx_op_kernel) and that device's table and stream in the call
+ * context. From then on forward and backward only read steps[]:
  * nothing is allocated, looked up or copied that the plan did not ask for.
  * Invariant: ent[e] holds one reference for every entry e (accumulating entries share
  * the array of the entry they accumulate into, with their own reference).
@@ -14,6 +16,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../ops/kernel.h"
 #include "exec.h"
 
 /* Head gradients are the executor's own (backward copies into them). */
@@ -142,12 +145,16 @@ static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, lmx_tens
 static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *req) {
   const lmx_plan *p = &x->plan;
   const lmx_pnode *nd = &p->nodes[n];
-  int slot = p->ctx_type[nd->ctx] == LMX_CPU ? LMX_DEV_SLOT_CPU : LMX_DEV_SLOT_GPU;
   s->node = n;
   s->t = t;
   s->req = req;
   s->c.dev_type = p->ctx_type[nd->ctx];
   s->c.dev_id = p->ctx_id[nd->ctx];
+  const lmx_device_ops *dev = NULL;
+  if (lmx_device_lookup(s->c.dev_type, s->c.dev_id, &dev) == LMX_OK) {
+    s->c.dev = dev;
+    s->c.stream = lmx_device_stream(dev, s->c.dev_id);
+  }
   if (nd->kind == LMX_PN_COPY) {
     s->kind = LMX_STEP_COPY;
     s->src = x->ent[p->in_entry[nd->in0]];
@@ -162,11 +169,14 @@ static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *
     s->c.workspace = lmx_nd_ptr(x->ws[nd->ctx]);
     s->c.workspace_bytes = p->node_ws[n];
   }
+  /* The kernel comes from the node's device's table, looked up once here (bind has
+   * already refused ops that device lacks). */
+  const lmx_kernel *k = lmx_op_kernel(nd->op, s->c.dev_type);
   if (nd->kind == LMX_PN_OP) {
-    s->fwd = nd->op->forward[slot];
+    s->fwd = k ? k->forward : NULL;
     op_step(x, s, nd, t, req);
   } else {
-    s->bwd = nd->op->backward[slot];
+    s->bwd = k ? k->backward : NULL;
     bwd_step(x, s, nd, t, req);
   }
 }

@@ -9,7 +9,6 @@
  * MXNet 1.9: src/operator/tensor/elemwise_binary_broadcast_op_*.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const char *const in_lhs_rhs[] = {"lhs", "rhs", NULL};
 
@@ -45,8 +44,6 @@ static int bcast_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 #define BCAST_OP(id, docstr)                                                      \
   const lmx_op lmx_op_##id = {                                                    \
       .name = #id,                                                                \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                                              \
       .inputs = in_lhs_rhs,                                                       \
       .infer_shape = bcast_infer_shape,                                           \

@@ -6,24 +6,16 @@
  * global generator: LMX_OPF_RANDOM. MXNet 1.9: src/operator/nn/dropout.cc, dropout-inl.h.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  double p;
-  int mode;
-  lmx_shape axes;
-  int cudnn_off;
-} dropout_param;
 
 static const lmx_param_field dropout_fields[] = {
-    LMX_PF(dropout_param, p, LMX_PT_FLOAT, "0.5", NULL, 0, 1,
+    LMX_PF(lmx_dropout_param, p, LMX_PT_FLOAT, "0.5", NULL, 0, 1,
            "Fraction of the input that gets dropped out during training time."),
-    LMX_PF(dropout_param, mode, LMX_PT_ENUM, "training", "training|always", 0, 0,
+    LMX_PF(lmx_dropout_param, mode, LMX_PT_ENUM, "training", LMX_DROPOUT_CHOICES, 0, 0,
            "Whether to only turn on dropout during training or to also turn on for "
            "inference."),
-    LMX_PF(dropout_param, axes, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_dropout_param, axes, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Axes for variational dropout kernel."),
-    LMX_PF(dropout_param, cudnn_off, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_dropout_param, cudnn_off, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
            "Whether to turn off cudnn in dropout operator."),
 };
 
@@ -37,7 +29,7 @@ static int dropout_visible(const void *p) {
 static int dropout_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)aux, (void)naux;
-  const dropout_param *p = LMX_PRM(c, dropout_param);
+  const lmx_dropout_param *p = LMX_PRM(c, lmx_dropout_param);
   LMX_TRY(lmx_infer_same_shape(c, in, 1, out, 1));
   if (in[0].ndim <= 0) return LMX_OK;
   for (int i = 0; i < p->axes.ndim; i++) {
@@ -49,10 +41,8 @@ static int dropout_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Dropout = {
     .name = "Dropout",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Dropout},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Dropout},
     .doc = "Applies dropout operation to input array.",
-    LMX_PARAMS(dropout_fields, dropout_param),
+    LMX_PARAMS(dropout_fields, lmx_dropout_param),
     .outputs = dropout_outputs,
     .num_visible_outputs = dropout_visible,
     .infer_shape = dropout_infer_shape,

@@ -9,7 +9,6 @@
  * MXNet 1.9: src/operator/tensor/elemwise_binary_op_basic.cc, elemwise_sum.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const char *const in_lhs_rhs[] = {"lhs", "rhs", NULL};
 static const int inplace_bin[][2] = {{0, 0}, {1, 0}};
@@ -17,8 +16,6 @@ static const int inplace_bin[][2] = {{0, 0}, {1, 0}};
 #define BINARY_OP(id, docstr)                                              \
   const lmx_op lmx_op_##id = {                                             \
       .name = #id,                                                         \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                                       \
       .inputs = in_lhs_rhs,                                                \
       .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUT_GRADS,            \
@@ -36,16 +33,12 @@ BINARY_OP(_minimum, "Element-wise minimum of the arguments.");
 
 /* ---- add_n (ElementWiseSum) -------------------------------------------------------- */
 
-typedef struct {
-  int64_t num_args;
-} addn_param;
-
 static const lmx_param_field addn_fields[] = {
-    LMX_PF(addn_param, num_args, LMX_PT_INT, NULL, NULL, 1, 100000,
+    LMX_PF(lmx_addn_param, num_args, LMX_PT_INT, NULL, NULL, 1, 100000,
            "Number of inputs to be summed."),
 };
 
-static int addn_num_inputs(const void *p) { return (int)((const addn_param *)p)->num_args; }
+static int addn_num_inputs(const void *p) { return (int)((const lmx_addn_param *)p)->num_args; }
 
 static void addn_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -56,10 +49,8 @@ static const int inplace_00[][2] = {{0, 0}};
 
 const lmx_op lmx_op_add_n = {
     .name = "add_n",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_add_n},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_add_n},
     .doc = "Adds all input arguments element-wise (alias ElementWiseSum).",
-    LMX_PARAMS(addn_fields, addn_param),
+    LMX_PARAMS(addn_fields, lmx_addn_param),
     .num_inputs = addn_num_inputs,
     .input_name = addn_input_name,
     .backward_needs = LMX_NEEDS_OUT_GRADS,

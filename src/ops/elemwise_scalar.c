@@ -9,16 +9,10 @@
  * MXNet 1.9: src/operator/tensor/elemwise_binary_scalar_op_*.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  double scalar;
-  int is_int;
-} scalar_param;
 
 static const lmx_param_field scalar_fields[] = {
-    LMX_PF(scalar_param, scalar, LMX_PT_FLOAT, "1.0", NULL, 0, 0, "Scalar input value."),
-    LMX_PF(scalar_param, is_int, LMX_PT_BOOL, "True", NULL, 0, 0,
+    LMX_PF(lmx_scalar_param, scalar, LMX_PT_FLOAT, "1.0", NULL, 0, 0, "Scalar input value."),
+    LMX_PF(lmx_scalar_param, is_int, LMX_PT_BOOL, "True", NULL, 0, 0,
            "Indicate whether scalar input is int type."),
 };
 
@@ -27,11 +21,9 @@ static const int inplace_00[][2] = {{0, 0}};
 #define SCALAR_OP(id, hintstr, needs, docstr)                          \
   const lmx_op lmx_op_##id = {                                         \
       .name = #id,                                                     \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .hint = hintstr,                                                 \
       .doc = docstr,                                                   \
-      LMX_PARAMS(scalar_fields, scalar_param),                         \
+      LMX_PARAMS(scalar_fields, lmx_scalar_param),                         \
       .backward_needs = (needs),                                       \
       .inplace = inplace_00,                                           \
       .num_inplace = 1,                                                \

@@ -9,15 +9,12 @@
  * MXNet 1.9: src/operator/tensor/elemwise_unary_op_basic.cc, _pow.cc, _trig.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const int inplace_00[][2] = {{0, 0}};
 
 #define UNARY_OP(id, needs, docstr)                                    \
   const lmx_op lmx_op_##id = {                                         \
       .name = #id,                                                     \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                                   \
       .backward_needs = (needs),                                       \
       .inplace = inplace_00,                                           \

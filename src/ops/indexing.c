@@ -8,7 +8,6 @@
  * elemwise_unary_op_basic.cc, dot.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const int inplace_00[][2] = {{0, 0}};
 enum { G = LMX_NEEDS_OUT_GRADS, GI = LMX_NEEDS_OUT_GRADS | LMX_NEEDS_INPUTS };
@@ -25,15 +24,10 @@ static int cat_shapes(const lmx_op_ctx *c, const lmx_shape *a, int a0, int a1,
 
 /* ---- take ----------------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t axis;
-  int mode;
-} take_param;
-
 static const lmx_param_field take_fields[] = {
-    LMX_PF(take_param, axis, LMX_PT_INT, "0", NULL, 0, 0,
+    LMX_PF(lmx_take_param, axis, LMX_PT_INT, "0", NULL, 0, 0,
            "The axis of input array to be taken."),
-    LMX_PF(take_param, mode, LMX_PT_ENUM, "clip", "raise|wrap|clip", 0, 0,
+    LMX_PF(lmx_take_param, mode, LMX_PT_ENUM, "clip", LMX_TAKE_CHOICES, 0, 0,
            "Specify how out-of-bound indices bahave."),
 };
 
@@ -42,7 +36,7 @@ static const char *const take_inputs[] = {"a", "indices", NULL};
 static int take_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                             int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const take_param *p = LMX_PRM(c, take_param);
+  const lmx_take_param *p = LMX_PRM(c, lmx_take_param);
   if (in[0].ndim <= 0 || in[1].ndim <= 0) return LMX_OK;
   int a;
   LMX_TRY(lmx_op_axis(c, "axis", p->axis, in[0].ndim, &a));
@@ -62,10 +56,8 @@ static int take_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
 
 const lmx_op lmx_op_take = {
     .name = "take",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_take},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_take},
     .doc = "Takes elements from an input array along the given axis.",
-    LMX_PARAMS(take_fields, take_param),
+    LMX_PARAMS(take_fields, lmx_take_param),
     .inputs = take_inputs,
     .infer_shape = take_infer_shape,
     .infer_type = take_infer_type,
@@ -74,20 +66,14 @@ const lmx_op lmx_op_take = {
 
 /* ---- one_hot -------------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t depth;
-  double on_value, off_value;
-  int dtype;
-} onehot_param;
-
 static const lmx_param_field onehot_fields[] = {
-    LMX_PF(onehot_param, depth, LMX_PT_INT, NULL, NULL, 1, 1e15,
+    LMX_PF(lmx_onehot_param, depth, LMX_PT_INT, NULL, NULL, 1, 1e15,
            "Depth of the one hot dimension."),
-    LMX_PF(onehot_param, on_value, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
+    LMX_PF(lmx_onehot_param, on_value, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
            "The value assigned to the locations represented by indices."),
-    LMX_PF(onehot_param, off_value, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+    LMX_PF(lmx_onehot_param, off_value, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
            "The value assigned to the locations not represented by indices."),
-    LMX_PF(onehot_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0,
+    LMX_PF(lmx_onehot_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0,
            "DType of the output."),
 };
 
@@ -96,7 +82,7 @@ static const char *const onehot_inputs[] = {"indices", NULL};
 static int onehot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                               int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const onehot_param *p = LMX_PRM(c, onehot_param);
+  const lmx_onehot_param *p = LMX_PRM(c, lmx_onehot_param);
   if (in[0].ndim <= 0) return LMX_OK;
   lmx_shape d = LMX_SHP(p->depth), o;
   LMX_TRY(cat_shapes(c, &in[0], 0, in[0].ndim, &d, 0, 1, &o));
@@ -113,9 +99,8 @@ static int dtype_param_out_type(const lmx_op_ctx *c, int *in, int nin, int *out,
 
 const lmx_op lmx_op_one_hot = {
     .name = "one_hot",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_one_hot},
     .doc = "Returns a one-hot array.",
-    LMX_PARAMS(onehot_fields, onehot_param),
+    LMX_PARAMS(onehot_fields, lmx_onehot_param),
     .inputs = onehot_inputs,
     .infer_shape = onehot_infer_shape,
     .infer_type = dtype_param_out_type,
@@ -152,8 +137,6 @@ static int where_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int
 
 const lmx_op lmx_op_where = {
     .name = "where",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_where},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_where},
     .doc = "Return the elements, either from x or y, depending on the condition.",
     .inputs = where_inputs,
     .infer_shape = where_infer_shape,
@@ -161,32 +144,22 @@ const lmx_op lmx_op_where = {
     .backward_needs = GI,
 };
 
-typedef struct {
-  double a_min, a_max;
-} clip_param;
-
 static const lmx_param_field clip_fields[] = {
-    LMX_PF(clip_param, a_min, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Minimum value"),
-    LMX_PF(clip_param, a_max, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Maximum value"),
+    LMX_PF(lmx_clip_param, a_min, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Minimum value"),
+    LMX_PF(lmx_clip_param, a_max, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Maximum value"),
 };
 
 const lmx_op lmx_op_clip = {
     .name = "clip",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_clip},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_clip},
     .doc = "Clips (limits) the values in an array.",
-    LMX_PARAMS(clip_fields, clip_param),
+    LMX_PARAMS(clip_fields, lmx_clip_param),
     .backward_needs = GI,
     .inplace = inplace_00,
     .num_inplace = 1,
 };
 
-typedef struct {
-  int dtype;
-} cast_param;
-
 static const lmx_param_field cast_fields[] = {
-    LMX_PF(cast_param, dtype, LMX_PT_DTYPE, NULL, NULL, 0, 0, "Output data type."),
+    LMX_PF(lmx_cast_param, dtype, LMX_PT_DTYPE, NULL, NULL, 0, 0, "Output data type."),
 };
 
 static int cast_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
@@ -197,10 +170,8 @@ static int cast_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_Cast = {
     .name = "Cast",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Cast},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Cast},
     .doc = "Casts all elements of the input to a new type.",
-    LMX_PARAMS(cast_fields, cast_param),
+    LMX_PARAMS(cast_fields, lmx_cast_param),
     .infer_shape = cast_infer_shape,
     .infer_type = dtype_param_out_type,
     .backward_needs = G,
@@ -208,19 +179,13 @@ const lmx_op lmx_op_Cast = {
 
 /* ---- Embedding ------------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t input_dim, output_dim;
-  int dtype;
-  int sparse_grad;
-} embed_param;
-
 static const lmx_param_field embed_fields[] = {
-    LMX_PF(embed_param, input_dim, LMX_PT_INT, NULL, NULL, 1, 1e15,
+    LMX_PF(lmx_embed_param, input_dim, LMX_PT_INT, NULL, NULL, 1, 1e15,
            "Vocabulary size of the input indices."),
-    LMX_PF(embed_param, output_dim, LMX_PT_INT, NULL, NULL, 1, 1e15,
+    LMX_PF(lmx_embed_param, output_dim, LMX_PT_INT, NULL, NULL, 1, 1e15,
            "Dimension of the embedding vectors."),
-    LMX_PF(embed_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0, "Data type of weight."),
-    LMX_PF(embed_param, sparse_grad, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_embed_param, dtype, LMX_PT_DTYPE, "float32", NULL, 0, 0, "Data type of weight."),
+    LMX_PF(lmx_embed_param, sparse_grad, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Compute row sparse gradient in the backward calculation."),
 };
 
@@ -229,7 +194,7 @@ static const char *const embed_inputs[] = {"data", "weight", NULL};
 static int embed_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                              int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const embed_param *p = LMX_PRM(c, embed_param);
+  const lmx_embed_param *p = LMX_PRM(c, lmx_embed_param);
   lmx_shape w = LMX_SHP(p->input_dim, p->output_dim), e = LMX_SHP(p->output_dim), o;
   LMX_TRY(lmx_in_assign(c, in, 1, &w));
   if (in[0].ndim <= 0) return LMX_OK;
@@ -240,7 +205,7 @@ static int embed_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 static int embed_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
                             int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const embed_param *p = LMX_PRM(c, embed_param);
+  const lmx_embed_param *p = LMX_PRM(c, lmx_embed_param);
   LMX_TRY(lmx_dtype_assign(c, &in[1], p->dtype, "input 'weight'"));
   LMX_TRY(lmx_dtype_assign(c, &out[0], p->dtype, "output 'output'"));
   if (in[0] < 0) in[0] = p->dtype;
@@ -249,10 +214,8 @@ static int embed_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int
 
 const lmx_op lmx_op_Embedding = {
     .name = "Embedding",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Embedding},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Embedding},
     .doc = "Maps integer indices to vector representations (embeddings).",
-    LMX_PARAMS(embed_fields, embed_param),
+    LMX_PARAMS(embed_fields, lmx_embed_param),
     .inputs = embed_inputs,
     .infer_shape = embed_infer_shape,
     .infer_type = embed_infer_type,
@@ -261,17 +224,12 @@ const lmx_op lmx_op_Embedding = {
 
 /* ---- dot / batch_dot ------------------------------------------------------------------- */
 
-typedef struct {
-  int transpose_a, transpose_b;
-  int forward_stype;
-} dot_param;
-
 static const lmx_param_field dot_fields[] = {
-    LMX_PF(dot_param, transpose_a, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_dot_param, transpose_a, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If true then transpose the first input before dot."),
-    LMX_PF(dot_param, transpose_b, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_dot_param, transpose_b, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If true then transpose the second input before dot."),
-    LMX_PF(dot_param, forward_stype, LMX_PT_ENUM, "None", "None|default|row_sparse|csr", 0, 0,
+    LMX_PF(lmx_dot_param, forward_stype, LMX_PT_ENUM, "None", "None|default|row_sparse|csr", 0, 0,
            "The desired storage type of the forward output."),
 };
 
@@ -292,7 +250,7 @@ static int contraction_bad(const lmx_op_ctx *c, const lmx_shape *a, const lmx_sh
 static int dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                            int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const dot_param *p = LMX_PRM(c, dot_param);
+  const lmx_dot_param *p = LMX_PRM(c, lmx_dot_param);
   if (in[0].ndim <= 0 || in[1].ndim <= 0) return LMX_OK;
   lmx_shape l = in[0], r = in[1], o;
   if (p->transpose_a) reversed(&in[0], &l);
@@ -306,10 +264,8 @@ static int dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_dot = {
     .name = "dot",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_dot},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_dot},
     .doc = "Dot product of two arrays.",
-    LMX_PARAMS(dot_fields, dot_param),
+    LMX_PARAMS(dot_fields, lmx_dot_param),
     .inputs = in_lhs_rhs,
     .infer_shape = dot_infer_shape,
     .backward_needs = GI,
@@ -319,7 +275,7 @@ const lmx_op lmx_op_dot = {
 static int batch_dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                  int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const dot_param *p = LMX_PRM(c, dot_param);
+  const lmx_dot_param *p = LMX_PRM(c, lmx_dot_param);
   const lmx_shape *a = &in[0], *b = &in[1];
   if (a->ndim <= 0 || b->ndim <= 0) return LMX_OK;
   if (a->ndim < 3 || a->ndim != b->ndim) {
@@ -345,10 +301,8 @@ static int batch_dot_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lm
 
 const lmx_op lmx_op_batch_dot = {
     .name = "batch_dot",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_batch_dot},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_batch_dot},
     .doc = "Batchwise dot product.",
-    LMX_PARAMS(dot_fields, dot_param),
+    LMX_PARAMS(dot_fields, lmx_dot_param),
     .inputs = in_lhs_rhs,
     .infer_shape = batch_dot_infer_shape,
     .backward_needs = GI,
@@ -358,22 +312,18 @@ const lmx_op lmx_op_batch_dot = {
 
 const lmx_op lmx_op_zeros_like = {
     .name = "zeros_like",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_zeros_like},
     .doc = "Return an array of zeros with the same shape, type and storage type as the input.",
     .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op_ones_like = {
     .name = "ones_like",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_ones_like},
     .doc = "Return an array of ones with the same shape and type as the input array.",
     .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op__copy = {
     .name = "_copy",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd__copy},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd__copy},
     .doc = "Returns a copy of the input (alias identity).",
     .backward_needs = G,
     .inplace = inplace_00,

@@ -9,39 +9,27 @@
  * tensor/elemwise_unary_op_basic.cc (BlockGrad).
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const char *const in_data_label[] = {"data", "label", NULL};
 static const int inplace_00[][2] = {{0, 0}};
 
 /* ---- SoftmaxOutput -------------------------------------------------------------------- */
 
-typedef struct {
-  double grad_scale;
-  double ignore_label;
-  int multi_output;
-  int use_ignore;
-  int preserve_shape;
-  int normalization;
-  int out_grad;
-  double smooth_alpha;
-} smo_param;
-
 static const lmx_param_field smo_fields[] = {
-    LMX_PF(smo_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0, "Scales the gradient."),
-    LMX_PF(smo_param, ignore_label, LMX_PT_FLOAT, "-1.0", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0, "Scales the gradient."),
+    LMX_PF(lmx_smo_param, ignore_label, LMX_PT_FLOAT, "-1.0", NULL, 0, 0,
            "Label value to ignore when use_ignore is True."),
-    LMX_PF(smo_param, multi_output, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, multi_output, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Softmax over axis 1 of an (n, k, x1, ..., xn) input."),
-    LMX_PF(smo_param, use_ignore, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, use_ignore, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether labels equal to ignore_label get no gradient."),
-    LMX_PF(smo_param, preserve_shape, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, preserve_shape, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Softmax over the last axis, keeping the shape."),
-    LMX_PF(smo_param, normalization, LMX_PT_ENUM, "null", "null|batch|valid", 0, 0,
+    LMX_PF(lmx_smo_param, normalization, LMX_PT_ENUM, "null", LMX_NORM_CHOICES, 0, 0,
            "Normalizes the gradient."),
-    LMX_PF(smo_param, out_grad, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, out_grad, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Multiplies the gradient with the output gradient."),
-    LMX_PF(smo_param, smooth_alpha, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+    LMX_PF(lmx_smo_param, smooth_alpha, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
            "Label smoothing constant."),
 };
 
@@ -72,7 +60,7 @@ static int smo_multi_label(const lmx_op_ctx *c, lmx_shape *in) {
 static int smo_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                            int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const smo_param *p = LMX_PRM(c, smo_param);
+  const lmx_smo_param *p = LMX_PRM(c, lmx_smo_param);
   LMX_TRY(lmx_in_assign(c, in, 0, &out[0]));
   if (in[0].ndim <= 0) return LMX_OK;
   if (p->multi_output) {
@@ -87,10 +75,8 @@ static int smo_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_SoftmaxOutput = {
     .name = "SoftmaxOutput",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SoftmaxOutput},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SoftmaxOutput},
     .doc = "Computes the gradient of cross entropy loss with respect to softmax output.",
-    LMX_PARAMS(smo_fields, smo_param),
+    LMX_PARAMS(smo_fields, lmx_smo_param),
     .inputs = in_data_label,
     .infer_shape = smo_infer_shape,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS,
@@ -101,12 +87,8 @@ const lmx_op lmx_op_SoftmaxOutput = {
 
 /* ---- Linear / Logistic / MAE RegressionOutput ------------------------------------------ */
 
-typedef struct {
-  double grad_scale;
-} reg_param;
-
 static const lmx_param_field reg_fields[] = {
-    LMX_PF(reg_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
+    LMX_PF(lmx_reg_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
            "Scale the gradient by a float factor."),
 };
 
@@ -131,10 +113,8 @@ static int reg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 #define REG_OP(id, docstr)                                    \
   const lmx_op lmx_op_##id = {                                \
       .name = #id,                                            \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                          \
-      LMX_PARAMS(reg_fields, reg_param),                      \
+      LMX_PARAMS(reg_fields, lmx_reg_param),                      \
       .inputs = in_data_label,                                \
       .infer_shape = reg_infer_shape,                         \
       .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS, \
@@ -151,26 +131,19 @@ REG_OP(MAERegressionOutput, "Computes mean absolute error of the input.");
 
 /* ---- MakeLoss / BlockGrad -------------------------------------------------------------- */
 
-typedef struct {
-  double grad_scale, valid_thresh;
-  int normalization;
-} makeloss_param;
-
 static const lmx_param_field makeloss_fields[] = {
-    LMX_PF(makeloss_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
+    LMX_PF(lmx_makeloss_param, grad_scale, LMX_PT_FLOAT, "1.0", NULL, 0, 0,
            "Gradient scale as a supplement to unary and binary operators."),
-    LMX_PF(makeloss_param, valid_thresh, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+    LMX_PF(lmx_makeloss_param, valid_thresh, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
            "Clip each element in the array to 0 when it is less than valid_thresh."),
-    LMX_PF(makeloss_param, normalization, LMX_PT_ENUM, "null", "null|batch|valid", 0, 0,
+    LMX_PF(lmx_makeloss_param, normalization, LMX_PT_ENUM, "null", LMX_NORM_CHOICES, 0, 0,
            "How to normalize the gradient."),
 };
 
 const lmx_op lmx_op_MakeLoss = {
     .name = "MakeLoss",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_MakeLoss},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_MakeLoss},
     .doc = "Make your own loss function in network construction.",
-    LMX_PARAMS(makeloss_fields, makeloss_param),
+    LMX_PARAMS(makeloss_fields, lmx_makeloss_param),
     .backward_needs = LMX_NEEDS_OUTPUTS,
     .inplace = inplace_00,
     .num_inplace = 1,
@@ -179,8 +152,6 @@ const lmx_op lmx_op_MakeLoss = {
 
 const lmx_op lmx_op_BlockGrad = {
     .name = "BlockGrad",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_BlockGrad},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_BlockGrad},
     .doc = "Stops gradient computation (alias stop_gradient).",
     .inplace = inplace_00,
     .num_inplace = 1,

@@ -10,7 +10,6 @@
  * MXNet 1.9: src/operator/tensor/matrix_op-inl.h, nn/concat.cc, slice_channel-inl.h.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const int inplace_00[][2] = {{0, 0}};
 enum { G = LMX_NEEDS_OUT_GRADS };
@@ -23,21 +22,14 @@ static int64_t shape_size0(const lmx_shape *s) { /* 0 when any dim is unknown */
 
 /* ---- Reshape -------------------------------------------------------------------------- */
 
-typedef struct {
-  lmx_shape shape;
-  int reverse;
-  lmx_shape target_shape;
-  int keep_highest;
-} reshape_param;
-
 static const lmx_param_field reshape_fields[] = {
-    LMX_PF(reshape_param, shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_reshape_param, shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "The target shape; may contain the special codes 0, -1, -2, -3, -4."),
-    LMX_PF(reshape_param, reverse, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_reshape_param, reverse, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If true then the special values are inferred from right to left."),
-    LMX_PF(reshape_param, target_shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_reshape_param, target_shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "(Deprecated) Target new shape; 0 marks the dim to infer."),
-    LMX_PF(reshape_param, keep_highest, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_reshape_param, keep_highest, LMX_PT_BOOL, "False", NULL, 0, 0,
            "(Deprecated) Keep the highest dim unchanged with target_shape."),
 };
 
@@ -114,7 +106,7 @@ static void reverse_codes(const lmx_shape *sp, lmx_shape *r) {
   }
 }
 
-static int reshape_new(const lmx_op_ctx *c, const reshape_param *p, const lmx_shape *din,
+static int reshape_new(const lmx_op_ctx *c, const lmx_reshape_param *p, const lmx_shape *din,
                        lmx_shape *o) {
   lmx_shape d = *din, sp = p->shape;
   if (p->reverse) {
@@ -134,7 +126,7 @@ static int reshape_new(const lmx_op_ctx *c, const reshape_param *p, const lmx_sh
   return LMX_OK;
 }
 
-static int reshape_legacy(const lmx_op_ctx *c, const reshape_param *p, const lmx_shape *d,
+static int reshape_legacy(const lmx_op_ctx *c, const lmx_reshape_param *p, const lmx_shape *d,
                           lmx_shape *o) {
   *o = p->target_shape;
   if (p->keep_highest) {
@@ -159,7 +151,7 @@ static int reshape_legacy(const lmx_op_ctx *c, const reshape_param *p, const lmx
 static int reshape_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const reshape_param *p = LMX_PRM(c, reshape_param);
+  const lmx_reshape_param *p = LMX_PRM(c, lmx_reshape_param);
   if (!lmx_shape_known(&in[0])) return LMX_OK;
   lmx_shape o;
   if (p->shape.ndim == 0 && p->target_shape.ndim > 0) LMX_TRY(reshape_legacy(c, p, &in[0], &o));
@@ -176,10 +168,8 @@ static int reshape_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Reshape = {
     .name = "Reshape",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Reshape},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Reshape},
     .doc = "Reshapes the input array (special codes 0, -1, -2, -3, -4).",
-    LMX_PARAMS(reshape_fields, reshape_param),
+    LMX_PARAMS(reshape_fields, lmx_reshape_param),
     .infer_shape = reshape_infer_shape,
     .backward_needs = G,
     .inplace = inplace_00,
@@ -201,8 +191,6 @@ static int flatten_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_Flatten = {
     .name = "Flatten",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Flatten},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Flatten},
     .doc = "Flattens the input array into a 2-D array by collapsing the higher dimensions.",
     .infer_shape = flatten_infer_shape,
     .backward_needs = G,
@@ -212,19 +200,15 @@ const lmx_op lmx_op_Flatten = {
 
 /* ---- transpose / SwapAxis / expand_dims / squeeze ------------------------------------- */
 
-typedef struct {
-  lmx_shape axes;
-} transpose_param;
-
 static const lmx_param_field transpose_fields[] = {
-    LMX_PF(transpose_param, axes, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_transpose_param, axes, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Target axis order. By default the axes will be inverted."),
 };
 
 static int transpose_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                  int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const transpose_param *p = LMX_PRM(c, transpose_param);
+  const lmx_transpose_param *p = LMX_PRM(c, lmx_transpose_param);
   const lmx_shape *d = &in[0];
   if (d->ndim <= 0) return LMX_OK;
   lmx_shape o = {d->ndim, {0}};
@@ -247,27 +231,21 @@ static int transpose_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lm
 
 const lmx_op lmx_op_transpose = {
     .name = "transpose",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_transpose},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_transpose},
     .doc = "Permutes the dimensions of an array.",
-    LMX_PARAMS(transpose_fields, transpose_param),
+    LMX_PARAMS(transpose_fields, lmx_transpose_param),
     .infer_shape = transpose_infer_shape,
     .backward_needs = G,
 };
 
-typedef struct {
-  int64_t dim1, dim2;
-} swap_param;
-
 static const lmx_param_field swap_fields[] = {
-    LMX_PF(swap_param, dim1, LMX_PT_INT, "0", NULL, 0, 0, "the first axis to be swapped."),
-    LMX_PF(swap_param, dim2, LMX_PT_INT, "0", NULL, 0, 0, "the second axis to be swapped."),
+    LMX_PF(lmx_swap_param, dim1, LMX_PT_INT, "0", NULL, 0, 0, "the first axis to be swapped."),
+    LMX_PF(lmx_swap_param, dim2, LMX_PT_INT, "0", NULL, 0, 0, "the second axis to be swapped."),
 };
 
 static int swap_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                             int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const swap_param *p = LMX_PRM(c, swap_param);
+  const lmx_swap_param *p = LMX_PRM(c, lmx_swap_param);
   if (in[0].ndim <= 0) return LMX_OK;
   int a, b;
   LMX_TRY(lmx_op_axis(c, "dim1", p->dim1, in[0].ndim, &a));
@@ -280,27 +258,21 @@ static int swap_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_SwapAxis = {
     .name = "SwapAxis",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SwapAxis},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SwapAxis},
     .doc = "Interchanges two axes of an array.",
-    LMX_PARAMS(swap_fields, swap_param),
+    LMX_PARAMS(swap_fields, lmx_swap_param),
     .infer_shape = swap_infer_shape,
     .backward_needs = G,
 };
 
-typedef struct {
-  int64_t axis;
-} expand_param;
-
 static const lmx_param_field expand_fields[] = {
-    LMX_PF(expand_param, axis, LMX_PT_INT, NULL, NULL, 0, 0,
+    LMX_PF(lmx_expand_param, axis, LMX_PT_INT, NULL, NULL, 0, 0,
            "Position where new axis is to be inserted (-ndim-1 .. ndim)."),
 };
 
 static int expand_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                               int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const expand_param *p = LMX_PRM(c, expand_param);
+  const lmx_expand_param *p = LMX_PRM(c, lmx_expand_param);
   const lmx_shape *d = &in[0];
   if (d->ndim <= 0) return LMX_OK;
   if (d->ndim >= LMX_MAX_NDIM)
@@ -314,29 +286,23 @@ static int expand_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_expand_dims = {
     .name = "expand_dims",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_expand_dims},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_expand_dims},
     .doc = "Inserts a new axis of size 1 into the array shape.",
-    LMX_PARAMS(expand_fields, expand_param),
+    LMX_PARAMS(expand_fields, lmx_expand_param),
     .infer_shape = expand_infer_shape,
     .backward_needs = G,
     .inplace = inplace_00,
     .num_inplace = 1,
 };
 
-typedef struct {
-  lmx_shape axis;
-} squeeze_param;
-
 static const lmx_param_field squeeze_fields[] = {
-    LMX_PF(squeeze_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
+    LMX_PF(lmx_squeeze_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
            "Axes of size 1 to remove (None: all of them)."),
 };
 
 static int squeeze_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const squeeze_param *p = LMX_PRM(c, squeeze_param);
+  const lmx_squeeze_param *p = LMX_PRM(c, lmx_squeeze_param);
   const lmx_shape *d = &in[0];
   if (d->ndim <= 0) return LMX_OK;
   int drop[LMX_MAX_NDIM] = {0};
@@ -358,10 +324,8 @@ static int squeeze_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 
 const lmx_op lmx_op_squeeze = {
     .name = "squeeze",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_squeeze},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_squeeze},
     .doc = "Remove single-dimensional entries from the shape of an array.",
-    LMX_PARAMS(squeeze_fields, squeeze_param),
+    LMX_PARAMS(squeeze_fields, lmx_squeeze_param),
     .infer_shape = squeeze_infer_shape,
     .backward_needs = G,
     .inplace = inplace_00,
@@ -370,16 +334,12 @@ const lmx_op lmx_op_squeeze = {
 
 /* ---- slice / slice_axis ---------------------------------------------------------------- */
 
-typedef struct {
-  lmx_shape begin, end, step;
-} slice_param;
-
 static const lmx_param_field slice_fields[] = {
-    LMX_PF(slice_param, begin, LMX_PT_OPT_INTS, NULL, NULL, 0, 0,
+    LMX_PF(lmx_slice_param, begin, LMX_PT_OPT_INTS, NULL, NULL, 0, 0,
            "starting indices for the slice operation, supports negative indices."),
-    LMX_PF(slice_param, end, LMX_PT_OPT_INTS, NULL, NULL, 0, 0,
+    LMX_PF(lmx_slice_param, end, LMX_PT_OPT_INTS, NULL, NULL, 0, 0,
            "ending indices for the slice operation, supports negative indices."),
-    LMX_PF(slice_param, step, LMX_PT_OPT_INTS, "()", NULL, 0, 0,
+    LMX_PF(lmx_slice_param, step, LMX_PT_OPT_INTS, "()", NULL, 0, 0,
            "step for the slice operation, supports negative values."),
 };
 
@@ -402,7 +362,7 @@ static int slice_len(const lmx_op_ctx *c, int axis, int64_t len, int64_t b, int6
 static int slice_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                              int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const slice_param *p = LMX_PRM(c, slice_param);
+  const lmx_slice_param *p = LMX_PRM(c, lmx_slice_param);
   const lmx_shape *d = &in[0];
   if (d->ndim <= 0) return LMX_OK;
   if (p->begin.ndim != p->end.ndim || (p->step.ndim > 0 && p->step.ndim != p->begin.ndim) ||
@@ -421,31 +381,25 @@ static int slice_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_slice = {
     .name = "slice",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_slice},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_slice},
     .doc = "Slices a region of the array.",
-    LMX_PARAMS(slice_fields, slice_param),
+    LMX_PARAMS(slice_fields, lmx_slice_param),
     .infer_shape = slice_infer_shape,
     .backward_needs = G,
 };
 
-typedef struct {
-  int64_t axis, begin, end;
-} slice_axis_param;
-
 static const lmx_param_field slice_axis_fields[] = {
-    LMX_PF(slice_axis_param, axis, LMX_PT_INT, NULL, NULL, 0, 0,
+    LMX_PF(lmx_slice_axis_param, axis, LMX_PT_INT, NULL, NULL, 0, 0,
            "Axis along which to be sliced, supports negative indexes."),
-    LMX_PF(slice_axis_param, begin, LMX_PT_INT, NULL, NULL, 0, 0,
+    LMX_PF(lmx_slice_axis_param, begin, LMX_PT_INT, NULL, NULL, 0, 0,
            "The beginning index along the axis to be sliced, supports negative indexes."),
-    LMX_PF(slice_axis_param, end, LMX_PT_OPT_INT, NULL, NULL, 0, 0,
+    LMX_PF(lmx_slice_axis_param, end, LMX_PT_OPT_INT, NULL, NULL, 0, 0,
            "The ending index along the axis to be sliced, supports negative indexes."),
 };
 
 static int slice_axis_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                   int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const slice_axis_param *p = LMX_PRM(c, slice_axis_param);
+  const lmx_slice_axis_param *p = LMX_PRM(c, lmx_slice_axis_param);
   if (in[0].ndim <= 0) return LMX_OK;
   int a;
   LMX_TRY(lmx_op_axis(c, "axis", p->axis, in[0].ndim, &a));
@@ -466,27 +420,21 @@ static int slice_axis_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, l
 
 const lmx_op lmx_op_slice_axis = {
     .name = "slice_axis",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_slice_axis},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_slice_axis},
     .doc = "Slices along a given axis.",
-    LMX_PARAMS(slice_axis_fields, slice_axis_param),
+    LMX_PARAMS(slice_axis_fields, lmx_slice_axis_param),
     .infer_shape = slice_axis_infer_shape,
     .backward_needs = G,
 };
 
 /* ---- Concat ---------------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t num_args, dim;
-} concat_param;
-
 static const lmx_param_field concat_fields[] = {
-    LMX_PF(concat_param, num_args, LMX_PT_INT, NULL, NULL, 1, 100000,
+    LMX_PF(lmx_concat_param, num_args, LMX_PT_INT, NULL, NULL, 1, 100000,
            "Number of inputs to be concated."),
-    LMX_PF(concat_param, dim, LMX_PT_INT, "1", NULL, 0, 0, "the dimension to be concated."),
+    LMX_PF(lmx_concat_param, dim, LMX_PT_INT, "1", NULL, 0, 0, "the dimension to be concated."),
 };
 
-static int concat_num_inputs(const void *p) { return (int)((const concat_param *)p)->num_args; }
+static int concat_num_inputs(const void *p) { return (int)((const lmx_concat_param *)p)->num_args; }
 static void arg_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
   snprintf(buf, cap, "arg%d", i);
@@ -518,7 +466,7 @@ static int concat_template(const lmx_op_ctx *c, lmx_shape *in, int nin, int ax, 
 static int concat_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                               int nout, lmx_shape *aux, int naux) {
   (void)nout, (void)aux, (void)naux;
-  const concat_param *p = LMX_PRM(c, concat_param);
+  const lmx_concat_param *p = LMX_PRM(c, lmx_concat_param);
   lmx_shape t = {0, {0}};
   for (int i = 0; i < nin && t.ndim == 0; i++) t.ndim = in[i].ndim > 0 ? in[i].ndim : 0;
   if (t.ndim == 0) t.ndim = out[0].ndim > 0 ? out[0].ndim : 0;
@@ -548,10 +496,8 @@ static int concat_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_Concat = {
     .name = "Concat",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Concat},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Concat},
     .doc = "Joins input arrays along a given axis.",
-    LMX_PARAMS(concat_fields, concat_param),
+    LMX_PARAMS(concat_fields, lmx_concat_param),
     .num_inputs = concat_num_inputs,
     .input_name = arg_name,
     .infer_shape = concat_infer_shape,
@@ -560,27 +506,22 @@ const lmx_op lmx_op_Concat = {
 
 /* ---- SliceChannel (split) -------------------------------------------------------------- */
 
-typedef struct {
-  int64_t num_outputs, axis;
-  int squeeze_axis;
-} split_param;
-
 static const lmx_param_field split_fields[] = {
-    LMX_PF(split_param, num_outputs, LMX_PT_INT, NULL, NULL, 1, 100000,
+    LMX_PF(lmx_split_param, num_outputs, LMX_PT_INT, NULL, NULL, 1, 100000,
            "Number of splits. Note that this should evenly divide the length of the axis."),
-    LMX_PF(split_param, axis, LMX_PT_INT, "1", NULL, 0, 0, "Axis along which to split."),
-    LMX_PF(split_param, squeeze_axis, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_split_param, axis, LMX_PT_INT, "1", NULL, 0, 0, "Axis along which to split."),
+    LMX_PF(lmx_split_param, squeeze_axis, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If true, removes the axis with length 1 from the shapes of the output arrays."),
 };
 
-static int split_num_outputs(const void *p) { return (int)((const split_param *)p)->num_outputs; }
+static int split_num_outputs(const void *p) { return (int)((const lmx_split_param *)p)->num_outputs; }
 static void split_output_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
   snprintf(buf, cap, "output%d", i);
 }
 
 /* Backward: data from a known output (axis times num_outputs). */
-static int split_from_output(const lmx_op_ctx *c, const split_param *p, lmx_shape *in,
+static int split_from_output(const lmx_op_ctx *c, const lmx_split_param *p, lmx_shape *in,
                              const lmx_shape *o) {
   int nd = p->squeeze_axis ? o->ndim + 1 : o->ndim, a;
   if (nd > LMX_MAX_NDIM) return LMX_OK;
@@ -597,7 +538,7 @@ static int split_from_output(const lmx_op_ctx *c, const split_param *p, lmx_shap
 static int split_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                              int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)aux, (void)naux;
-  const split_param *p = LMX_PRM(c, split_param);
+  const lmx_split_param *p = LMX_PRM(c, lmx_split_param);
   for (int k = 0; k < nout && in[0].ndim <= 0; k++)
     if (out[k].ndim > 0) LMX_TRY(split_from_output(c, p, in, &out[k]));
   const lmx_shape *d = &in[0];
@@ -624,10 +565,8 @@ static int split_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_SliceChannel = {
     .name = "SliceChannel",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SliceChannel},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SliceChannel},
     .doc = "Splits an array along a particular axis into multiple sub-arrays (alias split).",
-    LMX_PARAMS(split_fields, split_param),
+    LMX_PARAMS(split_fields, lmx_split_param),
     .num_outputs = split_num_outputs,
     .output_name = split_output_name,
     .infer_shape = split_infer_shape,

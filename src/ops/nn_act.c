@@ -10,16 +10,11 @@
  * softmax-inl.h, softmax_activation.cc. Activation may run in place (output over data).
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 /* ---- Activation ----------------------------------------------------------------------- */
 
-typedef struct {
-  int act_type;
-} act_param;
-
 static const lmx_param_field act_fields[] = {
-    LMX_PF(act_param, act_type, LMX_PT_ENUM, NULL, "relu|sigmoid|tanh|softrelu|softsign", 0, 0,
+    LMX_PF(lmx_act_param, act_type, LMX_PT_ENUM, NULL, LMX_ACT_CHOICES, 0, 0,
            "Activation function to be applied."),
 };
 
@@ -28,17 +23,15 @@ static const int inplace_00[][2] = {{0, 0}};
 /* The backward kernel reads the input only for softsign (act_type index 4); the rest
  * use the output, so the planner may free (or overwrite in place) the input. */
 static unsigned act_backward_needs(const void *p) {
-  return ((const act_param *)p)->act_type == 4
+  return ((const lmx_act_param *)p)->act_type == 4
              ? LMX_NEEDS_INPUTS | LMX_NEEDS_OUT_GRADS
              : LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS;
 }
 
 const lmx_op lmx_op_Activation = {
     .name = "Activation",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Activation},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Activation},
     .doc = "Applies an activation function element-wise to the input.",
-    LMX_PARAMS(act_fields, act_param),
+    LMX_PARAMS(act_fields, lmx_act_param),
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
     .inplace = inplace_00,
     .num_inplace = 1,
@@ -49,33 +42,28 @@ const lmx_op lmx_op_Activation = {
 
 /* ---- LeakyReLU ------------------------------------------------------------------------ */
 
-typedef struct {
-  int act_type;
-  double slope, lower_bound, upper_bound;
-} lrelu_param;
-
 enum { LR_LEAKY, LR_ELU, LR_PRELU, LR_RRELU, LR_SELU, LR_GELU };
 
 static const lmx_param_field lrelu_fields[] = {
-    LMX_PF(lrelu_param, act_type, LMX_PT_ENUM, "leaky", "leaky|elu|prelu|rrelu|selu|gelu", 0, 0,
+    LMX_PF(lmx_lrelu_param, act_type, LMX_PT_ENUM, "leaky", LMX_LRELU_CHOICES, 0, 0,
            "Activation function to be applied."),
-    LMX_PF(lrelu_param, slope, LMX_PT_FLOAT, "0.25", NULL, 0, 0,
+    LMX_PF(lmx_lrelu_param, slope, LMX_PT_FLOAT, "0.25", NULL, 0, 0,
            "Init slope for the activation (for leaky and elu)."),
-    LMX_PF(lrelu_param, lower_bound, LMX_PT_FLOAT, "0.125", NULL, 0, 0,
+    LMX_PF(lmx_lrelu_param, lower_bound, LMX_PT_FLOAT, "0.125", NULL, 0, 0,
            "Lower bound of random slope (for rrelu only)."),
-    LMX_PF(lrelu_param, upper_bound, LMX_PT_FLOAT, "0.334", NULL, 0, 0,
+    LMX_PF(lmx_lrelu_param, upper_bound, LMX_PT_FLOAT, "0.334", NULL, 0, 0,
            "Upper bound of random slope (for rrelu only)."),
 };
 
 static int lrelu_num_inputs(const void *p) {
-  return ((const lrelu_param *)p)->act_type == LR_PRELU ? 2 : 1;
+  return ((const lmx_lrelu_param *)p)->act_type == LR_PRELU ? 2 : 1;
 }
 static void lrelu_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
   snprintf(buf, cap, "%s", i == 0 ? "data" : i == 1 ? "gamma" : "?");
 }
 static int lrelu_num_outputs(const void *p) {
-  return ((const lrelu_param *)p)->act_type == LR_RRELU ? 2 : 1;
+  return ((const lmx_lrelu_param *)p)->act_type == LR_RRELU ? 2 : 1;
 }
 static void lrelu_output_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -99,10 +87,8 @@ static int lrelu_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sh
 
 const lmx_op lmx_op_LeakyReLU = {
     .name = "LeakyReLU",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_LeakyReLU},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_LeakyReLU},
     .doc = "Applies Leaky rectified linear unit activation element-wise to the input.",
-    LMX_PARAMS(lrelu_fields, lrelu_param),
+    LMX_PARAMS(lrelu_fields, lmx_lrelu_param),
     .num_inputs = lrelu_num_inputs,
     .input_name = lrelu_input_name,
     .num_outputs = lrelu_num_outputs,
@@ -115,26 +101,19 @@ const lmx_op lmx_op_LeakyReLU = {
 
 /* ---- softmax / log_softmax ------------------------------------------------------------ */
 
-typedef struct {
-  int64_t axis;
-  double temperature;
-  int dtype;
-  int use_length;
-} softmax_param;
-
 static const lmx_param_field softmax_fields[] = {
-    LMX_PF(softmax_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
+    LMX_PF(lmx_softmax_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
            "The axis along which to compute softmax."),
-    LMX_PF(softmax_param, temperature, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+    LMX_PF(lmx_softmax_param, temperature, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Temperature parameter in softmax."),
-    LMX_PF(softmax_param, dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
+    LMX_PF(lmx_softmax_param, dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
            "DType of the output in case this can't be inferred."),
-    LMX_PF(softmax_param, use_length, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_softmax_param, use_length, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
            "Whether to use the length input as a mask over the data input."),
 };
 
 static int softmax_num_inputs(const void *p) {
-  return ((const softmax_param *)p)->use_length == 1 ? 2 : 1;
+  return ((const lmx_softmax_param *)p)->use_length == 1 ? 2 : 1;
 }
 static void softmax_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -144,7 +123,7 @@ static void softmax_input_name(const void *p, int i, char *buf, size_t cap) {
 static int softmax_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                int nout, lmx_shape *aux, int naux) {
   (void)aux, (void)naux;
-  const softmax_param *p = LMX_PRM(c, softmax_param);
+  const lmx_softmax_param *p = LMX_PRM(c, lmx_softmax_param);
   LMX_TRY(lmx_infer_same_shape(c, in, 1, out, nout));
   if (in[0].ndim <= 0) return LMX_OK;
   int ax;
@@ -160,7 +139,7 @@ static int softmax_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_
 static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
                               int *aux, int naux) {
   (void)aux, (void)naux, (void)nin, (void)nout;
-  const softmax_param *p = LMX_PRM(c, softmax_param);
+  const lmx_softmax_param *p = LMX_PRM(c, lmx_softmax_param);
   int dt = p->dtype >= 0 ? p->dtype : in[0];
   LMX_TRY(lmx_dtype_assign(c, &out[0], dt, "output 'output'"));
   /* MXNet: without dtype, data and output share one dtype both ways; with it, data takes
@@ -173,7 +152,7 @@ static int softmax_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, i
  * and its gradient (MXNet's ElemwiseGradUseOut vs ElemwiseGradUseInOut). The memory
  * planner asks this; the static backward_needs below is the union of both cases. */
 static unsigned softmax_backward_needs(const void *p) {
-  return ((const softmax_param *)p)->use_length == 1
+  return ((const lmx_softmax_param *)p)->use_length == 1
              ? LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS
              : LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS;
 }
@@ -181,10 +160,8 @@ static unsigned softmax_backward_needs(const void *p) {
 #define SOFTMAX_OP(id, docstr)                               \
   const lmx_op lmx_op_##id = {                               \
       .name = #id,                                           \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                         \
-      LMX_PARAMS(softmax_fields, softmax_param),             \
+      LMX_PARAMS(softmax_fields, lmx_softmax_param),             \
       .num_inputs = softmax_num_inputs,                      \
       .input_name = softmax_input_name,                      \
       .infer_shape = softmax_infer_shape,                    \
@@ -198,20 +175,14 @@ SOFTMAX_OP(log_softmax, "Computes the log softmax of the input along an axis.");
 
 /* ---- SoftmaxActivation ---------------------------------------------------------------- */
 
-typedef struct {
-  int mode;
-} smact_param;
-
 static const lmx_param_field smact_fields[] = {
-    LMX_PF(smact_param, mode, LMX_PT_ENUM, "instance", "instance|channel", 0, 0,
+    LMX_PF(lmx_smact_param, mode, LMX_PT_ENUM, "instance", LMX_SMACT_CHOICES, 0, 0,
            "Softmax over each instance (flattened) or over the channel axis (axis 1)."),
 };
 
 const lmx_op lmx_op_SoftmaxActivation = {
     .name = "SoftmaxActivation",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_SoftmaxActivation},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_SoftmaxActivation},
     .doc = "Applies softmax activation to input (deprecated: use softmax).",
-    LMX_PARAMS(smact_fields, smact_param),
+    LMX_PARAMS(smact_fields, lmx_smact_param),
     .backward_needs = LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
 };

@@ -11,70 +11,62 @@
  * MXNet 1.9: src/operator/nn/convolution.cc, deconvolution.cc (-inl.h for the params).
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  lmx_shape kernel, stride, dilate, pad;
-  int64_t num_filter, num_group, workspace;
-  int no_bias, cudnn_tune, cudnn_off, layout;
-  lmx_shape adj, target_shape; /* Deconvolution only */
-} conv_param;
 
 #define TUNE "None|off|limited_workspace|fastest"
 #define LAYOUT "None|NCW|NCHW|NCDHW|NHWC|NDHWC|NWC"
 
 static const lmx_param_field conv_fields[] = {
-    LMX_PF(conv_param, kernel, LMX_PT_SHAPE, NULL, NULL, 0, 0,
+    LMX_PF(lmx_conv_param, kernel, LMX_PT_SHAPE, NULL, NULL, 0, 0,
            "Convolution kernel size: (w,), (h, w) or (d, h, w)."),
-    LMX_PF(conv_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Convolution stride. Defaults to 1 for each dimension."),
-    LMX_PF(conv_param, dilate, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, dilate, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Convolution dilate. Defaults to 1 for each dimension."),
-    LMX_PF(conv_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Zero pad for convolution. Defaults to no padding."),
-    LMX_PF(conv_param, num_filter, LMX_PT_INT, NULL, NULL, 1, 100000,
+    LMX_PF(lmx_conv_param, num_filter, LMX_PT_INT, NULL, NULL, 1, 100000,
            "Convolution filter(channel) number."),
-    LMX_PF(conv_param, num_group, LMX_PT_INT, "1", NULL, 1, 100000,
+    LMX_PF(lmx_conv_param, num_group, LMX_PT_INT, "1", NULL, 1, 100000,
            "Number of group partitions."),
-    LMX_PF(conv_param, workspace, LMX_PT_INT, "1024", NULL, 0, 1e15,
+    LMX_PF(lmx_conv_param, workspace, LMX_PT_INT, "1024", NULL, 0, 1e15,
            "Maximum temporary workspace allowed (MB)."),
-    LMX_PF(conv_param, no_bias, LMX_PT_BOOL, "False", NULL, 0, 0, "Whether to disable bias."),
-    LMX_PF(conv_param, cudnn_tune, LMX_PT_ENUM, "None", TUNE, 0, 0,
+    LMX_PF(lmx_conv_param, no_bias, LMX_PT_BOOL, "False", NULL, 0, 0, "Whether to disable bias."),
+    LMX_PF(lmx_conv_param, cudnn_tune, LMX_PT_ENUM, "None", TUNE, 0, 0,
            "Whether to pick convolution algo by running performance test."),
-    LMX_PF(conv_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0, "Turn off cudnn."),
-    LMX_PF(conv_param, layout, LMX_PT_ENUM, "None", LAYOUT, 0, 0,
+    LMX_PF(lmx_conv_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0, "Turn off cudnn."),
+    LMX_PF(lmx_conv_param, layout, LMX_PT_ENUM, "None", LAYOUT, 0, 0,
            "Set layout for input, output and weight."),
 };
 
 static const lmx_param_field deconv_fields[] = {
-    LMX_PF(conv_param, kernel, LMX_PT_SHAPE, NULL, NULL, 0, 0,
+    LMX_PF(lmx_conv_param, kernel, LMX_PT_SHAPE, NULL, NULL, 0, 0,
            "Deconvolution kernel size: (w,), (h, w) or (d, h, w)."),
-    LMX_PF(conv_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "The stride used for the corresponding convolution."),
-    LMX_PF(conv_param, dilate, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, dilate, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Dilation factor for each dimension of the input."),
-    LMX_PF(conv_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "The amount of implicit zero padding added during convolution."),
-    LMX_PF(conv_param, adj, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, adj, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Adjustment for output shape."),
-    LMX_PF(conv_param, target_shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_conv_param, target_shape, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Shape of the output tensor: pad and adj are computed from it."),
-    LMX_PF(conv_param, num_filter, LMX_PT_INT, NULL, NULL, 1, 100000,
+    LMX_PF(lmx_conv_param, num_filter, LMX_PT_INT, NULL, NULL, 1, 100000,
            "Number of output filters."),
-    LMX_PF(conv_param, num_group, LMX_PT_INT, "1", NULL, 1, 100000, "Number of groups."),
-    LMX_PF(conv_param, workspace, LMX_PT_INT, "512", NULL, 0, 1e15,
+    LMX_PF(lmx_conv_param, num_group, LMX_PT_INT, "1", NULL, 1, 100000, "Number of groups."),
+    LMX_PF(lmx_conv_param, workspace, LMX_PT_INT, "512", NULL, 0, 1e15,
            "Maximum temporary workspace allowed (MB)."),
-    LMX_PF(conv_param, no_bias, LMX_PT_BOOL, "True", NULL, 0, 0, "Whether to disable bias."),
-    LMX_PF(conv_param, cudnn_tune, LMX_PT_ENUM, "None", TUNE, 0, 0,
+    LMX_PF(lmx_conv_param, no_bias, LMX_PT_BOOL, "True", NULL, 0, 0, "Whether to disable bias."),
+    LMX_PF(lmx_conv_param, cudnn_tune, LMX_PT_ENUM, "None", TUNE, 0, 0,
            "Whether to pick convolution algorithm by running performance test."),
-    LMX_PF(conv_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0, "Turn off cudnn."),
-    LMX_PF(conv_param, layout, LMX_PT_ENUM, "None", LAYOUT, 0, 0,
+    LMX_PF(lmx_conv_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0, "Turn off cudnn."),
+    LMX_PF(lmx_conv_param, layout, LMX_PT_ENUM, "None", LAYOUT, 0, 0,
            "Set layout for input, output and weight."),
 };
 
 static const char *const conv_inputs[] = {"data", "weight", "bias", NULL};
 
-static int conv_num_inputs(const void *p) { return ((const conv_param *)p)->no_bias ? 2 : 3; }
+static int conv_num_inputs(const void *p) { return ((const lmx_conv_param *)p)->no_bias ? 2 : 3; }
 
 static void conv_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -102,7 +94,7 @@ typedef struct {
 } conv_geom;
 
 static int conv_check(const lmx_op_ctx *c, void *param) {
-  const conv_param *p = param;
+  const lmx_conv_param *p = param;
   int deconv = c->op->params == deconv_fields;
   conv_geom g;
   g.k = p->kernel.ndim;
@@ -123,7 +115,7 @@ static int conv_check(const lmx_op_ctx *c, void *param) {
   return LMX_OK;
 }
 
-static void conv_geometry(const conv_param *p, conv_geom *g) {
+static void conv_geometry(const lmx_conv_param *p, conv_geom *g) {
   g->k = p->kernel.ndim;
   for (int i = 0; i < g->k; i++) {
     g->kernel[i] = p->kernel.dim[i];
@@ -134,7 +126,7 @@ static void conv_geometry(const conv_param *p, conv_geom *g) {
   }
 }
 
-static int conv_data_ok(const lmx_op_ctx *c, const conv_param *p, const lmx_shape *d) {
+static int conv_data_ok(const lmx_op_ctx *c, const lmx_conv_param *p, const lmx_shape *d) {
   if (p->layout > 3)
     return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'layout': only channel-first "
                        "layouts (NCW, NCHW, NCDHW) are supported");
@@ -150,7 +142,7 @@ static int conv_data_ok(const lmx_op_ctx *c, const conv_param *p, const lmx_shap
   return LMX_OK;
 }
 
-static int conv_weights(const lmx_op_ctx *c, const conv_param *p, lmx_shape *in, int nin,
+static int conv_weights(const lmx_op_ctx *c, const lmx_conv_param *p, lmx_shape *in, int nin,
                         int64_t w0, int64_t w1) {
   lmx_shape w = {p->kernel.ndim + 2, {w0, w1}};
   for (int i = 0; i < p->kernel.ndim; i++) w.dim[2 + i] = p->kernel.dim[i];
@@ -165,7 +157,7 @@ static int conv_weights(const lmx_op_ctx *c, const conv_param *p, lmx_shape *in,
 static int conv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                             int nout, lmx_shape *aux, int naux) {
   (void)nout, (void)aux, (void)naux;
-  const conv_param *p = LMX_PRM(c, conv_param);
+  const lmx_conv_param *p = LMX_PRM(c, lmx_conv_param);
   if (in[0].ndim <= 0) return LMX_OK;
   LMX_TRY(conv_data_ok(c, p, &in[0]));
   const lmx_shape *d = &in[0];
@@ -188,7 +180,7 @@ static int conv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 static int deconv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                               int nout, lmx_shape *aux, int naux) {
   (void)nout, (void)aux, (void)naux;
-  const conv_param *p = LMX_PRM(c, conv_param);
+  const lmx_conv_param *p = LMX_PRM(c, lmx_conv_param);
   if (in[0].ndim <= 0) return LMX_OK;
   LMX_TRY(conv_data_ok(c, p, &in[0]));
   const lmx_shape *d = &in[0];
@@ -215,11 +207,8 @@ static int deconv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
 
 const lmx_op lmx_op_Convolution = {
     .name = "Convolution",
-    .workspace = lmx_cpu_ws_Convolution,
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Convolution},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Convolution},
     .doc = "Compute N-D convolution on (N+2)-D input.",
-    LMX_PARAMS(conv_fields, conv_param),
+    LMX_PARAMS(conv_fields, lmx_conv_param),
     .param_check = conv_check,
     .num_inputs = conv_num_inputs,
     .input_name = conv_input_name,
@@ -229,12 +218,9 @@ const lmx_op lmx_op_Convolution = {
 
 const lmx_op lmx_op_Deconvolution = {
     .name = "Deconvolution",
-    .workspace = lmx_cpu_ws_Deconvolution,
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Deconvolution},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Deconvolution},
     .doc = "Computes 1D, 2D or 3D transposed convolution (aka fractionally strided "
            "convolution) of the input tensor.",
-    LMX_PARAMS(deconv_fields, conv_param),
+    LMX_PARAMS(deconv_fields, lmx_conv_param),
     .param_check = conv_check,
     .num_inputs = conv_num_inputs,
     .input_name = conv_input_name,

@@ -8,25 +8,18 @@
  * leading dims back from the output.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  int64_t num_hidden;
-  int no_bias;
-  int flatten;
-} fc_param;
 
 static const lmx_param_field fc_fields[] = {
-    LMX_PF(fc_param, num_hidden, LMX_PT_INT, NULL, NULL, 1, 2147483647,
+    LMX_PF(lmx_fc_param, num_hidden, LMX_PT_INT, NULL, NULL, 1, 2147483647,
            "Number of hidden nodes of the output."),
-    LMX_PF(fc_param, no_bias, LMX_PT_BOOL, "False", NULL, 0, 0, "Whether to disable bias."),
-    LMX_PF(fc_param, flatten, LMX_PT_BOOL, "True", NULL, 0, 0,
+    LMX_PF(lmx_fc_param, no_bias, LMX_PT_BOOL, "False", NULL, 0, 0, "Whether to disable bias."),
+    LMX_PF(lmx_fc_param, flatten, LMX_PT_BOOL, "True", NULL, 0, 0,
            "Whether to collapse all but the first axis of the input data tensor."),
 };
 
 static const char *const fc_in_bias[] = {"data", "weight", "bias", NULL};
 
-static int fc_num_inputs(const void *p) { return ((const fc_param *)p)->no_bias ? 2 : 3; }
+static int fc_num_inputs(const void *p) { return ((const lmx_fc_param *)p)->no_bias ? 2 : 3; }
 
 static void fc_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -36,7 +29,7 @@ static void fc_input_name(const void *p, int i, char *buf, size_t cap) {
 static int fc_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                           int nout, lmx_shape *aux, int naux) {
   (void)nout, (void)aux, (void)naux;
-  const fc_param *p = LMX_PRM(c, fc_param);
+  const lmx_fc_param *p = LMX_PRM(c, lmx_fc_param);
   lmx_shape *d = &in[0];
   if (d->ndim > 0 && out[0].ndim > 0) { /* backward: leading dims from the output */
     lmx_shape e = *d;
@@ -70,10 +63,8 @@ static int fc_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
 
 const lmx_op lmx_op_FullyConnected = {
     .name = "FullyConnected",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_FullyConnected},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_FullyConnected},
     .doc = "Applies a linear transformation: Y = XW^T + b.",
-    LMX_PARAMS(fc_fields, fc_param),
+    LMX_PARAMS(fc_fields, lmx_fc_param),
     .num_inputs = fc_num_inputs,
     .input_name = fc_input_name,
     .infer_shape = fc_infer_shape,

@@ -9,7 +9,6 @@
  * MXNet 1.9: src/operator/nn/batch_norm.cc, layer_norm.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
 static const char *const norm_inputs[] = {"data", "gamma", "beta", NULL};
 
@@ -26,31 +25,23 @@ static int norm_params_from(const lmx_op_ctx *c, lmx_shape *in, int64_t ch) {
 
 /* ---- BatchNorm ------------------------------------------------------------------------ */
 
-typedef struct {
-  double eps, momentum;
-  int fix_gamma, use_global_stats, output_mean_var;
-  int64_t axis;
-  int cudnn_off;
-  double min_calib_range, max_calib_range;
-} bn_param;
-
 static const lmx_param_field bn_fields[] = {
-    LMX_PF(bn_param, eps, LMX_PT_FLOAT, "0.001", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, eps, LMX_PT_FLOAT, "0.001", NULL, 0, 0,
            "Epsilon to prevent div 0."),
-    LMX_PF(bn_param, momentum, LMX_PT_FLOAT, "0.9", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, momentum, LMX_PT_FLOAT, "0.9", NULL, 0, 0,
            "Momentum for moving average."),
-    LMX_PF(bn_param, fix_gamma, LMX_PT_BOOL, "True", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, fix_gamma, LMX_PT_BOOL, "True", NULL, 0, 0,
            "Fix gamma while training."),
-    LMX_PF(bn_param, use_global_stats, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, use_global_stats, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether use global moving statistics instead of local batch-norm."),
-    LMX_PF(bn_param, output_mean_var, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, output_mean_var, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Output the mean and inverse std."),
-    LMX_PF(bn_param, axis, LMX_PT_INT, "1", NULL, 0, 0, "Specify which shape axis the channel is."),
-    LMX_PF(bn_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, axis, LMX_PT_INT, "1", NULL, 0, 0, "Specify which shape axis the channel is."),
+    LMX_PF(lmx_bn_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Do not select CUDNN operator, if available."),
-    LMX_PF(bn_param, min_calib_range, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, min_calib_range, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Minimum calibration value (quantization)."),
-    LMX_PF(bn_param, max_calib_range, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+    LMX_PF(lmx_bn_param, max_calib_range, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Maximum calibration value (quantization)."),
 };
 
@@ -59,12 +50,12 @@ static const char *const bn_aux[] = {"moving_mean", "moving_var", NULL};
 /* MXNet sets __init__ on the moving stats when BatchNorm is composed. */
 static const char *const bn_aux_init[] = {"[\"zero\", {}]", "[\"one\", {}]"};
 
-static int bn_visible(const void *p) { return ((const bn_param *)p)->output_mean_var ? 3 : 1; }
+static int bn_visible(const void *p) { return ((const lmx_bn_param *)p)->output_mean_var ? 3 : 1; }
 
 static int bn_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                           int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)naux;
-  const bn_param *p = LMX_PRM(c, bn_param);
+  const lmx_bn_param *p = LMX_PRM(c, lmx_bn_param);
   LMX_TRY(lmx_in_assign(c, in, 0, &out[0]));
   if (in[0].ndim <= 0) return LMX_OK;
   int ax;
@@ -98,10 +89,8 @@ static int bn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int no
 
 const lmx_op lmx_op_BatchNorm = {
     .name = "BatchNorm",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_BatchNorm},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_BatchNorm},
     .doc = "Batch normalization.",
-    LMX_PARAMS(bn_fields, bn_param),
+    LMX_PARAMS(bn_fields, lmx_bn_param),
     .inputs = norm_inputs,
     .outputs = bn_outputs,
     .num_visible_outputs = bn_visible,
@@ -115,29 +104,23 @@ const lmx_op lmx_op_BatchNorm = {
 
 /* ---- LayerNorm ------------------------------------------------------------------------ */
 
-typedef struct {
-  int64_t axis;
-  double eps;
-  int output_mean_var;
-} ln_param;
-
 static const lmx_param_field ln_fields[] = {
-    LMX_PF(ln_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
+    LMX_PF(lmx_ln_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
            "The axis to perform layer normalization."),
-    LMX_PF(ln_param, eps, LMX_PT_FLOAT, "1e-05", NULL, 0, 0,
+    LMX_PF(lmx_ln_param, eps, LMX_PT_FLOAT, "1e-05", NULL, 0, 0,
            "An epsilon parameter to prevent division by 0."),
-    LMX_PF(ln_param, output_mean_var, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_ln_param, output_mean_var, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Output the mean and std calculated along the given axis."),
 };
 
 static const char *const ln_outputs[] = {"output", "mean", "std", NULL};
 
-static int ln_visible(const void *p) { return ((const ln_param *)p)->output_mean_var ? 3 : 1; }
+static int ln_visible(const void *p) { return ((const lmx_ln_param *)p)->output_mean_var ? 3 : 1; }
 
 static int ln_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                           int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const ln_param *p = LMX_PRM(c, ln_param);
+  const lmx_ln_param *p = LMX_PRM(c, lmx_ln_param);
   LMX_TRY(lmx_in_assign(c, in, 0, &out[0]));
   if (in[0].ndim <= 0) return LMX_OK;
   int ax;
@@ -152,10 +135,8 @@ static int ln_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
 
 const lmx_op lmx_op_LayerNorm = {
     .name = "LayerNorm",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_LayerNorm},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_LayerNorm},
     .doc = "Layer normalization.",
-    LMX_PARAMS(ln_fields, ln_param),
+    LMX_PARAMS(ln_fields, lmx_ln_param),
     .inputs = norm_inputs,
     .outputs = ln_outputs,
     .num_visible_outputs = ln_visible,

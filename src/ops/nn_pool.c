@@ -13,47 +13,34 @@
  * MXNet 1.9: src/operator/nn/pooling.cc, pooling-inl.h, pool.h.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  lmx_shape kernel;
-  int pool_type;
-  int global_pool;
-  int cudnn_off;
-  int pooling_convention;
-  lmx_shape stride, pad;
-  int64_t p_value;
-  int count_include_pad;
-  int layout;
-} pool_param;
 
 enum { CONV_VALID = 0, CONV_FULL = 1, CONV_SAME = 2 };
 
 static const lmx_param_field pool_fields[] = {
-    LMX_PF(pool_param, kernel, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, kernel, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Pooling kernel size: (y, x) or (d, y, x)."),
-    LMX_PF(pool_param, pool_type, LMX_PT_ENUM, "max", "max|avg|sum|lp", 0, 0,
+    LMX_PF(lmx_pool_param, pool_type, LMX_PT_ENUM, "max", LMX_POOLT_CHOICES, 0, 0,
            "Pooling type to be applied."),
-    LMX_PF(pool_param, global_pool, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, global_pool, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Ignore kernel size, do global pooling based on current input feature map."),
-    LMX_PF(pool_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, cudnn_off, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Turn off cudnn pooling and use MXNet pooling operator."),
-    LMX_PF(pool_param, pooling_convention, LMX_PT_ENUM, "valid", "valid|full|same", 0, 0,
+    LMX_PF(lmx_pool_param, pooling_convention, LMX_PT_ENUM, "valid", LMX_POOLC_CHOICES, 0, 0,
            "Pooling convention to be applied."),
-    LMX_PF(pool_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, stride, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Stride for pooling: (y, x) or (d, y, x). Defaults to 1 for each dimension."),
-    LMX_PF(pool_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, pad, LMX_PT_SHAPE, "()", NULL, 0, 0,
            "Pad for pooling: (y, x) or (d, y, x). Defaults to no padding."),
-    LMX_PF(pool_param, p_value, LMX_PT_OPT_INT, "None", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, p_value, LMX_PT_OPT_INT, "None", NULL, 0, 0,
            "Value of p for Lp pooling, can be 1 or 2, required for Lp Pooling."),
-    LMX_PF(pool_param, count_include_pad, LMX_PT_OPT_BOOL, "None", NULL, 0, 0,
+    LMX_PF(lmx_pool_param, count_include_pad, LMX_PT_OPT_BOOL, "None", NULL, 0, 0,
            "Only used for AvgPool: whether padded values count in the divisor (default True)."),
-    LMX_PF(pool_param, layout, LMX_PT_ENUM, "None", "None|NCW|NCHW|NCDHW|NHWC|NDHWC|NWC", 0, 0,
+    LMX_PF(lmx_pool_param, layout, LMX_PT_ENUM, "None", "None|NCW|NCHW|NCDHW|NHWC|NDHWC|NWC", 0, 0,
            "Set layout for input and output."),
 };
 
 static int pool_check(const lmx_op_ctx *c, void *param) {
-  const pool_param *p = param;
+  const lmx_pool_param *p = param;
   int k = p->kernel.ndim;
   if (!p->global_pool && (k < 1 || k > 3))
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected 1 to 3 entries (or "
@@ -87,7 +74,7 @@ static int pool_check(const lmx_op_ctx *c, void *param) {
   return LMX_OK;
 }
 
-static int64_t pool_dim(const pool_param *p, int i, int64_t x) {
+static int64_t pool_dim(const lmx_pool_param *p, int i, int64_t x) {
   int64_t k = p->kernel.dim[i];
   int64_t s = p->stride.ndim ? p->stride.dim[i] : 1, pd = p->pad.ndim ? p->pad.dim[i] : 0;
   switch (p->pooling_convention) {
@@ -100,7 +87,7 @@ static int64_t pool_dim(const pool_param *p, int i, int64_t x) {
 static int pool_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                             int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const pool_param *p = LMX_PRM(c, pool_param);
+  const lmx_pool_param *p = LMX_PRM(c, lmx_pool_param);
   const lmx_shape *d = &in[0];
   if (d->ndim <= 0) return LMX_OK;
   char s[LMX_SHAPE_STRCAP];
@@ -131,10 +118,8 @@ static int pool_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 
 const lmx_op lmx_op_Pooling = {
     .name = "Pooling",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_Pooling},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_Pooling},
     .doc = "Performs pooling on the input.",
-    LMX_PARAMS(pool_fields, pool_param),
+    LMX_PARAMS(pool_fields, lmx_pool_param),
     .param_check = pool_check,
     .infer_shape = pool_infer_shape,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,

@@ -17,8 +17,12 @@
  * node, argument, expected and actual), and returns LMX_OK when nothing contradicts.
  * The infer pass calls it repeatedly to a fixed point. dtypes: -1 = unknown.
  *
- * Kernels (forward/backward per device) are slots filled by the kernel issues; a NULL
- * slot means "not implemented on this device" and the executor says so by name.
+ * The descriptor knows no device. The kernels that run an operator live in one table
+ * per backend, indexed by operator id (kernel.h: lmx_cpu_kernels in src/ops/cpu,
+ * lmx_cuda_kernels in src/ops/cuda); a missing row means "no kernel for <Op> on
+ * <device>", which bind and the imperative path report by name. Parameters come to the
+ * kernels as the op's typed struct (op_params.h), the device as the call context's
+ * dev_type / dev_id / dev / stream.
  */
 #ifndef LMX_OPS_OP_H
 #define LMX_OPS_OP_H
@@ -77,14 +81,18 @@ enum { LMX_REQ_NULL = 0, LMX_REQ_WRITE = 1, LMX_REQ_INPLACE = 2, LMX_REQ_ADD = 3
 
 typedef struct lmx_op lmx_op;
 
+struct lmx_device_ops;
+
 /* Per-call context for kernels and for inference messages. */
 typedef struct lmx_op_ctx {
   const lmx_op *op;
-  const void *param; /* the op's parsed param struct */
-  const char *node;  /* node name, for messages */
+  const void *param; /* the op's parsed param struct (op_params.h: lmx_<x>_param) */
+  const char *node;  /* node name, for messages (NULL in imperative calls) */
   int is_train;
-  int dev_type, dev_id;
-  void *workspace;
+  int dev_type, dev_id; /* where the kernel runs: LMX_CPU / LMX_GPU and the id */
+  const struct lmx_device_ops *dev; /* that device's table (src/device/device.h) */
+  void *stream;         /* that device's stream (cudaStream_t); NULL on the CPU */
+  void *workspace;      /* workspace_bytes of scratch on the same device */
   size_t workspace_bytes;
 } lmx_op_ctx;
 
@@ -105,8 +113,6 @@ enum {
   LMX_OPF_MUTATES_AUX = 8, /* writes its aux states in training (BatchNorm) */
   LMX_OPF_UPDATE = 16      /* optimizer update: writes its weight/state inputs in place */
 };
-
-enum { LMX_DEV_SLOT_CPU = 0, LMX_DEV_SLOT_GPU = 1, LMX_DEV_SLOTS = 2 };
 
 /* ---- the descriptor ----------------------------------------------------------------- */
 
@@ -139,12 +145,9 @@ struct lmx_op {
   int (*infer_type)(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
                     int naux);
 
-  lmx_forward_fn forward[LMX_DEV_SLOTS];
-  lmx_backward_fn backward[LMX_DEV_SLOTS];
   unsigned backward_needs;
   const int (*inplace)[2]; /* {input index, output index} pairs allowed to share memory */
   int num_inplace;
-  size_t (*workspace)(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out);
   unsigned flags;
   /* MXNet's FSetInputVarAttrOnCompose for aux states: per aux state, the `__init__`
    * attribute given to a variable bound to it when it has none (BatchNorm:

@@ -19,6 +19,7 @@
 #include "../core/status.h"
 #include "../tensor/dtype.h"
 #include "op.h"
+#include "op_params.h"
 
 /* A parameter row of struct `st`: LMX_PF(st, field, type, default, choices, lo, hi, doc).
  * The parameter's name is the field's name (MXNet's names are valid C identifiers). */

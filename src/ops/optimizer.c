@@ -11,24 +11,17 @@
  * MXNet 1.9: src/operator/optimizer_op.cc, optimizer_op-inl.h.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
 
-typedef struct {
-  double lr, momentum, beta1, beta2, epsilon, gamma1, wd, rescale_grad, clip_gradient;
-  double clip_weights;
-  int lazy_update;
-} upd_param;
-
-#define F_LR LMX_PF(upd_param, lr, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Learning rate")
-#define F_WD LMX_PF(upd_param, wd, LMX_PT_FLOAT, "0.0", NULL, 0, 0, \
+#define F_LR LMX_PF(lmx_upd_param, lr, LMX_PT_FLOAT, NULL, NULL, 0, 0, "Learning rate")
+#define F_WD LMX_PF(lmx_upd_param, wd, LMX_PT_FLOAT, "0.0", NULL, 0, 0, \
                     "Weight decay augments the objective function with a regularization term.")
-#define F_RESCALE LMX_PF(upd_param, rescale_grad, LMX_PT_FLOAT, "1.0", NULL, 0, 0, \
+#define F_RESCALE LMX_PF(lmx_upd_param, rescale_grad, LMX_PT_FLOAT, "1.0", NULL, 0, 0, \
                          "Rescale gradient to grad = rescale_grad*grad.")
-#define F_CLIP LMX_PF(upd_param, clip_gradient, LMX_PT_FLOAT, "-1.0", NULL, 0, 0, \
+#define F_CLIP LMX_PF(lmx_upd_param, clip_gradient, LMX_PT_FLOAT, "-1.0", NULL, 0, 0, \
                       "Clip gradient to [-clip_gradient, clip_gradient]; <= 0 turns it off.")
-#define F_LAZY LMX_PF(upd_param, lazy_update, LMX_PT_BOOL, "True", NULL, 0, 0, \
+#define F_LAZY LMX_PF(lmx_upd_param, lazy_update, LMX_PT_BOOL, "True", NULL, 0, 0, \
                       "If true, lazy updates are applied if gradient's stype is row_sparse.")
-#define F_MOM LMX_PF(upd_param, momentum, LMX_PT_FLOAT, "0.0", NULL, 0, 0, \
+#define F_MOM LMX_PF(lmx_upd_param, momentum, LMX_PT_FLOAT, "0.0", NULL, 0, 0, \
                      "The decay rate of momentum estimates at each epoch.")
 
 static const lmx_param_field sgd_fields[] = {F_LR, F_WD, F_RESCALE, F_CLIP, F_LAZY};
@@ -36,26 +29,26 @@ static const lmx_param_field sgd_mom_fields[] = {F_LR, F_MOM, F_WD, F_RESCALE, F
 static const lmx_param_field nag_fields[] = {F_LR, F_MOM, F_WD, F_RESCALE, F_CLIP};
 static const lmx_param_field adam_fields[] = {
     F_LR,
-    LMX_PF(upd_param, beta1, LMX_PT_FLOAT, "0.9", NULL, 0, 0,
+    LMX_PF(lmx_upd_param, beta1, LMX_PT_FLOAT, "0.9", NULL, 0, 0,
            "The decay rate for the 1st moment estimates."),
-    LMX_PF(upd_param, beta2, LMX_PT_FLOAT, "0.999", NULL, 0, 0,
+    LMX_PF(lmx_upd_param, beta2, LMX_PT_FLOAT, "0.999", NULL, 0, 0,
            "The decay rate for the 2nd moment estimates."),
-    LMX_PF(upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0,
+    LMX_PF(lmx_upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0,
            "A small constant for numerical stability."),
     F_WD, F_RESCALE, F_CLIP, F_LAZY,
 };
 static const lmx_param_field rmsprop_fields[] = {
     F_LR,
-    LMX_PF(upd_param, gamma1, LMX_PT_FLOAT, "0.95", NULL, 0, 0, "The decay rate of momentum estimates."),
-    LMX_PF(upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0,
+    LMX_PF(lmx_upd_param, gamma1, LMX_PT_FLOAT, "0.95", NULL, 0, 0, "The decay rate of momentum estimates."),
+    LMX_PF(lmx_upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0,
            "A small constant for numerical stability."),
     F_WD, F_RESCALE, F_CLIP,
-    LMX_PF(upd_param, clip_weights, LMX_PT_FLOAT, "-1.0", NULL, 0, 0,
+    LMX_PF(lmx_upd_param, clip_weights, LMX_PT_FLOAT, "-1.0", NULL, 0, 0,
            "Clip weights to [-clip_weights, clip_weights]; <= 0 turns it off."),
 };
 static const lmx_param_field adagrad_fields[] = {
     F_LR,
-    LMX_PF(upd_param, epsilon, LMX_PT_FLOAT, "1e-07", NULL, 0, 0, "epsilon"),
+    LMX_PF(lmx_upd_param, epsilon, LMX_PT_FLOAT, "1e-07", NULL, 0, 0, "epsilon"),
     F_WD, F_RESCALE, F_CLIP,
 };
 
@@ -69,11 +62,10 @@ static const int inplace_00[][2] = {{0, 0}};
 #define UPDATE_OP(id, fields, ins, docstr)                     \
   const lmx_op lmx_op_##id = {                                 \
       .name = #id,                                             \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
       .doc = docstr,                                           \
       .params = fields,                                        \
       .num_params = LMX_COUNT(fields),                         \
-      .param_size = sizeof(upd_param),                         \
+      .param_size = sizeof(lmx_upd_param),                         \
       .inputs = ins,                                           \
       .inplace = inplace_00,                                   \
       .num_inplace = 1,                                        \

@@ -8,20 +8,13 @@
  * MXNet 1.9: src/operator/tensor/broadcast_reduce_op_value.cc, broadcast_reduce_norm_value.cc.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  lmx_shape axis;
-  int keepdims;
-  int exclude;
-} red_param;
 
 static const lmx_param_field red_fields[] = {
-    LMX_PF(red_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
+    LMX_PF(lmx_red_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
            "The axis or axes along which to reduce (None: all)."),
-    LMX_PF(red_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_red_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Keep reduced axes as dimensions of size 1."),
-    LMX_PF(red_param, exclude, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_red_param, exclude, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether to reduce on all axes except those in axis."),
 };
 
@@ -52,7 +45,7 @@ static int reduce_out(const lmx_op_ctx *c, const lmx_shape *d, const int *mask, 
 static int red_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                            int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const red_param *p = LMX_PRM(c, red_param);
+  const lmx_red_param *p = LMX_PRM(c, lmx_red_param);
   if (in[0].ndim <= 0) return LMX_OK;
   int mask[LMX_MAX_NDIM];
   LMX_TRY(reduce_mask(c, &p->axis, p->exclude, in[0].ndim, mask));
@@ -62,10 +55,8 @@ static int red_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 #define REDUCE_OP(id, needs, docstr)                     \
   const lmx_op lmx_op_##id = {                           \
       .name = #id,                                       \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                     \
-      LMX_PARAMS(red_fields, red_param),                 \
+      LMX_PARAMS(red_fields, lmx_red_param),                 \
       .infer_shape = red_infer_shape,                    \
       .backward_needs = (needs),                         \
   }
@@ -80,27 +71,20 @@ REDUCE_OP(prod, GIO, "Computes the product of array elements over given axes.");
 
 /* ---- norm ----------------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t ord;
-  lmx_shape axis;
-  int out_dtype;
-  int keepdims;
-} norm_param;
-
 static const lmx_param_field norm_fields[] = {
-    LMX_PF(norm_param, ord, LMX_PT_INT, "2", NULL, 1, 2, "Order of the norm (1 or 2)."),
-    LMX_PF(norm_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
+    LMX_PF(lmx_norm_param, ord, LMX_PT_INT, "2", NULL, 1, 2, "Order of the norm (1 or 2)."),
+    LMX_PF(lmx_norm_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
            "The axis or axes along which to compute the norm (None: all)."),
-    LMX_PF(norm_param, out_dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
+    LMX_PF(lmx_norm_param, out_dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
            "The data type of the output."),
-    LMX_PF(norm_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_norm_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Keep reduced axes as dimensions of size 1."),
 };
 
 static int norm_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                             int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const norm_param *p = LMX_PRM(c, norm_param);
+  const lmx_norm_param *p = LMX_PRM(c, lmx_norm_param);
   if (in[0].ndim <= 0) return LMX_OK;
   if (p->axis.ndim > 2)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axis': norm takes at most 2 axes, got %d",
@@ -113,16 +97,14 @@ static int norm_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_sha
 static int norm_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
                            int *aux, int naux) {
   (void)aux, (void)naux;
-  const norm_param *p = LMX_PRM(c, norm_param);
+  const lmx_norm_param *p = LMX_PRM(c, lmx_norm_param);
   return lmx_infer_type_inputs_same(c, in, nin, out, nout, p->out_dtype >= 0 ? p->out_dtype : in[0]);
 }
 
 const lmx_op lmx_op_norm = {
     .name = "norm",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_norm},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_norm},
     .doc = "Computes the norm on an NDArray.",
-    LMX_PARAMS(norm_fields, norm_param),
+    LMX_PARAMS(norm_fields, lmx_norm_param),
     .infer_shape = norm_infer_shape,
     .infer_type = norm_infer_type,
     .backward_needs = GIO,
@@ -130,22 +112,17 @@ const lmx_op lmx_op_norm = {
 
 /* ---- argmax / argmin ------------------------------------------------------------------ */
 
-typedef struct {
-  int64_t axis;
-  int keepdims;
-} arg_param;
-
 static const lmx_param_field arg_fields[] = {
-    LMX_PF(arg_param, axis, LMX_PT_OPT_INT, "None", NULL, 0, 0,
+    LMX_PF(lmx_arg_param, axis, LMX_PT_OPT_INT, "None", NULL, 0, 0,
            "The axis along which to search (None: the flattened input)."),
-    LMX_PF(arg_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_arg_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Keep the reduced axis as a dimension of size 1."),
 };
 
 static int arg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                            int nout, lmx_shape *aux, int naux) {
   (void)nin, (void)nout, (void)aux, (void)naux;
-  const arg_param *p = LMX_PRM(c, arg_param);
+  const lmx_arg_param *p = LMX_PRM(c, lmx_arg_param);
   if (in[0].ndim <= 0) return LMX_OK;
   lmx_shape ax = {-1, {0}};
   if (p->axis != LMX_PARAM_NONE_INT) ax = LMX_SHP(p->axis);
@@ -161,18 +138,16 @@ static int arg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 
 const lmx_op lmx_op_argmax = {
     .name = "argmax",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_argmax},
     .doc = "Returns indices of the maximum values along an axis.",
-    LMX_PARAMS(arg_fields, arg_param),
+    LMX_PARAMS(arg_fields, lmx_arg_param),
     .infer_shape = arg_infer_shape,
     .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op_argmin = {
     .name = "argmin",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_argmin},
     .doc = "Returns indices of the minimum values along an axis.",
-    LMX_PARAMS(arg_fields, arg_param),
+    LMX_PARAMS(arg_fields, lmx_arg_param),
     .infer_shape = arg_infer_shape,
     .flags = LMX_OPF_NO_GRAD,
 };

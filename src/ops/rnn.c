@@ -18,44 +18,33 @@
  * MXNet 1.9: src/operator/rnn.cc, rnn-inl.h, sequence_{mask,last,reverse}-inl.h.
  */
 #include "op_impl.h"
-#include "cpu/cpu_ops.h"
-
-typedef struct {
-  int64_t state_size, num_layers;
-  int bidirectional, mode;
-  double p;
-  int state_outputs;
-  int64_t projection_size;
-  double lstm_state_clip_min, lstm_state_clip_max;
-  int lstm_state_clip_nan, use_sequence_length;
-} rnn_param;
 
 enum { RNN_RELU, RNN_TANH, RNN_LSTM, RNN_GRU };
 
 static const lmx_param_field rnn_fields[] = {
-    LMX_PF(rnn_param, state_size, LMX_PT_INT, NULL, NULL, 1, 1e9, "size of the state for each layer"),
-    LMX_PF(rnn_param, num_layers, LMX_PT_INT, NULL, NULL, 1, 1e9, "number of stacked layers"),
-    LMX_PF(rnn_param, bidirectional, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, state_size, LMX_PT_INT, NULL, NULL, 1, 1e9, "size of the state for each layer"),
+    LMX_PF(lmx_rnn_param, num_layers, LMX_PT_INT, NULL, NULL, 1, 1e9, "number of stacked layers"),
+    LMX_PF(lmx_rnn_param, bidirectional, LMX_PT_BOOL, "False", NULL, 0, 0,
            "whether to use bidirectional recurrent layers"),
-    LMX_PF(rnn_param, mode, LMX_PT_ENUM, NULL, "rnn_relu|rnn_tanh|lstm|gru", 0, 0,
+    LMX_PF(lmx_rnn_param, mode, LMX_PT_ENUM, NULL, LMX_RNNM_CHOICES, 0, 0,
            "the type of RNN to compute"),
-    LMX_PF(rnn_param, p, LMX_PT_FLOAT, "0.0", NULL, 0, 1,
+    LMX_PF(lmx_rnn_param, p, LMX_PT_FLOAT, "0.0", NULL, 0, 1,
            "drop rate of the dropout on the outputs of each RNN layer, except the last layer."),
-    LMX_PF(rnn_param, state_outputs, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, state_outputs, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether to have the states as symbol outputs."),
-    LMX_PF(rnn_param, projection_size, LMX_PT_OPT_INT, "None", NULL, 0, 0, "size of project size"),
-    LMX_PF(rnn_param, lstm_state_clip_min, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, projection_size, LMX_PT_OPT_INT, "None", NULL, 0, 0, "size of project size"),
+    LMX_PF(lmx_rnn_param, lstm_state_clip_min, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Minimum clip value of LSTM states."),
-    LMX_PF(rnn_param, lstm_state_clip_max, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, lstm_state_clip_max, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
            "Maximum clip value of LSTM states."),
-    LMX_PF(rnn_param, lstm_state_clip_nan, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, lstm_state_clip_nan, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether to stop NaN from propagating in state by clipping it to min/max."),
-    LMX_PF(rnn_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_rnn_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If set to true, this layer takes in an extra input parameter `sequence_length`."),
 };
 
 static int rnn_check(const lmx_op_ctx *c, void *param) {
-  const rnn_param *p = param;
+  const lmx_rnn_param *p = param;
   if (p->p >= 1) /* MXNet checks 0 <= p < 1 in forward and backward */
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'p': expected 0 <= p < 1, got %g", p->p);
   if (p->projection_size != LMX_PARAM_NONE_INT && p->mode != RNN_LSTM)
@@ -68,12 +57,12 @@ static int rnn_check(const lmx_op_ctx *c, void *param) {
 }
 
 static int rnn_num_inputs(const void *vp) {
-  const rnn_param *p = vp;
+  const lmx_rnn_param *p = vp;
   return 3 + (p->mode == RNN_LSTM) + (p->use_sequence_length != 0);
 }
 
 static void rnn_input_name(const void *vp, int i, char *buf, size_t cap) {
-  const rnn_param *p = vp;
+  const lmx_rnn_param *p = vp;
   const char *nm = i == 0 ? "data" : i == 1 ? "parameters" : i == 2 ? "state" : "?";
   if (i == 3) nm = p->mode == RNN_LSTM ? "state_cell" : "sequence_length";
   if (i == 4 && p->mode == RNN_LSTM) nm = "sequence_length";
@@ -81,7 +70,7 @@ static void rnn_input_name(const void *vp, int i, char *buf, size_t cap) {
 }
 
 static int rnn_num_visible(const void *vp) {
-  const rnn_param *p = vp;
+  const lmx_rnn_param *p = vp;
   return p->state_outputs ? (p->mode == RNN_LSTM ? 3 : 2) : 1;
 }
 
@@ -97,7 +86,7 @@ static void rnn_output_name(const void *vp, int i, char *buf, size_t cap) {
 /* Elements of the hidden 'reserve' output: masks and dropped outputs of the L-1 lower
  * layers when p > 0, every layer's output, and per (layer, direction) the G gate
  * activations and one more state sequence (T, N, H). */
-static int64_t rnn_reserve_size(const rnn_param *p, int64_t t, int64_t n) {
+static int64_t rnn_reserve_size(const lmx_rnn_param *p, int64_t t, int64_t n) {
   int64_t gates = p->mode == RNN_LSTM ? 4 : p->mode == RNN_GRU ? 3 : 1;
   int64_t h = p->state_size, d = p->bidirectional ? 2 : 1, l = p->num_layers;
   int64_t lm = p->p > 0 && l > 1 ? l - 1 : 0;
@@ -105,7 +94,7 @@ static int64_t rnn_reserve_size(const rnn_param *p, int64_t t, int64_t n) {
 }
 
 /* MXNet's GetRnnParamSize. */
-static int64_t rnn_param_size(const rnn_param *p, int64_t input) {
+static int64_t rnn_param_size(const lmx_rnn_param *p, int64_t input) {
   int64_t gates = p->mode == RNN_LSTM ? 4 : p->mode == RNN_GRU ? 3 : 1;
   int64_t h = p->state_size, d = p->bidirectional ? 2 : 1, l = p->num_layers;
   int proj = p->projection_size != LMX_PARAM_NONE_INT;
@@ -118,7 +107,7 @@ static int64_t rnn_param_size(const rnn_param *p, int64_t input) {
 static int rnn_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                            int nout, lmx_shape *aux, int naux) {
   (void)aux, (void)naux;
-  const rnn_param *p = LMX_PRM(c, rnn_param);
+  const lmx_rnn_param *p = LMX_PRM(c, lmx_rnn_param);
   const lmx_shape *d = &in[0];
   char s[LMX_SHAPE_STRCAP];
   if (d->ndim <= 0) return LMX_OK;
@@ -151,7 +140,7 @@ static int rnn_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
 static int rnn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
                           int naux) {
   (void)aux, (void)naux;
-  const rnn_param *p = LMX_PRM(c, rnn_param);
+  const lmx_rnn_param *p = LMX_PRM(c, lmx_rnn_param);
   int nsame = nin - (p->use_sequence_length ? 1 : 0);
   int dt = in[0] >= 0 ? in[0] : out[0];
   char nm[32], what[64];
@@ -169,11 +158,8 @@ static int rnn_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
 
 const lmx_op lmx_op_RNN = {
     .name = "RNN",
-    .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_RNN},
-    .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_RNN},
-    .workspace = lmx_cpu_ws_RNN,
     .doc = "Applies recurrent layers to input data (rnn_relu, rnn_tanh, lstm, gru).",
-    LMX_PARAMS(rnn_fields, rnn_param),
+    LMX_PARAMS(rnn_fields, lmx_rnn_param),
     .param_check = rnn_check,
     .num_inputs = rnn_num_inputs,
     .input_name = rnn_input_name,
@@ -188,36 +174,30 @@ const lmx_op lmx_op_RNN = {
 
 /* ---- SequenceMask / SequenceLast / SequenceReverse ------------------------------------ */
 
-typedef struct {
-  int use_sequence_length;
-  double value;
-  int64_t axis;
-} seq_param;
-
 static const lmx_param_field seqmask_fields[] = {
-    LMX_PF(seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If set to true, this layer takes in an extra input parameter `sequence_length`."),
-    LMX_PF(seq_param, value, LMX_PT_FLOAT, "0.0", NULL, 0, 0, "The value to be used as a mask."),
-    LMX_PF(seq_param, axis, LMX_PT_INT, "0", NULL, 0, 1,
+    LMX_PF(lmx_seq_param, value, LMX_PT_FLOAT, "0.0", NULL, 0, 0, "The value to be used as a mask."),
+    LMX_PF(lmx_seq_param, axis, LMX_PT_INT, "0", NULL, 0, 1,
            "The sequence axis. Only values of 0 and 1 are currently supported."),
 };
 
 static const lmx_param_field seqlast_fields[] = {
-    LMX_PF(seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If set to true, this layer takes in an extra input parameter `sequence_length`."),
-    LMX_PF(seq_param, axis, LMX_PT_INT, "0", NULL, 0, 1,
+    LMX_PF(lmx_seq_param, axis, LMX_PT_INT, "0", NULL, 0, 1,
            "The sequence axis. Only values of 0 and 1 are currently supported."),
 };
 
 static const lmx_param_field seqrev_fields[] = {
-    LMX_PF(seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
+    LMX_PF(lmx_seq_param, use_sequence_length, LMX_PT_BOOL, "False", NULL, 0, 0,
            "If set to true, this layer takes in an extra input parameter `sequence_length`."),
-    LMX_PF(seq_param, axis, LMX_PT_INT, "0", NULL, 0, 0,
+    LMX_PF(lmx_seq_param, axis, LMX_PT_INT, "0", NULL, 0, 0,
            "The sequence axis. Only 0 is currently supported."),
 };
 
 static int seq_num_inputs(const void *p) {
-  return ((const seq_param *)p)->use_sequence_length ? 2 : 1;
+  return ((const lmx_seq_param *)p)->use_sequence_length ? 2 : 1;
 }
 static void seq_input_name(const void *p, int i, char *buf, size_t cap) {
   (void)p;
@@ -225,7 +205,7 @@ static void seq_input_name(const void *p, int i, char *buf, size_t cap) {
 }
 
 static int seq_common(const lmx_op_ctx *c, lmx_shape *in, int nin) {
-  const seq_param *p = LMX_PRM(c, seq_param);
+  const lmx_seq_param *p = LMX_PRM(c, lmx_seq_param);
   char s[LMX_SHAPE_STRCAP];
   if (in[0].ndim < 2)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D (sequence, "
@@ -250,7 +230,7 @@ static int seq_same_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx
 static int seq_last_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
                                 int nout, lmx_shape *aux, int naux) {
   (void)nout, (void)aux, (void)naux;
-  const seq_param *p = LMX_PRM(c, seq_param);
+  const lmx_seq_param *p = LMX_PRM(c, lmx_seq_param);
   if (in[0].ndim <= 0) return LMX_OK;
   LMX_TRY(seq_common(c, in, nin));
   lmx_shape o = in[0];
@@ -269,10 +249,8 @@ static int seq_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int n
 #define SEQ_OP(id, fields, shape_fn, docstr)                   \
   const lmx_op lmx_op_##id = {                                 \
       .name = #id,                                             \
-      .forward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_fwd_##id}, \
-      .backward = {[LMX_DEV_SLOT_CPU] = lmx_cpu_bwd_##id}, \
       .doc = docstr,                                           \
-      LMX_PARAMS(fields, seq_param),                           \
+      LMX_PARAMS(fields, lmx_seq_param),                           \
       .num_inputs = seq_num_inputs,                            \
       .input_name = seq_input_name,                            \
       .infer_shape = shape_fn,                                 \

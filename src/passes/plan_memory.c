@@ -25,6 +25,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../ops/kernel.h"
 #include "plan.h"
 
 enum { MATCH_RANGE = 16 };
@@ -176,12 +177,15 @@ static int workspaces(lmx_plan *p) {
   memset(p->ctx_ws, 0, sizeof p->ctx_ws);
   for (int n = 0; n < p->num_nodes; n++) {
     const lmx_pnode *nd = &p->nodes[n];
-    if ((nd->kind != LMX_PN_OP && nd->kind != LMX_PN_BWD) || !nd->op->workspace) continue;
+    if (nd->kind != LMX_PN_OP && nd->kind != LMX_PN_BWD) continue;
+    const lmx_kernel *kern = lmx_op_kernel(nd->op, p->ctx_type[nd->ctx]);
+    if (!kern || !kern->workspace) continue; /* no kernel: bind refused the op */
     const lmx_pnode *f = nd->kind == LMX_PN_BWD ? &p->nodes[nd->fwd] : nd;
     for (int k = 0; k < f->nin; k++) buf[k] = p->shape[p->in_entry[f->in0 + k]];
     for (int j = 0; j < f->nout; j++) buf[f->nin + j] = p->shape[f->out0 + j];
-    lmx_op_ctx c = {.op = nd->op, .param = nd->src->param, .node = nd->src->name};
-    p->node_ws[n] = nd->op->workspace(&c, buf, buf + f->nin);
+    lmx_op_ctx c = {.op = nd->op, .param = nd->src->param, .node = nd->src->name,
+                    .dev_type = p->ctx_type[nd->ctx], .dev_id = p->ctx_id[nd->ctx]};
+    p->node_ws[n] = kern->workspace(&c, buf, buf + f->nin);
     if (p->node_ws[n] > p->ctx_ws[nd->ctx]) p->ctx_ws[nd->ctx] = p->node_ws[n];
   }
   lmx_free(buf);

@@ -1,7 +1,8 @@
-/* arith.c — imperative arithmetic (see arith.h). */
+/* arith.c — imperative arithmetic (see arith.h). The work runs on the operands' own
+ * device through its table's primitives (binary, scalar, gemm: src/device/device.h);
+ * results are created there. */
 #include "arith.h"
 
-#include "../../kernels/cpu/cpu_kernels.h"
 #include "../core/status.h"
 #include "dtype.h"
 
@@ -15,13 +16,6 @@ static int check_op(int op) {
   return LMX_OK;
 }
 
-static int check_cpu(const lmx_ndarray *a, const char *what) {
-  if (!lmx_nd_is_cpu(a))
-    return lmx_fail(LMX_ERR_UNSUPPORTED, "%s: arrays on gpu(%d) are not supported yet; copy to "
-                    "cpu first", what, a->st->dev_id);
-  return LMX_OK;
-}
-
 static int check_pair(const lmx_ndarray *a, const lmx_ndarray *b, const char *what) {
   if (a->dtype != b->dtype)
     return lmx_fail(LMX_ERR_DTYPE, "%s: operands have different dtypes (%s and %s); use astype",
@@ -29,7 +23,16 @@ static int check_pair(const lmx_ndarray *a, const lmx_ndarray *b, const char *wh
   if (a->st->dev_type != b->st->dev_type || a->st->dev_id != b->st->dev_id)
     return lmx_fail(LMX_ERR_DEVICE, "%s: operands are on different contexts (%s(%d) and %s(%d))",
                     what, a->st->dev->name, a->st->dev_id, b->st->dev->name, b->st->dev_id);
-  LMX_TRY(check_cpu(a, what));
+  return LMX_OK;
+}
+
+/* Hands the result over, or releases it when the device failed. */
+static int finish(int rc, lmx_ndarray *o, lmx_ndarray **out) {
+  if (rc != LMX_OK) {
+    lmx_nd_release(o);
+    return rc;
+  }
+  *out = o;
   return LMX_OK;
 }
 
@@ -47,20 +50,18 @@ int lmx_nd_binary(int op, const lmx_ndarray *a, const lmx_ndarray *b, lmx_ndarra
     as[d] = ia >= 0 ? a->shape.dim[ia] : 1;
     bs[d] = ib >= 0 ? b->shape.dim[ib] : 1;
   }
-  lmx_cpu_binary(op, a->dtype, os.ndim, os.dim, lmx_nd_ptr(o), as, lmx_nd_ptr(a), bs,
-                 lmx_nd_ptr(b));
-  *out = o;
-  return LMX_OK;
+  int rc = lmx_device_binary(o->st->dev, o->st->dev_id, op, a->dtype, os.ndim, os.dim,
+                             lmx_nd_ptr(o), as, lmx_nd_ptr(a), bs, lmx_nd_ptr(b));
+  return finish(rc, o, out);
 }
 
 int lmx_nd_scalar(int op, const lmx_ndarray *a, double s, int reverse, lmx_ndarray **out) {
   LMX_TRY(check_op(op));
-  LMX_TRY(check_cpu(a, g_opname[op]));
   lmx_ndarray *o;
   LMX_TRY(lmx_nd_create(&a->shape, a->dtype, a->st->dev_type, a->st->dev_id, 0, &o));
-  lmx_cpu_scalar(op, a->dtype, lmx_nd_size(a), lmx_nd_ptr(o), lmx_nd_ptr(a), s, reverse);
-  *out = o;
-  return LMX_OK;
+  int rc = lmx_device_scalar(o->st->dev, o->st->dev_id, op, a->dtype, lmx_nd_size(a),
+                             lmx_nd_ptr(o), lmx_nd_ptr(a), s, reverse);
+  return finish(rc, o, out);
 }
 
 int lmx_nd_dot(const lmx_ndarray *a, const lmx_ndarray *b, lmx_ndarray **out) {
@@ -93,7 +94,9 @@ int lmx_nd_dot(const lmx_ndarray *a, const lmx_ndarray *b, lmx_ndarray **out) {
   }
   lmx_ndarray *o;
   LMX_TRY(lmx_nd_create(&os, a->dtype, a->st->dev_type, a->st->dev_id, 1, &o));
-  if (k > 0) lmx_cpu_gemm(a->dtype, 0, 0, m, n, k, 1.0, lmx_nd_ptr(a), lmx_nd_ptr(b), 0.0, lmx_nd_ptr(o));
-  *out = o;
-  return LMX_OK;
+  int rc = LMX_OK;
+  if (k > 0)
+    rc = lmx_device_gemm(o->st->dev, o->st->dev_id, a->dtype, 0, 0, m, n, k, 1.0, lmx_nd_ptr(a),
+                         lmx_nd_ptr(b), 0.0, lmx_nd_ptr(o));
+  return finish(rc, o, out);
 }

@@ -1,6 +1,8 @@
 /* arith.h — imperative arithmetic on NDArrays: broadcasting binary ops, scalar ops and
- * dot. Each returns a new array; arguments are checked here (dtype, context, shapes) and
- * the work is done by kernels/cpu. GPU arrays are refused until CUDA kernels land. */
+ * dot. Each returns a new array on the operands' context; arguments are checked here
+ * (dtype, context, shapes) and the work is done by that device's primitives
+ * (src/device/device.h), queued on its stream: a device without the primitive gives
+ * LMX_ERR_UNSUPPORTED naming it. */
 #ifndef LMX_TENSOR_ARITH_H
 #define LMX_TENSOR_ARITH_H
 

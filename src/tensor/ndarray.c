@@ -1,12 +1,13 @@
-/* ndarray.c — creation, views, copies and fills of NDArrays (see ndarray.h).
- * Cross-device and cross-dtype copies stage through a host buffer: the dtype
- * conversion runs on the CPU (kernels/cpu/convert.c). */
+/* ndarray.c — creation, views and copies of NDArrays (see ndarray.h).
+ * Copies go through the device tables (src/device/device.h): same-dtype copies are the
+ * devices' copy entries; a dtype-converting copy on one device is that device's
+ * `convert` primitive (queued on its stream); across devices it stages through a host
+ * buffer and converts on the CPU side. */
 #include "ndarray.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../../kernels/cpu/cpu_kernels.h"
 #include "../core/alloc.h"
 #include "../core/status.h"
 #include "dtype.h"
@@ -107,7 +108,12 @@ int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst) {
     if (s_cpu) return d->dev->copy(d->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_H2D);
     if (d_cpu) return s->dev->copy(s->dev_id, lmx_nd_ptr(dst), lmx_nd_ptr(src), bytes, LMX_COPY_D2H);
   }
-  /* Different dtypes, or two different GPUs: stage through host memory. */
+  if (src->dtype != dst->dtype && (s_cpu ? d_cpu : (s->dev_type == d->dev_type &&
+                                                   s->dev_id == d->dev_id)))
+    return lmx_device_convert(d->dev, d->dev_id, lmx_nd_ptr(dst), dst->dtype, lmx_nd_ptr(src),
+                              src->dtype, n);
+  /* Different devices (a dtype change, or two different GPUs): stage through host memory,
+   * converting there. */
   lmx_ndarray *hs = NULL, *hd = NULL;
   int rc = LMX_OK;
   const lmx_ndarray *csrc = src;
@@ -122,7 +128,8 @@ int lmx_nd_copy(const lmx_ndarray *src, lmx_ndarray *dst) {
     cdst = hd;
   }
   if (rc == LMX_OK)
-    lmx_cpu_convert(lmx_nd_ptr(cdst), cdst->dtype, lmx_nd_ptr(csrc), csrc->dtype, n);
+    rc = lmx_device_convert(&lmx_cpu_device, 0, lmx_nd_ptr(cdst), cdst->dtype, lmx_nd_ptr(csrc),
+                            csrc->dtype, n);
   if (rc == LMX_OK && hd) rc = lmx_nd_copy(hd, dst);
   lmx_nd_release(hs);
   lmx_nd_release(hd);

@@ -11,6 +11,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_s[4] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull,
                           0x2545f4914f6cdd1dull};
 
+static uint64_t g_seed, g_offset; /* counter-based draws (lmx_rng_device_key) */
+
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static uint64_t next_u64(void) {
@@ -28,6 +30,7 @@ static double next_unit(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
 
 void lmx_rng_seed(uint64_t seed) {
   pthread_mutex_lock(&g_lock);
+  g_seed = seed, g_offset = 0;
   uint64_t z = seed;
   for (int i = 0; i < 4; i++) {
     z += 0x9e3779b97f4a7c15ull;
@@ -62,5 +65,12 @@ void lmx_rng_fill_normal(void *p, int dt, int64_t n, double mean, double std) {
     lmx_store_f64(p, dt, i, mean + std * r * cos(th));
     if (i + 1 < n) lmx_store_f64(p, dt, i + 1, mean + std * r * sin(th));
   }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void lmx_rng_device_key(uint64_t n, uint64_t *seed, uint64_t *offset) {
+  pthread_mutex_lock(&g_lock);
+  *seed = g_seed, *offset = g_offset;
+  g_offset += n;
   pthread_mutex_unlock(&g_lock);
 }

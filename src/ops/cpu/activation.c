@@ -25,18 +25,20 @@
 
 static int check_pair(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor *ref,
                       const char *what) {
-  return lmx_cpu_check_like(c, t, &ref->shape, ref->dtype, what);
+  return lmx_glue_check_like(c, t, &ref->shape, ref->dtype, what);
 }
 
 /* ---- Activation ----------------------------------------------------------------------- */
 
 static int act_code(const lmx_op_ctx *c) {
-  if (lmx_cpu_penum(c, "act_type", "relu")) return LMX_UN_RELU;
-  if (lmx_cpu_penum(c, "act_type", "sigmoid")) return LMX_UN_SIGMOID;
-  if (lmx_cpu_penum(c, "act_type", "tanh")) return LMX_UN_TANH;
-  if (lmx_cpu_penum(c, "act_type", "softrelu")) return LMX_UN_SOFTRELU;
-  if (lmx_cpu_penum(c, "act_type", "softsign")) return LMX_UN_SOFTSIGN;
-  return -1;
+  switch (((const lmx_act_param *)c->param)->act_type) {
+    case LMX_ACT_RELU: return LMX_UN_RELU;
+    case LMX_ACT_SIGMOID: return LMX_UN_SIGMOID;
+    case LMX_ACT_TANH: return LMX_UN_TANH;
+    case LMX_ACT_SOFTRELU: return LMX_UN_SOFTRELU;
+    case LMX_ACT_SOFTSIGN: return LMX_UN_SOFTSIGN;
+    default: return -1;
+  }
 }
 
 int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -47,7 +49,7 @@ int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
-  lmx_cpu_unary(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data,
+  lmx_cpu_unary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                 req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -63,7 +65,7 @@ int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   LMX_TRY(check_pair(c, &og[0], &ig[0], "output gradient"));
   if (op == LMX_UN_SOFTSIGN) LMX_TRY(check_pair(c, &in[0], &ig[0], "input 'data'"));
   else LMX_TRY(check_pair(c, &out[0], &ig[0], "output"));
-  lmx_cpu_unary_bwd(op, ig[0].dtype, lmx_cpu_size(&ig[0]), ig[0].data, og[0].data,
+  lmx_cpu_unary_bwd(op, ig[0].dtype, lmx_glue_size(&ig[0]), ig[0].data, og[0].data,
                     op == LMX_UN_SOFTSIGN ? in[0].data : NULL,
                     op == LMX_UN_SOFTSIGN ? NULL : out[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -75,23 +77,23 @@ enum { KIND_PRELU = 100, KIND_RRELU = 101 };
 
 /* The kernel family of the op's act_type; rrelu's *slope is its inference (mean) slope. */
 static int leaky_kind(const lmx_op_ctx *c, double *slope) {
-  *slope = lmx_cpu_pnum(c, "slope", 0.25);
-  if (lmx_cpu_penum(c, "act_type", "elu")) return LMX_LEAKY_ELU;
-  if (lmx_cpu_penum(c, "act_type", "selu")) return LMX_LEAKY_SELU;
-  if (lmx_cpu_penum(c, "act_type", "gelu")) return LMX_LEAKY_GELU;
-  if (lmx_cpu_penum(c, "act_type", "prelu")) return KIND_PRELU;
-  if (lmx_cpu_penum(c, "act_type", "rrelu")) {
-    *slope = (lmx_cpu_pnum(c, "lower_bound", 0.125) + lmx_cpu_pnum(c, "upper_bound", 0.334)) / 2;
-    return KIND_RRELU;
+  const lmx_lrelu_param *p = c->param;
+  *slope = p->slope;
+  switch (p->act_type) {
+    case LMX_LRELU_ELU: return LMX_LEAKY_ELU;
+    case LMX_LRELU_SELU: return LMX_LEAKY_SELU;
+    case LMX_LRELU_GELU: return LMX_LEAKY_GELU;
+    case LMX_LRELU_PRELU: return KIND_PRELU;
+    case LMX_LRELU_RRELU: *slope = (p->lower_bound + p->upper_bound) / 2; return KIND_RRELU;
+    default: return LMX_LEAKY_LEAKY;
   }
-  return LMX_LEAKY_LEAKY;
 }
 
 /* rrelu forward: the mask (hidden output 1) gets the slopes, then y = xelu(x, mask). */
 static int rrelu_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, double mean) {
   int dt = in[0].dtype;
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
   if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
   if (!c->is_train) {
@@ -100,7 +102,8 @@ static int rrelu_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
     return LMX_OK;
   }
   /* MXNet's order: u ~ U[0, 1), then u * (upper - lower), then + lower, in the dtype */
-  double lo = lmx_cpu_pnum(c, "lower_bound", 0.125), hi = lmx_cpu_pnum(c, "upper_bound", 0.334);
+  const lmx_lrelu_param *p = c->param;
+  double lo = p->lower_bound, hi = p->upper_bound;
   lmx_rng_fill_uniform(out[1].data, dt, n, 0.0, 1.0);
   lmx_cpu_scalar_op(LMX_SC_MUL, dt, n, out[1].data, out[1].data, hi - lo, 0);
   lmx_cpu_scalar_op(LMX_SC_PLUS, dt, n, out[1].data, out[1].data, lo, 0);
@@ -113,8 +116,8 @@ static int prelu_dims(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer,
   const lmx_shape *s = &in[0].shape;
   *outer = s->ndim > 0 ? s->dim[0] : 1;
   *C = s->ndim > 1 ? s->dim[1] : 1;
-  *inner = lmx_cpu_inner(s, 1);
-  int64_t ng = lmx_cpu_size(&in[1]);
+  *inner = lmx_glue_inner(s, 1);
+  int64_t ng = lmx_glue_size(&in[1]);
   if (ng != 1 && ng != *C)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'gamma': expected %lld or 1 elements, got %lld",
                        (long long)*C, (long long)ng);
@@ -135,10 +138,10 @@ int lmx_cpu_fwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   if (kind == KIND_PRELU) {
     int64_t o, C, inner;
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
-    lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]), acc);
+    lmx_cpu_prelu(dt, o, C, inner, out[0].data, in[0].data, in[1].data, lmx_glue_size(&in[1]), acc);
     return LMX_OK;
   }
-  lmx_cpu_leaky(kind, dt, lmx_cpu_size(&in[0]), out[0].data, in[0].data, slope, acc);
+  lmx_cpu_leaky(kind, dt, lmx_glue_size(&in[0]), out[0].data, in[0].data, slope, acc);
   return LMX_OK;
 }
 
@@ -156,7 +159,7 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
     if (!req[0]) return LMX_OK;
     LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
     LMX_TRY(check_pair(c, &out[1], &in[0], "output 'mask'"));
-    lmx_cpu_rrelu_bwd(dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, out[0].data,
+    lmx_cpu_rrelu_bwd(dt, lmx_glue_size(&in[0]), ig[0].data, og[0].data, out[0].data,
                       out[1].data, req[0] == LMX_REQ_ADD);
     return LMX_OK;
   }
@@ -165,13 +168,13 @@ int lmx_cpu_bwd_LeakyReLU(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
     LMX_TRY(prelu_dims(c, in, &o, &C, &inner));
     if (req[1]) LMX_TRY(check_pair(c, &ig[1], &in[1], "gradient of 'gamma'"));
     lmx_cpu_prelu_bwd(dt, o, C, inner, req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
-                      og[0].data, in[0].data, in[1].data, lmx_cpu_size(&in[1]),
+                      og[0].data, in[0].data, in[1].data, lmx_glue_size(&in[1]),
                       req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD);
     return LMX_OK;
   }
   if (!req[0]) return LMX_OK;
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
-  lmx_cpu_leaky_bwd(kind, dt, lmx_cpu_size(&in[0]), ig[0].data, og[0].data, in[0].data,
+  lmx_cpu_leaky_bwd(kind, dt, lmx_glue_size(&in[0]), ig[0].data, og[0].data, in[0].data,
                     out[0].data, slope, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -187,7 +190,7 @@ typedef struct {
 static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, sm_dims *d) {
   int axis;
   if (activation) {
-    int channel = lmx_cpu_penum(c, "mode", "channel");
+    int channel = ((const lmx_smact_param *)c->param)->mode == LMX_SMACT_CHANNEL;
     axis = channel ? 1 : 0;
     if (channel && s->ndim < 2)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': mode 'channel' needs at least 2-D");
@@ -199,14 +202,15 @@ static int sm_dims_of(const lmx_op_ctx *c, const lmx_shape *s, int activation, s
       return LMX_OK;
     }
   } else {
-    LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", -1), s->ndim, &axis));
-    d->temp = lmx_cpu_pnum(c, "temperature", 1.0);
+    const lmx_softmax_param *p = c->param;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis, s->ndim, &axis));
+    d->temp = isnan(p->temperature) ? 1.0 : p->temperature; /* None: 1 */
     if (d->temp == 0.0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'temperature': must not be 0");
   }
   d->axis = axis;
-  d->outer = lmx_cpu_outer(s, axis);
+  d->outer = lmx_glue_outer(s, axis);
   d->len = s->dim[axis];
-  d->inner = lmx_cpu_inner(s, axis);
+  d->inner = lmx_glue_inner(s, axis);
   return LMX_OK;
 }
 
@@ -222,7 +226,7 @@ static int sm_check_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx
   for (int i = d->axis; i + 1 < e.ndim; i++) e.dim[i] = e.dim[i + 1];
   e.ndim = ds->ndim == 1 ? 1 : ds->ndim - 1;
   if (ds->ndim == 1) e.dim[0] = 1;
-  LMX_TRY(lmx_cpu_check_like(c, len, &e, len->dtype, "input 'length'"));
+  LMX_TRY(lmx_glue_check_like(c, len, &e, len->dtype, "input 'length'"));
   *l64 = len->dtype == LMX_INT64;
   int64_t bad = lmx_cpu_lengths_check(len->data, *l64, d->outer * d->inner, d->len);
   if (bad >= 0)
@@ -240,7 +244,7 @@ static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   sm_dims d;
   LMX_TRY(sm_dims_of(c, &in[0].shape, activation, &d));
   int acc = req[0] == LMX_REQ_ADD, l64;
-  if (!activation && lmx_cpu_pnum(c, "use_length", 0) == 1) {
+  if (!activation && ((const lmx_softmax_param *)c->param)->use_length == 1) {
     LMX_TRY(sm_check_length(c, &in[1], &in[0].shape, &d, &l64));
     lmx_cpu_softmax_len(in[0].dtype, d.outer, d.len, d.inner, out[0].data, in[0].data,
                         in[1].data, l64, d.temp, logm, acc);
@@ -254,9 +258,9 @@ static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
 static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                   const lmx_tensor *out, const lmx_tensor *ig, const int *req, int logm,
                   int activation) {
-  int use_len = !activation && lmx_cpu_pnum(c, "use_length", 0) == 1;
+  int use_len = !activation && ((const lmx_softmax_param *)c->param)->use_length == 1;
   if (use_len && req[1] != LMX_REQ_NULL) { /* MXNet: 'length' gets a zero gradient */
-    LMX_TRY(lmx_cpu_check_like(c, &ig[1], &in[1].shape, in[1].dtype, "gradient of 'length'"));
+    LMX_TRY(lmx_glue_check_like(c, &ig[1], &in[1].shape, in[1].dtype, "gradient of 'length'"));
     lmx_cpu_zero_grad(&ig[1], req[1]);
   }
   if (req[0] == LMX_REQ_NULL) return LMX_OK;

@@ -55,27 +55,29 @@ static int64_t per_thread_elems(int64_t C, int64_t K, int64_t F, int64_t CKg, in
   return C * K * nb * O + F * nb * O + F * CKg;
 }
 
-static int tup(const lmx_op_ctx *c, const char *name, int k, int64_t def, int64_t *v) {
-  lmx_shape t = lmx_cpu_pshape(c, name);
-  if (t.ndim > 0 && t.ndim != k)
+/* A per-spatial-dim tuple parameter (stride, dilate, pad): k entries, or () for `def`. */
+static int tup(const lmx_op_ctx *c, const char *name, const lmx_shape *t, int k, int64_t def,
+               int64_t *v) {
+  if (t->ndim > 0 && t->ndim != k)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': expected %d entries, got %d", name, k,
-                       t.ndim);
-  for (int i = 0; i < k; i++) v[i] = t.ndim > 0 ? t.dim[i] : def;
+                       t->ndim);
+  for (int i = 0; i < k; i++) v[i] = t->ndim > 0 ? t->dim[i] : def;
   return LMX_OK;
 }
 
 /* Geometry from the parameters and the image / patch-side shapes (deconv: image = out). */
 static int conv_geom_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
                         const lmx_shape *pat, lmx_cpu_geom *g) {
-  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  const lmx_conv_param *p = c->param;
+  const lmx_shape ks = p->kernel;
   g->k = ks.ndim;
   if (g->k < 1 || g->k > 3 || img->ndim != g->k + 2 || pat->ndim != g->k + 2)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "expected %d-D data for a %d-D kernel", g->k + 2, g->k);
   for (int i = 0; i < g->k; i++) g->kernel[i] = ks.dim[i];
-  LMX_TRY(tup(c, "stride", g->k, 1, g->stride));
-  LMX_TRY(tup(c, "dilate", g->k, 1, g->dilate));
-  LMX_TRY(tup(c, "pad", g->k, 0, g->pad));
-  lmx_shape ts = lmx_cpu_pshape(c, "target_shape");
+  LMX_TRY(tup(c, "stride", &p->stride, g->k, 1, g->stride));
+  LMX_TRY(tup(c, "dilate", &p->dilate, g->k, 1, g->dilate));
+  LMX_TRY(tup(c, "pad", &p->pad, g->k, 0, g->pad));
+  const lmx_shape ts = p->target_shape; /* Convolution: ndim 0 */
   for (int i = 0; i < g->k; i++) {
     g->in[i] = img->dim[2 + i], g->out[i] = pat->dim[2 + i];
     int64_t ke = g->dilate[i] * (g->kernel[i] - 1) + 1;
@@ -99,8 +101,9 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
                         const lmx_shape *oshape, conv_plan *p) {
   const lmx_shape *img = deconv ? oshape : &in[0].shape, *pat = deconv ? &in[0].shape : oshape;
   p->deconv = deconv, p->dt = in[0].dtype;
-  p->bias = !lmx_cpu_pnum(c, "no_bias", deconv ? 1 : 0);
-  p->G = lmx_cpu_pint(c, "num_group", 1);
+  const lmx_conv_param *prm = c->param;
+  p->bias = !prm->no_bias;
+  p->G = prm->num_group;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(conv_geom_of(c, deconv, img, pat, &p->g));
   p->N = img->dim[0], p->C = img->dim[1], p->F = pat->dim[1];
@@ -115,12 +118,12 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
    * the same thing in the convolution view */
   lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};
   for (int i = 0; i < img->ndim - 2; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
-  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
   if (p->bias) {
     lmx_shape bs = {1, {deconv ? p->C : p->F}};
-    LMX_TRY(lmx_cpu_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
+    LMX_TRY(lmx_glue_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
   }
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   size_t es = (size_t)lmx_dtype_size(p->dt);
   p->nb = chunk_of(p->N, p->O);
   p->chunks = p->N > 0 ? (p->N + p->nb - 1) / p->nb : 0;
@@ -129,14 +132,15 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   p->threads = p->per_thread ? (int)(have / p->per_thread) : 1;
   if (p->threads > omp_get_max_threads()) p->threads = omp_get_max_threads();
   if (p->threads > p->chunks) p->threads = p->chunks > 0 ? (int)p->chunks : 1;
-  if (p->threads < 1) return lmx_cpu_check_ws(c, p->per_thread);
+  if (p->threads < 1) return lmx_glue_check_ws(c, p->per_thread);
   return LMX_OK;
 }
 
 static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape *pat) {
   if (img->ndim < 3 || pat->ndim < 3) return 0;
-  int64_t G = lmx_cpu_pint(c, "num_group", 1), K = 1, O = 1;
-  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  const lmx_conv_param *prm = c->param;
+  int64_t G = prm->num_group, K = 1, O = 1;
+  const lmx_shape ks = prm->kernel;
   for (int i = 0; i < ks.ndim; i++) K *= ks.dim[i];
   for (int i = 2; i < pat->ndim; i++) O *= pat->dim[i];
   int64_t C = img->dim[1], F = pat->dim[1], N = img->dim[0];
@@ -315,7 +319,7 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
   if (!deconv) {
     img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, p.bias ? in[2].data : NULL,
@@ -332,10 +336,10 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
                     const lmx_tensor *ig, const int *req, int deconv) {
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &og[0].shape, &p));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));
   for (int i = 0; i < (p.bias ? 3 : 2); i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
   int fuse = !deconv && req[0] && req[1]; /* both gradients in one chunk loop */
   if (req[1]) weight_grad(&p, in[1].data, img, pat, ig[1].data, req[1] == LMX_REQ_ADD,
@@ -398,13 +402,14 @@ static int64_t pool_out_size(int conv, int64_t x, int64_t k, int64_t s, int64_t 
 static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y,
                      lmx_cpu_geom *g, int *type, int *include_pad) {
   static const char *const names[] = {"valid", "full", "same"};
-  int gp = (int)lmx_cpu_pnum(c, "global_pool", 0);
-  int conv = lmx_cpu_penum(c, "pooling_convention", "same")   ? 2
-             : lmx_cpu_penum(c, "pooling_convention", "full") ? 1 : 0;
+  const lmx_pool_param *p = c->param;
+  int gp = p->global_pool;
+  int conv = p->pooling_convention == LMX_POOLC_SAME   ? 2
+             : p->pooling_convention == LMX_POOLC_FULL ? 1 : 0;
   g->k = x->ndim - 2;
   if (g->k < 1 || g->k > 3 || y->ndim != x->ndim)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected 3-D to 5-D data");
-  lmx_shape ks = lmx_cpu_pshape(c, "kernel");
+  const lmx_shape ks = p->kernel;
   if (!gp && ks.ndim != g->k)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected %d entries, got %d", g->k,
                        ks.ndim);
@@ -415,8 +420,8 @@ static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y
   if (gp) {
     for (int i = 0; i < g->k; i++) g->stride[i] = 1, g->pad[i] = 0;
   } else {
-    LMX_TRY(tup(c, "stride", g->k, 1, g->stride));
-    LMX_TRY(tup(c, "pad", g->k, 0, g->pad));
+    LMX_TRY(tup(c, "stride", &p->stride, g->k, 1, g->stride));
+    LMX_TRY(tup(c, "pad", &p->pad, g->k, 0, g->pad));
   }
   for (int i = 0; i < g->k; i++) {
     if (g->kernel[i] < 1 || g->stride[i] < 1 || g->pad[i] < 0)
@@ -434,14 +439,20 @@ static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y
                          (long long)g->stride[i], (long long)g->pad[i],
                          gp ? "global_pool" : names[conv], (long long)g->out[i]);
   }
-  *type = lmx_cpu_penum(c, "pool_type", "avg") ? LMX_POOL_AVG
-          : lmx_cpu_penum(c, "pool_type", "sum") ? LMX_POOL_SUM
-          : lmx_cpu_penum(c, "pool_type", "lp")  ? LMX_POOL_LP : LMX_POOL_MAX;
-  *include_pad = (int)lmx_cpu_pnum(c, "count_include_pad", 1);
+  *type = p->pool_type == LMX_POOLT_AVG   ? LMX_POOL_AVG
+          : p->pool_type == LMX_POOLT_SUM ? LMX_POOL_SUM
+          : p->pool_type == LMX_POOLT_LP  ? LMX_POOL_LP : LMX_POOL_MAX;
+  *include_pad = p->count_include_pad != 0; /* None (-1): MXNet counts the padding */
   lmx_cpu_geom_norm(g);
   if (x->dim[0] != y->dim[0] || x->dim[1] != y->dim[1])
     return lmx_op_fail(c, LMX_ERR_SHAPE, "output: batch and channels must match the input");
   return LMX_OK;
+}
+
+/* The power of lp pooling: p_value, None meaning 2. */
+static int lp_power(const lmx_op_ctx *c) {
+  const lmx_pool_param *p = c->param;
+  return p->p_value == LMX_PARAM_NONE_INT ? 2 : (int)p->p_value;
 }
 
 int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -452,9 +463,9 @@ int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   int type, incl;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
-  int pv = (int)lmx_cpu_pint(c, "p_value", 2);
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
+  int pv = lp_power(c);
   lmx_cpu_pool(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
                in[0].data, out[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -469,12 +480,12 @@ int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   int type, incl;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl));
-  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
   if (type == LMX_POOL_LP)
-    LMX_TRY(lmx_cpu_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
-  int pv = (int)lmx_cpu_pint(c, "p_value", 2);
+    LMX_TRY(lmx_glue_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
+  int pv = lp_power(c);
   /* req WRITE: the kernels write every element of the gradient (no memset here) */
   lmx_cpu_pool_bwd(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
                    ig[0].data, og[0].data, in[0].data, type == LMX_POOL_LP ? out[0].data : NULL,

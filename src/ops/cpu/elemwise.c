@@ -17,7 +17,7 @@
 
 static int same_size(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor *ref,
                      const char *what) {
-  LMX_TRY(lmx_cpu_check_size(c, t, lmx_cpu_size(ref), what));
+  LMX_TRY(lmx_glue_check_size(c, t, lmx_glue_size(ref), what));
   if (t->dtype != ref->dtype)
     return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s, got %s", what,
                        lmx_dtype_str(ref->dtype), lmx_dtype_str(t->dtype));
@@ -29,9 +29,9 @@ static int same_size(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor 
 static int unary_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, int op) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
-  if (lmx_cpu_unary(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data,
+  if (lmx_cpu_unary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                     req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
   return LMX_OK;
@@ -44,7 +44,7 @@ static int unary_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
     lmx_cpu_zero_grad(&ig[0], req[0]); /* zero gradient: needs nothing */
     return LMX_OK;
   }
-  int64_t n = lmx_cpu_size(&ig[0]);
+  int64_t n = lmx_glue_size(&ig[0]);
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   if (out[0].data) LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
@@ -91,10 +91,10 @@ CPU_UNARY(_copy, LMX_UN_COPY)
 static int scalar_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                       const int *req, int op) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
-  double s = lmx_cpu_pnum(c, "scalar", 1.0);
-  if (lmx_cpu_scalar_op(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, s,
+  double s = ((const lmx_scalar_param *)c->param)->scalar;
+  if (lmx_cpu_scalar_op(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, s,
                         req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
   return LMX_OK;
@@ -107,11 +107,11 @@ static int scalar_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
     lmx_cpu_zero_grad(&ig[0], req[0]);
     return LMX_OK;
   }
-  int64_t n = lmx_cpu_size(&ig[0]);
+  int64_t n = lmx_glue_size(&ig[0]);
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   if (out[0].data) LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
-  double s = lmx_cpu_pnum(c, "scalar", 1.0);
+  double s = ((const lmx_scalar_param *)c->param)->scalar;
   if (lmx_cpu_scalar_bwd(op, ig[0].dtype, n, ig[0].data, og[0].data, in[0].data, out[0].data,
                          s, req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &ig[0], "gradient of 'data'");
@@ -153,10 +153,10 @@ CPU_SCALAR(_lesser_equal_scalar, LMX_SC_LE)
 static int binary_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                       const int *req, int op) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'lhs'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'lhs'"));
   LMX_TRY(same_size(c, &in[1], &in[0], "input 'rhs'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
-  if (lmx_cpu_ew_binary(op, in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data,
+  if (lmx_cpu_ew_binary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                         in[1].data, req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'lhs'");
   return LMX_OK;
@@ -167,7 +167,7 @@ static int binary_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
   static const char *const names[2] = {"gradient of 'lhs'", "gradient of 'rhs'"};
   for (int side = 0; side < 2; side++) {
     if (req[side] == LMX_REQ_NULL) continue;
-    int64_t n = lmx_cpu_size(&ig[side]);
+    int64_t n = lmx_glue_size(&ig[side]);
     LMX_TRY(same_size(c, &og[0], &ig[side], "output gradient"));
     LMX_TRY(same_size(c, &in[0], &ig[side], "input 'lhs'"));
     LMX_TRY(same_size(c, &in[1], &ig[side], "input 'rhs'"));
@@ -208,8 +208,8 @@ int lmx_cpu_fwd_add_n(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
                       const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
-  int64_t n = lmx_cpu_size(&out[0]);
+  int nin = (int)((const lmx_addn_param *)c->param)->num_args;
+  int64_t n = lmx_glue_size(&out[0]);
   for (int i = 0; i < nin; i++) {
     char nm[32];
     snprintf(nm, sizeof nm, "input 'arg%d'", i);
@@ -226,11 +226,11 @@ int lmx_cpu_bwd_add_n(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                       const lmx_tensor *aux) {
   (void)in, (void)out, (void)aux;
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  int nin = (int)((const lmx_addn_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
     if (req[i] == LMX_REQ_NULL) continue;
     LMX_TRY(same_size(c, &og[0], &ig[i], "output gradient"));
-    if (lmx_cpu_scale(ig[i].dtype, lmx_cpu_size(&ig[i]), ig[i].data, og[0].data, 1.0,
+    if (lmx_cpu_scale(ig[i].dtype, lmx_glue_size(&ig[i]), ig[i].data, og[0].data, 1.0,
                       req[i] == LMX_REQ_ADD) < 0)
       return lmx_cpu_fail_dtype(c, &ig[i], "output gradient");
   }
@@ -244,10 +244,10 @@ static int fill_like(const lmx_op_ctx *c, const lmx_tensor *out, const int *req,
   if (req[0] == LMX_REQ_ADD) {
     if (v == 0.0) return LMX_OK;
     LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
-    return lmx_cpu_scalar_op(LMX_SC_PLUS, out[0].dtype, lmx_cpu_size(&out[0]), out[0].data,
+    return lmx_cpu_scalar_op(LMX_SC_PLUS, out[0].dtype, lmx_glue_size(&out[0]), out[0].data,
                              out[0].data, v, 0) < 0 ? LMX_ERR_INTERNAL : LMX_OK;
   }
-  lmx_cpu_fill(out[0].data, out[0].dtype, lmx_cpu_size(&out[0]), v);
+  lmx_cpu_fill(out[0].data, out[0].dtype, lmx_glue_size(&out[0]), v);
   return LMX_OK;
 }
 
@@ -286,8 +286,9 @@ int lmx_cpu_fwd_clip(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  double lo = lmx_cpu_pnum(c, "a_min", -INFINITY), hi = lmx_cpu_pnum(c, "a_max", INFINITY);
-  int64_t n = lmx_cpu_size(&in[0]);
+  const lmx_clip_param *p = c->param;
+  double lo = p->a_min, hi = p->a_max;
+  int64_t n = lmx_glue_size(&in[0]);
   lmx_cpu_scalar_op(LMX_SC_MAX, in[0].dtype, n, out[0].data, in[0].data, lo, 0);
   lmx_cpu_scalar_op(LMX_SC_MIN, in[0].dtype, n, out[0].data, out[0].data, hi, 0);
   return LMX_OK;
@@ -301,8 +302,9 @@ int lmx_cpu_bwd_clip(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  double lo = lmx_cpu_pnum(c, "a_min", -INFINITY), hi = lmx_cpu_pnum(c, "a_max", INFINITY);
-  int64_t n = lmx_cpu_size(&ig[0]);
+  const lmx_clip_param *p = c->param;
+  double lo = p->a_min, hi = p->a_max;
+  int64_t n = lmx_glue_size(&ig[0]);
   int acc = req[0] == LMX_REQ_ADD;
   for (int64_t i = 0; i < n; i++) {
     double x = lmx_load_f64(in[0].data, in[0].dtype, i);
@@ -319,9 +321,9 @@ int lmx_cpu_fwd_Cast(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
                      const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], lmx_cpu_size(&in[0]), "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], lmx_glue_size(&in[0]), "output"));
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  lmx_cpu_convert(out[0].data, out[0].dtype, in[0].data, in[0].dtype, lmx_cpu_size(&in[0]));
+  lmx_cpu_convert(out[0].data, out[0].dtype, in[0].data, in[0].dtype, lmx_glue_size(&in[0]));
   return LMX_OK;
 }
 
@@ -330,8 +332,8 @@ int lmx_cpu_bwd_Cast(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
                      const lmx_tensor *aux) {
   (void)in, (void)out, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int64_t n = lmx_cpu_size(&ig[0]);
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], n, "output gradient"));
+  int64_t n = lmx_glue_size(&ig[0]);
+  LMX_TRY(lmx_glue_check_size(c, &og[0], n, "output gradient"));
   if (req[0] != LMX_REQ_ADD) {
     lmx_cpu_convert(ig[0].data, ig[0].dtype, og[0].data, og[0].dtype, n);
     return LMX_OK;

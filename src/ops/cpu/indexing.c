@@ -42,16 +42,19 @@ typedef struct {
 
 static int take_geo_of(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
                        int embedding, take_geo *t) {
-  int ax = 0;
-  if (!embedding) LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", 0), a->shape.ndim, &ax));
-  t->outer = lmx_cpu_outer(&a->shape, ax), t->A = a->shape.dim[ax];
-  t->inner = lmx_cpu_inner(&a->shape, ax), t->K = lmx_cpu_size(idx);
-  t->mode = embedding || lmx_cpu_penum(c, "mode", "clip") ? MODE_CLIP
-            : lmx_cpu_penum(c, "mode", "wrap") ? MODE_WRAP : MODE_RAISE;
+  int ax = 0, mode = LMX_TAKE_CLIP; /* Embedding: axis 0, indices clipped */
+  if (!embedding) {
+    const lmx_take_param *p = c->param;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis, a->shape.ndim, &ax));
+    mode = p->mode;
+  }
+  t->outer = lmx_glue_outer(&a->shape, ax), t->A = a->shape.dim[ax];
+  t->inner = lmx_glue_inner(&a->shape, ax), t->K = lmx_glue_size(idx);
+  t->mode = mode == LMX_TAKE_CLIP ? MODE_CLIP : mode == LMX_TAKE_WRAP ? MODE_WRAP : MODE_RAISE;
   if (t->A == 0 && t->K > 0)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "cannot take from an empty axis");
-  LMX_TRY(lmx_cpu_check_size(c, a, lmx_cpu_size(a), embedding ? "input 'weight'" : "input 'a'"));
-  return lmx_cpu_check_size(c, idx, t->K, embedding ? "input 'data'" : "input 'indices'");
+  LMX_TRY(lmx_glue_check_size(c, a, lmx_glue_size(a), embedding ? "input 'weight'" : "input 'a'"));
+  return lmx_glue_check_size(c, idx, t->K, embedding ? "input 'data'" : "input 'indices'");
 }
 
 static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
@@ -60,7 +63,7 @@ static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *
   if (req == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
   take_geo t;
   LMX_TRY(take_geo_of(c, a, idx, embedding, &t));
-  LMX_TRY(lmx_cpu_check_size(c, out, t.outer * t.K * t.inner, "output"));
+  LMX_TRY(lmx_glue_check_size(c, out, t.outer * t.K * t.inner, "output"));
   if (out->dtype != a->dtype) return lmx_cpu_fail_dtype(c, out, "output");
   size_t row = (size_t)t.inner * (size_t)lmx_dtype_size(a->dtype);
   int rc = LMX_OK;
@@ -80,9 +83,9 @@ static int take_bwd(const lmx_op_ctx *c, const lmx_tensor *g, const lmx_tensor *
   take_geo t;
   LMX_TRY(take_geo_of(c, a, idx, embedding, &t));
   LMX_TRY(lmx_cpu_check_float(c, ga, "input gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, ga, &a->shape, a->dtype, "input gradient"));
-  LMX_TRY(lmx_cpu_check_size(c, g, t.outer * t.K * t.inner, "output gradient"));
-  if (req != LMX_REQ_ADD) lmx_cpu_fill(ga->data, ga->dtype, lmx_cpu_size(ga), 0.0);
+  LMX_TRY(lmx_glue_check_like(c, ga, &a->shape, a->dtype, "input gradient"));
+  LMX_TRY(lmx_glue_check_size(c, g, t.outer * t.K * t.inner, "output gradient"));
+  if (req != LMX_REQ_ADD) lmx_cpu_fill(ga->data, ga->dtype, lmx_glue_size(ga), 0.0);
   size_t es = (size_t)lmx_dtype_size(a->dtype);
   int rc = LMX_OK;
   for (int64_t k = 0; k < t.K; k++) {
@@ -132,10 +135,11 @@ int lmx_cpu_fwd_one_hot(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-  int64_t depth = lmx_cpu_pint(c, "depth", 1), K = lmx_cpu_size(&in[0]);
-  double on = lmx_cpu_pnum(c, "on_value", 1.0), off = lmx_cpu_pnum(c, "off_value", 0.0);
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], K, "input 'indices'"));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], K * depth, "output"));
+  const lmx_onehot_param *p = c->param;
+  int64_t depth = p->depth, K = lmx_glue_size(&in[0]);
+  double on = p->on_value, off = p->off_value;
+  LMX_TRY(lmx_glue_check_size(c, &in[0], K, "input 'indices'"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], K * depth, "output"));
   if (!lmx_dtype_valid(out[0].dtype)) return lmx_cpu_fail_dtype(c, &out[0], "output");
   lmx_cpu_fill(out[0].data, out[0].dtype, K * depth, off);
   for (int64_t k = 0; k < K; k++) {
@@ -148,11 +152,11 @@ int lmx_cpu_fwd_one_hot(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
 /* ---- where -------------------------------------------------------------------------- */
 
 static int where_check(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *n, int64_t *row) {
-  *n = lmx_cpu_size(&in[1]);
+  *n = lmx_glue_size(&in[1]);
   LMX_TRY(lmx_cpu_check_float(c, &in[1], "input 'x'"));
-  LMX_TRY(lmx_cpu_check_like(c, &in[2], &in[1].shape, in[1].dtype, "input 'y'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[1], *n, "input 'x'"));
-  int64_t nc = lmx_cpu_size(&in[0]);
+  LMX_TRY(lmx_glue_check_like(c, &in[2], &in[1].shape, in[1].dtype, "input 'y'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[1], *n, "input 'x'"));
+  int64_t nc = lmx_glue_size(&in[0]);
   *row = 1;
   if (nc != *n) {
     if (in[0].shape.ndim != 1 || in[1].shape.ndim < 1 || nc != in[1].shape.dim[0])
@@ -160,7 +164,7 @@ static int where_check(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *n, in
                          (long long)(in[1].shape.ndim ? in[1].shape.dim[0] : 0));
     *row = nc ? *n / nc : 1;
   }
-  return lmx_cpu_check_size(c, &in[0], nc, "input 'condition'");
+  return lmx_glue_check_size(c, &in[0], nc, "input 'condition'");
 }
 
 int lmx_cpu_fwd_where(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -169,7 +173,7 @@ int lmx_cpu_fwd_where(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int64_t n, row;
   LMX_TRY(where_check(c, in, &n, &row));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[1].shape, in[1].dtype, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[1].shape, in[1].dtype, "output"));
   int dt = in[1].dtype, acc = req[0] == LMX_REQ_ADD;
   for (int64_t i = 0; i < n; i++) {
     int cond = lmx_load_f64(in[0].data, in[0].dtype, i / row) != 0;
@@ -186,12 +190,12 @@ int lmx_cpu_bwd_where(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
   (void)out, (void)aux;
   int64_t n, row;
   LMX_TRY(where_check(c, in, &n, &row));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[1].shape, in[1].dtype, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[1].shape, in[1].dtype, "output gradient"));
   lmx_cpu_zero_grad(&ig[0], req[0]);
   int dt = in[1].dtype;
   for (int s = 1; s <= 2; s++) {
     if (req[s] == LMX_REQ_NULL) continue;
-    LMX_TRY(lmx_cpu_check_like(c, &ig[s], &in[1].shape, dt, "input gradient"));
+    LMX_TRY(lmx_glue_check_like(c, &ig[s], &in[1].shape, dt, "input gradient"));
     for (int64_t i = 0; i < n; i++) {
       int cond = lmx_load_f64(in[0].data, in[0].dtype, i / row) != 0;
       double v = (cond == (s == 1)) ? lmx_load_f64(og[0].data, dt, i) : 0.0;

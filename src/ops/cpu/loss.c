@@ -25,15 +25,16 @@ typedef struct {
 } smo_dims;
 
 static int smo_layout(const lmx_op_ctx *c, const lmx_tensor *in, smo_dims *d) {
+  const lmx_smo_param *p = c->param;
   const lmx_shape *s = &in[0].shape;
-  int64_t size = lmx_cpu_size(&in[0]);
+  int64_t size = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   if (s->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
-  if (lmx_cpu_pnum(c, "multi_output", 0)) {
+  if (p->multi_output) {
     if (s->ndim < 2)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': multi_output needs at least 2-D");
-    d->outer = s->dim[0], d->k = s->dim[1], d->inner = lmx_cpu_inner(s, 1);
-  } else if (lmx_cpu_pnum(c, "preserve_shape", 0)) {
+    d->outer = s->dim[0], d->k = s->dim[1], d->inner = lmx_glue_inner(s, 1);
+  } else if (p->preserve_shape) {
     d->k = s->dim[s->ndim - 1], d->outer = d->k ? size / d->k : 0, d->inner = 1;
   } else {
     d->outer = s->ndim == 1 ? 1 : s->dim[0], d->inner = 1;
@@ -48,18 +49,19 @@ int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const l
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   smo_dims d = {0};
   LMX_TRY(smo_layout(c, in, &d));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], lmx_cpu_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   lmx_cpu_softmax(in[0].dtype, d.outer, d.k, d.inner, out[0].data, in[0].data, 1.0, 0,
                   req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
 static double smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label, const smo_dims *d) {
-  if (lmx_cpu_penum(c, "normalization", "batch")) return (double)d->outer;
-  if (!lmx_cpu_penum(c, "normalization", "valid")) return 1.0;
-  int64_t n = lmx_cpu_size(label), cnt = n;
-  int ign = (int)lmx_cpu_pnum(c, "ignore_label", -1.0);
+  const lmx_smo_param *p = c->param;
+  if (p->normalization == LMX_NORM_BATCH) return (double)d->outer;
+  if (p->normalization != LMX_NORM_VALID) return 1.0;
+  int64_t n = lmx_glue_size(label), cnt = n;
+  int ign = (int)p->ignore_label;
   for (int64_t i = 0; i < n; i++)
     if ((int)lmx_load_f64(label->data, label->dtype, i) == ign) cnt--;
   return cnt > 0 ? (double)cnt : 1.0;
@@ -73,21 +75,20 @@ int lmx_cpu_bwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *og, const l
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   smo_dims d = {0};
   LMX_TRY(smo_layout(c, in, &d));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[1], d.outer * d.inner, "input 'label'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[1], d.outer * d.inner, "input 'label'"));
   if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'label'");
+  const lmx_smo_param *p = c->param;
   const void *g = NULL;
-  if (lmx_cpu_pnum(c, "out_grad", 0)) {
-    LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
+  if (p->out_grad) {
+    LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
     g = og[0].data;
   }
-  double scale = lmx_cpu_pnum(c, "grad_scale", 1.0) / smo_valid_cnt(c, &in[1], &d);
+  double scale = p->grad_scale / smo_valid_cnt(c, &in[1], &d);
   lmx_cpu_softmax_output_grad(in[0].dtype, d.outer, d.k, d.inner, ig[0].data, out[0].data,
-                              in[1].data, g, lmx_cpu_pnum(c, "smooth_alpha", 0.0),
-                              (int)lmx_cpu_pnum(c, "use_ignore", 0),
-                              lmx_cpu_pnum(c, "ignore_label", -1.0), scale,
-                              req[0] == LMX_REQ_ADD);
+                              in[1].data, g, p->smooth_alpha, p->use_ignore, p->ignore_label,
+                              scale, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
@@ -97,8 +98,8 @@ static int reg_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
                    const int *req, int logistic) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
-  lmx_cpu_unary(logistic ? LMX_UN_SIGMOID : LMX_UN_COPY, in[0].dtype, lmx_cpu_size(&in[0]),
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  lmx_cpu_unary(logistic ? LMX_UN_SIGMOID : LMX_UN_COPY, in[0].dtype, lmx_glue_size(&in[0]),
                 out[0].data, in[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -108,15 +109,16 @@ static int reg_bwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   lmx_cpu_zero_grad(&ig[1], req[1]);
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
-  int64_t n = lmx_cpu_size(&out[0]);
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], n, "output"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[1], n, "input 'label'"));
+  int64_t n = lmx_glue_size(&out[0]);
+  LMX_TRY(lmx_glue_check_size(c, &out[0], n, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &in[1], n, "input 'label'"));
   if (in[1].dtype != out[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'label'");
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &out[0].shape, out[0].dtype, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &out[0].shape, out[0].dtype, "gradient of 'data'"));
   const lmx_shape *ls = &in[1].shape;
   int64_t lead = ls->ndim > 0 ? ls->dim[0] : 1;
-  double num_output = lead ? (double)lmx_cpu_size(&in[1]) / (double)lead : 1.0;
-  double scale = lmx_cpu_pnum(c, "grad_scale", 1.0) / (num_output > 0 ? num_output : 1.0);
+  double num_output = lead ? (double)lmx_glue_size(&in[1]) / (double)lead : 1.0;
+  double scale = ((const lmx_reg_param *)c->param)->grad_scale /
+                 (num_output > 0 ? num_output : 1.0);
   lmx_cpu_regression_grad(out[0].dtype, n, ig[0].data, out[0].data, in[1].data, mae, scale,
                           req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -144,8 +146,8 @@ CPU_REG(MAERegressionOutput, 0, 1)
 static int identity_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                         const int *req) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
-  if (lmx_cpu_scale(in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, 1.0,
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  if (lmx_cpu_scale(in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, 1.0,
                     req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
   return LMX_OK;
@@ -163,19 +165,20 @@ int lmx_cpu_bwd_MakeLoss(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_te
   (void)og, (void)in, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  double v = lmx_cpu_pnum(c, "grad_scale", 1.0);
+  const lmx_makeloss_param *p = c->param;
+  double v = p->grad_scale;
   const lmx_shape *s = &ig[0].shape;
-  if (lmx_cpu_penum(c, "normalization", "batch")) {
+  if (p->normalization == LMX_NORM_BATCH) {
     v /= (double)(s->ndim > 0 && s->dim[0] > 0 ? s->dim[0] : 1);
-  } else if (lmx_cpu_penum(c, "normalization", "valid")) {
+  } else if (p->normalization == LMX_NORM_VALID) {
     /* the output equals data (identity forward); backward_needs asks for the output */
-    LMX_TRY(lmx_cpu_check_like(c, &out[0], s, ig[0].dtype, "output"));
-    double th = lmx_cpu_pnum(c, "valid_thresh", 0.0);
-    int64_t n = lmx_cpu_size(&out[0]), cnt = 0;
+    LMX_TRY(lmx_glue_check_like(c, &out[0], s, ig[0].dtype, "output"));
+    double th = p->valid_thresh;
+    int64_t n = lmx_glue_size(&out[0]), cnt = 0;
     for (int64_t i = 0; i < n; i++) cnt += lmx_load_f64(out[0].data, out[0].dtype, i) > th;
     v /= (double)(cnt > 1 ? cnt : 1);
   }
-  int64_t n = lmx_cpu_size(&ig[0]);
+  int64_t n = lmx_glue_size(&ig[0]);
   if (req[0] == LMX_REQ_ADD)
     lmx_cpu_scalar_op(LMX_SC_PLUS, ig[0].dtype, n, ig[0].data, ig[0].data, v, 0);
   else

@@ -39,18 +39,15 @@ static int block_copy(const lmx_op_ctx *c, int dt, int64_t rows, int64_t w, int6
   return LMX_OK;
 }
 
-static int axis_of(const lmx_op_ctx *c, const char *pname, int64_t def, int ndim, int *ax) {
-  return lmx_op_axis(c, pname, lmx_cpu_pint(c, pname, def), ndim, ax);
-}
-
 /* ---- Concat ----------------------------------------------------------------------------- */
 
 static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *whole,
                        int *ax, int64_t *rows, int64_t *W) {
-  LMX_TRY(axis_of(c, "dim", 1, whole->shape.ndim, ax));
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
-  *rows = lmx_cpu_outer(&whole->shape, *ax);
-  int64_t inner = lmx_cpu_inner(&whole->shape, *ax), sum = 0;
+  const lmx_concat_param *p = c->param;
+  LMX_TRY(lmx_op_axis(c, "dim", p->dim, whole->shape.ndim, ax));
+  int nin = (int)p->num_args;
+  *rows = lmx_glue_outer(&whole->shape, *ax);
+  int64_t inner = lmx_glue_inner(&whole->shape, *ax), sum = 0;
   *W = whole->shape.dim[*ax] * inner;
   for (int i = 0; i < nin; i++) {
     char nm[32];
@@ -58,13 +55,13 @@ static int concat_prep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
     if (in[i].dtype != whole->dtype) return lmx_cpu_fail_dtype(c, &in[i], nm);
     if (in[i].shape.ndim != whole->shape.ndim)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims", nm, whole->shape.ndim);
-    LMX_TRY(lmx_cpu_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
+    LMX_TRY(lmx_glue_check_size(c, &in[i], *rows * in[i].shape.dim[*ax] * inner, nm));
     sum += in[i].shape.dim[*ax];
   }
   if (sum != whole->shape.dim[*ax])
     return lmx_op_fail(c, LMX_ERR_SHAPE, "output: dim %d is %lld, inputs sum to %lld", *ax,
                        (long long)whole->shape.dim[*ax], (long long)sum);
-  return lmx_cpu_check_size(c, whole, *rows * *W, "output");
+  return lmx_glue_check_size(c, whole, *rows * *W, "output");
 }
 
 int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -74,9 +71,9 @@ int lmx_cpu_fwd_Concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
   int ax;
   int64_t rows, W, col = 0;
   LMX_TRY(concat_prep(c, in, &out[0], &ax, &rows, &W));
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  int nin = (int)((const lmx_concat_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
-    int64_t w = rows ? lmx_cpu_size(&in[i]) / rows : 0;
+    int64_t w = rows ? lmx_glue_size(&in[i]) / rows : 0;
     LMX_TRY(block_copy(c, out[0].dtype, rows, w, W, col, out[0].data, in[i].data, 1,
                        req[0] == LMX_REQ_ADD));
     col += w;
@@ -91,9 +88,9 @@ int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tens
   int ax;
   int64_t rows, W, col = 0;
   LMX_TRY(concat_prep(c, ig, &og[0], &ax, &rows, &W));
-  int nin = (int)lmx_cpu_pint(c, "num_args", 1);
+  int nin = (int)((const lmx_concat_param *)c->param)->num_args;
   for (int i = 0; i < nin; i++) {
-    int64_t w = rows ? lmx_cpu_size(&ig[i]) / rows : 0;
+    int64_t w = rows ? lmx_glue_size(&ig[i]) / rows : 0;
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(block_copy(c, og[0].dtype, rows, w, W, col, og[0].data, ig[i].data, 0,
                          req[i] == LMX_REQ_ADD));
@@ -106,26 +103,27 @@ int lmx_cpu_bwd_Concat(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tens
 
 static int split_prep(const lmx_op_ctx *c, const lmx_tensor *whole, int64_t *rows, int64_t *W,
                       int64_t *w) {
+  const lmx_split_param *p = c->param;
   int ax;
-  LMX_TRY(axis_of(c, "axis", 1, whole->shape.ndim, &ax));
-  int64_t k = lmx_cpu_pint(c, "num_outputs", 1);
+  LMX_TRY(lmx_op_axis(c, "axis", p->axis, whole->shape.ndim, &ax));
+  int64_t k = p->num_outputs;
   if (k <= 0 || whole->shape.dim[ax] % k)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': dim %d of size %lld is not divisible "
                        "by num_outputs %lld", ax, (long long)whole->shape.dim[ax], (long long)k);
-  *rows = lmx_cpu_outer(&whole->shape, ax);
-  *W = whole->shape.dim[ax] * lmx_cpu_inner(&whole->shape, ax);
+  *rows = lmx_glue_outer(&whole->shape, ax);
+  *W = whole->shape.dim[ax] * lmx_glue_inner(&whole->shape, ax);
   *w = *W / k;
-  return lmx_cpu_check_size(c, whole, *rows * *W, "input 'data'");
+  return lmx_glue_check_size(c, whole, *rows * *W, "input 'data'");
 }
 
 int lmx_cpu_fwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                              const int *req, const lmx_tensor *aux) {
   (void)aux;
-  int64_t rows, W, w, k = lmx_cpu_pint(c, "num_outputs", 1);
+  int64_t rows, W, w, k = ((const lmx_split_param *)c->param)->num_outputs;
   LMX_TRY(split_prep(c, &in[0], &rows, &W, &w));
   for (int64_t i = 0; i < k; i++) {
     if (req[i] == LMX_REQ_NULL) continue;
-    LMX_TRY(lmx_cpu_check_size(c, &out[i], rows * w, "output"));
+    LMX_TRY(lmx_glue_check_size(c, &out[i], rows * w, "output"));
     if (out[i].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[i], "output");
     LMX_TRY(block_copy(c, in[0].dtype, rows, w, W, i * w, in[0].data, out[i].data, 0,
                        req[i] == LMX_REQ_ADD));
@@ -138,12 +136,12 @@ int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lm
                              const lmx_tensor *aux) {
   (void)in, (void)out, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int64_t rows, W, w, k = lmx_cpu_pint(c, "num_outputs", 1);
+  int64_t rows, W, w, k = ((const lmx_split_param *)c->param)->num_outputs;
   LMX_TRY(split_prep(c, &ig[0], &rows, &W, &w));
   if (req[0] != LMX_REQ_ADD) memset(ig[0].data, 0, (size_t)(rows * W) * (size_t)lmx_dtype_size(ig[0].dtype));
   for (int64_t i = 0; i < k; i++) {
     if (!og[i].data) continue; /* no head gradient: zeros */
-    LMX_TRY(lmx_cpu_check_size(c, &og[i], rows * w, "output gradient"));
+    LMX_TRY(lmx_glue_check_size(c, &og[i], rows * w, "output gradient"));
     LMX_TRY(block_copy(c, ig[0].dtype, rows, w, W, i * w, ig[0].data, og[i].data, 1,
                        req[0] == LMX_REQ_ADD));
   }
@@ -155,10 +153,10 @@ int lmx_cpu_bwd_SliceChannel(const lmx_op_ctx *c, const lmx_tensor *og, const lm
 static int copy_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     const int *req) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], lmx_cpu_size(&in[0]), "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], lmx_glue_size(&in[0]), "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   if (out[0].data == in[0].data && req[0] != LMX_REQ_ADD) return LMX_OK; /* in place */
-  if (lmx_cpu_scale(in[0].dtype, lmx_cpu_size(&in[0]), out[0].data, in[0].data, 1.0,
+  if (lmx_cpu_scale(in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, 1.0,
                     req[0] == LMX_REQ_ADD) < 0)
     return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
   return LMX_OK;
@@ -169,7 +167,7 @@ static int copy_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_tensor g = og[0];
   g.shape = ig[0].shape;
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], lmx_cpu_size(&ig[0]), "output gradient"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], lmx_glue_size(&ig[0]), "output gradient"));
   int r = req[0];
   return copy_fwd(c, &g, ig, &r);
 }
@@ -198,13 +196,14 @@ CPU_COPYOP(squeeze)
 static int perm_of(const lmx_op_ctx *c, int swap, int nd, int *perm) {
   for (int k = 0; k < nd; k++) perm[k] = swap ? k : nd - 1 - k;
   if (swap) {
+    const lmx_swap_param *p = c->param;
     int a, b;
-    LMX_TRY(axis_of(c, "dim1", 0, nd, &a));
-    LMX_TRY(axis_of(c, "dim2", 0, nd, &b));
+    LMX_TRY(lmx_op_axis(c, "dim1", p->dim1, nd, &a));
+    LMX_TRY(lmx_op_axis(c, "dim2", p->dim2, nd, &b));
     perm[a] = b, perm[b] = a;
     return LMX_OK;
   }
-  lmx_shape ax = lmx_cpu_pshape(c, "axes");
+  const lmx_shape ax = ((const lmx_transpose_param *)c->param)->axes;
   if (ax.ndim <= 0) return LMX_OK;
   if (ax.ndim != nd)
     return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axes': expected %d axes, got %d", nd, ax.ndim);
@@ -224,8 +223,8 @@ static int permute(const lmx_op_ctx *c, int swap, const lmx_tensor *x, const lmx
   int64_t xs[LMX_MAX_NDIM], ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
   lmx_shape ysh = {nd, {0}};
   for (int k = 0; k < nd; k++) ysh.dim[k] = x->shape.dim[perm[k]];
-  LMX_TRY(lmx_cpu_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), backward ? "input gradient" : "input"));
+  LMX_TRY(lmx_glue_check_like(c, y, &ysh, x->dtype, backward ? "output gradient" : "output"));
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), backward ? "input gradient" : "input"));
   lmx_cpu_contig_strides(nd, x->shape.dim, xs);
   lmx_cpu_contig_strides(nd, ysh.dim, ys);
   for (int k = 0; k < nd; k++) ps[k] = xs[perm[k]];
@@ -268,13 +267,15 @@ static int slice_plan(const lmx_op_ctx *c, int axis_mode, const lmx_shape *s, in
                       int64_t *st) {
   for (int k = 0; k < s->ndim; k++) b[k] = 0, st[k] = 1;
   if (axis_mode) {
+    const lmx_slice_axis_param *p = c->param;
     int ax;
-    LMX_TRY(axis_of(c, "axis", 0, s->ndim, &ax));
-    int64_t v = lmx_cpu_pint(c, "begin", 0);
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis, s->ndim, &ax));
+    int64_t v = p->begin;
     b[ax] = v < 0 ? v + s->dim[ax] : v;
     return LMX_OK;
   }
-  lmx_shape bg = lmx_cpu_pshape(c, "begin"), sp = lmx_cpu_pshape(c, "step");
+  const lmx_slice_param *p = c->param;
+  const lmx_shape bg = p->begin, sp = p->step; /* ndim -1: None */
   if (bg.ndim > s->ndim) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'begin': too many axes");
   for (int k = 0; k < bg.ndim; k++) {
     int64_t step = sp.ndim > k && sp.dim[k] != LMX_PARAM_NONE_INT ? sp.dim[k] : 1;
@@ -306,14 +307,14 @@ static int slice_run(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x,
                          "%lld", k, (long long)x->shape.dim[k]);
     off += b[k] * xs[k], ps[k] = st[k] * xs[k];
   }
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), "data"));
-  LMX_TRY(lmx_cpu_check_size(c, y, lmx_cpu_size(y), "output"));
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "data"));
+  LMX_TRY(lmx_glue_check_size(c, y, lmx_glue_size(y), "output"));
   int rc;
   if (!backward) {
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,
                               req == LMX_REQ_ADD);
   } else {
-    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_cpu_size(x) * (size_t)lmx_dtype_size(x->dtype));
+    if (req != LMX_REQ_ADD) memset(x->data, 0, (size_t)lmx_glue_size(x) * (size_t)lmx_dtype_size(x->dtype));
     rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, at(x, off), ps, y->data, ys,
                               req == LMX_REQ_ADD);
   }

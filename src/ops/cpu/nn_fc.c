@@ -22,10 +22,11 @@ typedef struct {
 
 static int fc_check(const lmx_op_ctx *c, const lmx_tensor *in, fc_dims *d) {
   const lmx_shape *x = &in[0].shape;
-  d->n = lmx_cpu_pint(c, "num_hidden", 0);
-  d->bias = !lmx_cpu_pnum(c, "no_bias", 0);
-  int flatten = (int)lmx_cpu_pnum(c, "flatten", 1);
-  int64_t size = lmx_cpu_size(&in[0]);
+  const lmx_fc_param *p = c->param;
+  d->n = p->num_hidden;
+  d->bias = !p->no_bias;
+  int flatten = p->flatten;
+  int64_t size = lmx_glue_size(&in[0]);
   if (x->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
   if (flatten) d->m = x->ndim == 1 ? 1 : x->dim[0];
   else d->m = x->ndim == 1 ? 1 : size / (x->dim[x->ndim - 1] ? x->dim[x->ndim - 1] : 1);
@@ -34,12 +35,12 @@ static int fc_check(const lmx_op_ctx *c, const lmx_tensor *in, fc_dims *d) {
   if (d->m * d->k != size)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': cannot be read as a matrix");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], size, "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], size, "input 'data'"));
   lmx_shape ws = {2, {d->n, d->k}};
-  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ws, in[0].dtype, "input 'weight'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[1], &ws, in[0].dtype, "input 'weight'"));
   if (d->bias) {
     lmx_shape bs = {1, {d->n}};
-    LMX_TRY(lmx_cpu_check_like(c, &in[2], &bs, in[0].dtype, "input 'bias'"));
+    LMX_TRY(lmx_glue_check_like(c, &in[2], &bs, in[0].dtype, "input 'bias'"));
   }
   return LMX_OK;
 }
@@ -50,7 +51,7 @@ int lmx_cpu_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], d.m * d.n, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   lmx_cpu_fc_fwd(in[0].dtype, d.m, d.k, d.n, out[0].data, in[0].data, in[1].data,
                  d.bias ? in[2].data : NULL, req[0] == LMX_REQ_ADD);
@@ -63,11 +64,11 @@ int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const 
   (void)out, (void)aux;
   fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], d.m * d.n, "output gradient"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], d.m * d.n, "output gradient"));
   int dt = in[0].dtype, nin = d.bias ? 3 : 2;
   for (int i = 0; i < nin; i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   if (req[0]) lmx_cpu_fc_bwd_data(dt, d.m, d.k, d.n, ig[0].data, og[0].data, in[1].data,
                                   req[0] == LMX_REQ_ADD);
   if (req[1]) lmx_cpu_fc_bwd_weight(dt, d.m, d.k, d.n, ig[1].data, og[0].data, in[0].data,
@@ -86,11 +87,12 @@ typedef struct {
 
 static int mm_check(const lmx_op_ctx *c, const lmx_tensor *in, int batched, mm_dims *d) {
   const lmx_shape *a = &in[0].shape, *b = &in[1].shape;
-  d->ta = (int)lmx_cpu_pnum(c, "transpose_a", 0);
-  d->tb = (int)lmx_cpu_pnum(c, "transpose_b", 0);
+  const lmx_dot_param *p = c->param;
+  d->ta = p->transpose_a;
+  d->tb = p->transpose_b;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'lhs'"));
   if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'rhs'");
-  int64_t sa = lmx_cpu_size(&in[0]), sb = lmx_cpu_size(&in[1]);
+  int64_t sa = lmx_glue_size(&in[0]), sb = lmx_glue_size(&in[1]);
   if (batched) {
     if (a->ndim != 3 || b->ndim != 3 || a->dim[0] != b->dim[0])
       return lmx_op_fail(c, LMX_ERR_SHAPE, "inputs 'lhs' and 'rhs': expected 3-D arrays with "
@@ -115,8 +117,8 @@ static int mm_check(const lmx_op_ctx *c, const lmx_tensor *in, int batched, mm_d
                          (long long)d->k, (long long)kb);
     d->n = kb ? sb / kb : 0;
   }
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], sa, "input 'lhs'"));
-  return lmx_cpu_check_size(c, &in[1], sb, "input 'rhs'");
+  LMX_TRY(lmx_glue_check_size(c, &in[0], sa, "input 'lhs'"));
+  return lmx_glue_check_size(c, &in[1], sb, "input 'rhs'");
 }
 
 static int mm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -124,7 +126,7 @@ static int mm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   mm_dims d = {0};
   LMX_TRY(mm_check(c, in, batched, &d));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], d.batch * d.m * d.n, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], d.batch * d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   lmx_cpu_batch_gemm(in[0].dtype, d.batch, d.ta, d.tb, d.m, d.n, d.k, in[0].data, in[1].data,
                      out[0].data, req[0] == LMX_REQ_ADD);
@@ -135,11 +137,11 @@ static int mm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
                   const lmx_tensor *ig, const int *req, int batched) {
   mm_dims d = {0};
   LMX_TRY(mm_check(c, in, batched, &d));
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], d.batch * d.m * d.n, "output gradient"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], d.batch * d.m * d.n, "output gradient"));
   int dt = in[0].dtype;
   for (int i = 0; i < 2; i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   const void *A = in[0].data, *B = in[1].data, *G = og[0].data;
   if (req[0]) { /* dA = G op(B)ᵀ, stored as A is */
     if (!d.ta) lmx_cpu_batch_gemm(dt, d.batch, 0, !d.tb, d.m, d.k, d.n, G, B, ig[0].data,

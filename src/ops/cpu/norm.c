@@ -20,18 +20,18 @@
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
-static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t def_axis, int64_t *o,
+static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t axis, int64_t *o,
                        int64_t *C, int64_t *i) {
   int ax;
   LMX_TRY(lmx_cpu_check_float(c, x, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, x, lmx_cpu_size(x), "input 'data'"));
-  LMX_TRY(lmx_op_axis(c, "axis", lmx_cpu_pint(c, "axis", def_axis), x->shape.ndim, &ax));
-  *o = lmx_cpu_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_cpu_inner(&x->shape, ax);
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "input 'data'"));
+  LMX_TRY(lmx_op_axis(c, "axis", axis, x->shape.ndim, &ax));
+  *o = lmx_glue_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_glue_inner(&x->shape, ax);
   return LMX_OK;
 }
 
 static int vec_check(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, int dt, const char *w) {
-  LMX_TRY(lmx_cpu_check_size(c, t, n, w));
+  LMX_TRY(lmx_glue_check_size(c, t, n, w));
   if (t->dtype != dt) return lmx_cpu_fail_dtype(c, t, w);
   return LMX_OK;
 }
@@ -40,16 +40,17 @@ static int vec_check(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, int dt
 
 static int bn_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     lmx_cpu_bn *b) {
-  LMX_TRY(norm_layout(c, &in[0], 1, &b->outer, &b->C, &b->inner));
+  const lmx_bn_param *p = c->param;
+  LMX_TRY(norm_layout(c, &in[0], p->axis, &b->outer, &b->C, &b->inner));
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &in[1], b->C, dt, "input 'gamma'"));
   LMX_TRY(vec_check(c, &in[2], b->C, dt, "input 'beta'"));
   LMX_TRY(vec_check(c, &out[1], b->C, dt, "output 'mean'"));
   LMX_TRY(vec_check(c, &out[2], b->C, dt, "output 'var'"));
-  b->eps = lmx_cpu_pnum(c, "eps", 1e-3);
-  b->momentum = lmx_cpu_pnum(c, "momentum", 0.9);
-  b->fix_gamma = (int)lmx_cpu_pnum(c, "fix_gamma", 1);
-  b->batch_stats = c->is_train && !lmx_cpu_pnum(c, "use_global_stats", 0);
+  b->eps = p->eps;
+  b->momentum = p->momentum;
+  b->fix_gamma = p->fix_gamma;
+  b->batch_stats = c->is_train && !p->use_global_stats;
   b->update_moving = b->batch_stats;
   return LMX_OK;
 }
@@ -61,7 +62,7 @@ int lmx_cpu_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &aux[0], b.C, dt, "aux 'moving_mean'"));
   LMX_TRY(vec_check(c, &aux[1], b.C, dt, "aux 'moving_var'"));
-  if (req[0]) LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, dt, "output"));
+  if (req[0]) LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mean/var");
   lmx_cpu_bn_fwd(dt, &b, in[0].data, req[0] ? out[0].data : NULL, in[1].data, in[2].data, out[1].data,
                  out[2].data, aux[0].data, aux[1].data, req[0] == LMX_REQ_ADD);
@@ -75,10 +76,10 @@ int lmx_cpu_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   lmx_cpu_bn b;
   LMX_TRY(bn_setup(c, in, out, &b));
   int dt = in[0].dtype;
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
   for (int i = 0; i < 3; i++)
     if (req[i] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   lmx_cpu_bn_bwd(dt, &b, in[0].data, og[0].data, in[1].data, out[1].data, out[2].data,
                  req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
@@ -90,7 +91,7 @@ int lmx_cpu_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 
 static int ln_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     int64_t *o, int64_t *C, int64_t *i) {
-  LMX_TRY(norm_layout(c, &in[0], -1, o, C, i));
+  LMX_TRY(norm_layout(c, &in[0], ((const lmx_ln_param *)c->param)->axis, o, C, i));
   int dt = in[0].dtype;
   LMX_TRY(vec_check(c, &in[1], *C, dt, "input 'gamma'"));
   LMX_TRY(vec_check(c, &in[2], *C, dt, "input 'beta'"));
@@ -103,11 +104,12 @@ int lmx_cpu_fwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   (void)aux;
   int64_t o, C, i;
   LMX_TRY(ln_setup(c, in, out, &o, &C, &i));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mean/std");
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  lmx_cpu_ln_fwd(in[0].dtype, o, C, i, lmx_cpu_pnum(c, "eps", 1e-5), in[0].data, out[0].data,
-                 in[1].data, in[2].data, out[1].data, out[2].data, req[0] == LMX_REQ_ADD);
+  lmx_cpu_ln_fwd(in[0].dtype, o, C, i, ((const lmx_ln_param *)c->param)->eps, in[0].data,
+                 out[0].data, in[1].data, in[2].data, out[1].data, out[2].data,
+                 req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
@@ -118,10 +120,10 @@ int lmx_cpu_bwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   int64_t o, C, i;
   LMX_TRY(ln_setup(c, in, out, &o, &C, &i));
   int dt = in[0].dtype;
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, dt, "output gradient"));
   for (int k = 0; k < 3; k++)
     if (req[k] != LMX_REQ_NULL)
-      LMX_TRY(lmx_cpu_check_like(c, &ig[k], &in[k].shape, dt, "input gradient"));
+      LMX_TRY(lmx_glue_check_like(c, &ig[k], &in[k].shape, dt, "input gradient"));
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   lmx_cpu_ln_bwd(dt, o, C, i, in[0].data, og[0].data, in[1].data, out[1].data, out[2].data,
                  req[0] ? ig[0].data : NULL, req[1] ? ig[1].data : NULL,
@@ -134,7 +136,7 @@ int lmx_cpu_bwd_LayerNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 /* Makes the mask constant along `axes`: every element takes the value at index 0 of
  * those axes (in place; C order reads each source before it could be rewritten). */
 static int share_mask(const lmx_op_ctx *c, const lmx_tensor *m) {
-  lmx_shape axes = lmx_cpu_pshape(c, "axes");
+  const lmx_shape axes = ((const lmx_dropout_param *)c->param)->axes;
   if (axes.ndim <= 0) return LMX_OK;
   int nd = m->shape.ndim;
   int64_t st[LMX_MAX_NDIM], src[LMX_MAX_NDIM];
@@ -153,14 +155,15 @@ int lmx_cpu_fwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
                         const int *req, const lmx_tensor *aux) {
   (void)aux;
   int dt = in[0].dtype;
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], n, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, dt, "output"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[1], &in[0].shape, dt, "output 'mask'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[1], &in[0].shape, dt, "output 'mask'"));
   if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "mask");
-  double p = lmx_cpu_pnum(c, "p", 0.5);
-  int active = (c->is_train || lmx_cpu_penum(c, "mode", "always")) && p > 0;
+  const lmx_dropout_param *prm = c->param;
+  double p = prm->p;
+  int active = (c->is_train || prm->mode == LMX_DROPOUT_ALWAYS) && p > 0;
   if (!active) {
     lmx_cpu_fill(out[1].data, dt, n, 1.0);
     if (req[0]) lmx_cpu_scale(dt, n, out[0].data, in[0].data, 1.0, req[0] == LMX_REQ_ADD);
@@ -181,10 +184,10 @@ int lmx_cpu_bwd_Dropout(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   (void)in, (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int dt = ig[0].dtype;
-  int64_t n = lmx_cpu_size(&ig[0]);
+  int64_t n = lmx_glue_size(&ig[0]);
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &ig[0].shape, dt, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &out[1], &ig[0].shape, dt, "output 'mask'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &ig[0].shape, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &out[1], &ig[0].shape, dt, "output 'mask'"));
   lmx_cpu_ew_binary(LMX_BIN_MUL, dt, n, ig[0].data, og[0].data, out[1].data,
                     req[0] == LMX_REQ_ADD);
   return LMX_OK;

@@ -16,22 +16,24 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2"};
   LMX_TRY(lmx_cpu_check_float(c, &in[0], names[0]));
-  int64_t n = lmx_cpu_size(&in[0]);
+  int64_t n = lmx_glue_size(&in[0]);
   for (int i = 0; i < 2 + nstate; i++)
-    LMX_TRY(lmx_cpu_check_like(c, &in[i], &in[0].shape, in[0].dtype, names[i]));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+    LMX_TRY(lmx_glue_check_like(c, &in[i], &in[0].shape, in[0].dtype, names[i]));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, in[0].dtype, "output"));
+  /* Each rule reads only the fields its op lists (op_params.h: lmx_upd_param). */
+  const lmx_upd_param *p = c->param;
   lmx_cpu_upd u = {
       .rule = rule,
-      .lr = lmx_cpu_pnum(c, "lr", 0.01),
-      .wd = lmx_cpu_pnum(c, "wd", 0.0),
-      .rescale = lmx_cpu_pnum(c, "rescale_grad", 1.0),
-      .clip = lmx_cpu_pnum(c, "clip_gradient", -1.0),
-      .momentum = lmx_cpu_pnum(c, "momentum", 0.0),
-      .beta1 = lmx_cpu_pnum(c, "beta1", 0.9),
-      .beta2 = lmx_cpu_pnum(c, "beta2", 0.999),
-      .epsilon = lmx_cpu_pnum(c, "epsilon", 1e-8),
-      .gamma1 = lmx_cpu_pnum(c, "gamma1", 0.95),
-      .clip_weights = lmx_cpu_pnum(c, "clip_weights", -1.0),
+      .lr = p->lr,
+      .wd = p->wd,
+      .rescale = p->rescale_grad,
+      .clip = p->clip_gradient,
+      .momentum = p->momentum,
+      .beta1 = p->beta1,
+      .beta2 = p->beta2,
+      .epsilon = p->epsilon,
+      .gamma1 = p->gamma1,
+      .clip_weights = p->clip_weights,
   };
   lmx_cpu_update(in[0].dtype, &u, n, out[0].data, in[0].data, in[1].data,
                  nstate > 0 ? in[2].data : NULL, nstate > 1 ? in[3].data : NULL,

@@ -41,7 +41,7 @@ static int bcast_check(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
       int64_t od = o->shape.dim[nd - x->ndim + k];
       if (x->dim[k] != 1 && x->dim[k] != od) goto bad;
     }
-    LMX_TRY(lmx_cpu_check_size(c, &in[s], lmx_cpu_size(&in[s]), s ? "input 'rhs'" : "input 'lhs'"));
+    LMX_TRY(lmx_glue_check_size(c, &in[s], lmx_glue_size(&in[s]), s ? "input 'rhs'" : "input 'lhs'"));
     continue;
   bad: {
     char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
@@ -49,7 +49,7 @@ static int bcast_check(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tens
                        s ? "rhs" : "lhs", lmx_shape_str(x, a), lmx_shape_str(&o->shape, b));
   }
   }
-  return lmx_cpu_check_size(c, o, lmx_cpu_size(o), "output");
+  return lmx_glue_check_size(c, o, lmx_glue_size(o), "output");
 }
 
 static int bcast_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -63,7 +63,7 @@ static int bcast_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
                                LMX_BIN_MAX, LMX_BIN_MIN, LMX_BIN_POW};
   if (op <= LMX_BC_POW && lmx_shape_equal(&in[0].shape, &out[0].shape) &&
       lmx_shape_equal(&in[1].shape, &out[0].shape))
-    return lmx_cpu_ew_binary(to_bin[op], in[0].dtype, lmx_cpu_size(&out[0]), out[0].data,
+    return lmx_cpu_ew_binary(to_bin[op], in[0].dtype, lmx_glue_size(&out[0]), out[0].data,
                              in[0].data, in[1].data, req[0] == LMX_REQ_ADD) < 0
                ? lmx_cpu_fail_dtype(c, &in[0], "input 'lhs'") : LMX_OK;
   int64_t as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
@@ -88,9 +88,9 @@ static int bcast_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   bstrides(&in[1].shape, nd, bs);
   for (int s = 0; s < 2; s++) {
     if (req[s] == LMX_REQ_NULL) continue;
-    LMX_TRY(lmx_cpu_check_like(c, &ig[s], &in[s].shape, in[s].dtype, "input gradient"));
+    LMX_TRY(lmx_glue_check_like(c, &ig[s], &in[s].shape, in[s].dtype, "input gradient"));
     lmx_cpu_bcast_binary_grad(op, s, in[0].dtype, nd, og[0].shape.dim, ig[s].data, s ? bs : as,
-                              lmx_cpu_size(&ig[s]), og[0].data, in[0].data, as, in[1].data, bs,
+                              lmx_glue_size(&ig[s]), og[0].data, in[0].data, as, in[1].data, bs,
                               req[s] == LMX_REQ_ADD);
   }
   return LMX_OK;
@@ -127,8 +127,14 @@ CPU_BCAST(broadcast_lesser, LMX_BC_LT)
 static int red_plan(const lmx_op_ctx *c, const lmx_shape *x, int kind, int64_t *ystr,
                     int64_t *ysize) {
   int nd = x->ndim, mask[LMX_MAX_NDIM];
-  lmx_shape ax = lmx_cpu_pshape(c, "axis");
-  int exclude = kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2 ? 0 : (int)lmx_cpu_pnum(c, "exclude", 0);
+  lmx_shape ax;
+  int exclude = 0;
+  if (kind == LMX_RED_NORM1 || kind == LMX_RED_NORM2) { /* norm: its own struct, no exclude */
+    ax = ((const lmx_norm_param *)c->param)->axis;
+  } else {
+    const lmx_red_param *p = c->param;
+    ax = p->axis, exclude = p->exclude;
+  }
   for (int i = 0; i < nd; i++) mask[i] = ax.ndim < 0 ? 1 : exclude;
   for (int k = 0; k < ax.ndim; k++) {
     int a;
@@ -145,7 +151,7 @@ static int red_plan(const lmx_op_ctx *c, const lmx_shape *x, int kind, int64_t *
 }
 
 static int red_kind(const lmx_op_ctx *c, int kind) {
-  if (kind == LMX_RED_NORM2 && lmx_cpu_pint(c, "ord", 2) == 1) return LMX_RED_NORM1;
+  if (kind == LMX_RED_NORM2 && ((const lmx_norm_param *)c->param)->ord == 1) return LMX_RED_NORM1;
   return kind;
 }
 
@@ -153,11 +159,11 @@ static int red_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
                    const int *req, int kind) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   kind = red_kind(c, kind);
-  int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_cpu_size(&in[0]);
+  int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], xsize, "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], xsize, "input 'data'"));
   LMX_TRY(red_plan(c, &in[0].shape, kind, ystr, &ysize));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], ysize, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   int acc = req[0] == LMX_REQ_ADD;
   if (acc && kind != LMX_RED_SUM && kind != LMX_RED_MEAN) return lmx_cpu_fail_req_add(c, "output");
@@ -171,15 +177,15 @@ static int red_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *
                    const lmx_tensor *out, const lmx_tensor *ig, const int *req, int kind) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   kind = red_kind(c, kind);
-  int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_cpu_size(&ig[0]);
+  int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_glue_size(&ig[0]);
   LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &ig[0], xsize, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &ig[0], xsize, "gradient of 'data'"));
   LMX_TRY(red_plan(c, &ig[0].shape, kind, ystr, &ysize));
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], ysize, "output gradient"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], ysize, "output gradient"));
   int linear = kind == LMX_RED_SUM || kind == LMX_RED_MEAN;
   if (!linear) {
-    LMX_TRY(lmx_cpu_check_like(c, &in[0], &ig[0].shape, ig[0].dtype, "input 'data'"));
-    LMX_TRY(lmx_cpu_check_size(c, &out[0], ysize, "output"));
+    LMX_TRY(lmx_glue_check_like(c, &in[0], &ig[0].shape, ig[0].dtype, "input 'data'"));
+    LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
   }
   double scale = kind == LMX_RED_MEAN && xsize ? (double)ysize / (double)xsize : 1.0;
   lmx_cpu_reduce_bwd(kind, ig[0].dtype, ig[0].shape.ndim, ig[0].shape.dim, ig[0].data,
@@ -216,16 +222,16 @@ static int arg_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *
   if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   const lmx_shape *s = &in[0].shape;
-  int64_t size = lmx_cpu_size(&in[0]), outer = 1, len = size, inner = 1;
-  int64_t axv = lmx_cpu_pint(c, "axis", LMX_PARAM_NONE_INT);
+  int64_t size = lmx_glue_size(&in[0]), outer = 1, len = size, inner = 1;
+  int64_t axv = ((const lmx_arg_param *)c->param)->axis; /* LMX_PARAM_NONE_INT: None */
   if (axv != LMX_PARAM_NONE_INT) {
     int ax;
     LMX_TRY(lmx_op_axis(c, "axis", axv, s->ndim, &ax));
-    outer = lmx_cpu_outer(s, ax), len = s->dim[ax], inner = lmx_cpu_inner(s, ax);
+    outer = lmx_glue_outer(s, ax), len = s->dim[ax], inner = lmx_glue_inner(s, ax);
   }
   if (len == 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': cannot search an empty axis");
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], size, "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], outer * inner, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], size, "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], outer * inner, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
   lmx_cpu_argmax(want_min, in[0].dtype, outer, len, inner, in[0].data, out[0].data);
   return LMX_OK;

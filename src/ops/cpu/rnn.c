@@ -24,31 +24,32 @@
 #include "cpu_ops.h"
 
 static int rnn_desc(const lmx_op_ctx *c, const lmx_shape *x, int dt, lmx_cpu_rnn *r) {
-  r->mode = lmx_cpu_penum(c, "mode", "lstm") ? LMX_RNN_LSTM
-            : lmx_cpu_penum(c, "mode", "gru") ? LMX_RNN_GRU
-            : lmx_cpu_penum(c, "mode", "rnn_tanh") ? LMX_RNN_TANH : LMX_RNN_RELU;
+  const lmx_rnn_param *p = c->param;
+  r->mode = p->mode == LMX_RNNM_LSTM       ? LMX_RNN_LSTM
+            : p->mode == LMX_RNNM_GRU      ? LMX_RNN_GRU
+            : p->mode == LMX_RNNM_RNN_TANH ? LMX_RNN_TANH : LMX_RNN_RELU;
   r->G = r->mode == LMX_RNN_LSTM ? 4 : r->mode == LMX_RNN_GRU ? 3 : 1;
   r->dt = dt;
-  r->L = lmx_cpu_pint(c, "num_layers", 1);
-  r->D = lmx_cpu_pnum(c, "bidirectional", 0) ? 2 : 1;
-  r->H = lmx_cpu_pint(c, "state_size", 1);
+  r->L = p->num_layers;
+  r->D = p->bidirectional ? 2 : 1;
+  r->H = p->state_size;
   if (x->ndim != 3)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (sequence length, batch, "
                        "input size)");
   r->T = x->dim[0], r->N = x->dim[1], r->In = x->dim[2];
-  r->drop = lmx_cpu_pnum(c, "p", 0) > 0 && r->L > 1;
+  r->drop = p->p > 0 && r->L > 1;
   return LMX_OK;
 }
 
 /* MXNet 1.9 (rnn-inl.h) runs these through cuDNN only; its CPU RNN has the projection for
  * inference alone and ignores clipping. */
 static int rnn_supported(const lmx_op_ctx *c) {
+  const lmx_rnn_param *p = c->param;
   const char *what = NULL, *also = "";
-  if (lmx_cpu_pint(c, "projection_size", LMX_PARAM_NONE_INT) != LMX_PARAM_NONE_INT)
+  if (p->projection_size != LMX_PARAM_NONE_INT)
     what = "projection_size", also = " (and by its CPU RNN in inference)";
-  else if (lmx_cpu_pnum(c, "use_sequence_length", 0)) what = "use_sequence_length";
-  else if (!isnan(lmx_cpu_pnum(c, "lstm_state_clip_min", NAN)) ||
-           !isnan(lmx_cpu_pnum(c, "lstm_state_clip_max", NAN)))
+  else if (p->use_sequence_length) what = "use_sequence_length";
+  else if (!isnan(p->lstm_state_clip_min) || !isnan(p->lstm_state_clip_max))
     what = "lstm_state_clip_min/max";
   if (what)
     return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is only supported by MXNet "
@@ -60,12 +61,12 @@ static int rnn_check(const lmx_op_ctx *c, const lmx_tensor *in, lmx_cpu_rnn *r) 
   LMX_TRY(rnn_supported(c));
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(rnn_desc(c, &in[0].shape, in[0].dtype, r));
-  LMX_TRY(lmx_cpu_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
   lmx_shape ps = {1, {lmx_cpu_rnn_param_size(r)}}, hs = {3, {r->L * r->D, r->N, r->H}};
-  LMX_TRY(lmx_cpu_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
-  LMX_TRY(lmx_cpu_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
-  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_cpu_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
-  return lmx_cpu_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
+  LMX_TRY(lmx_glue_check_like(c, &in[1], &ps, r->dt, "input 'parameters'"));
+  LMX_TRY(lmx_glue_check_like(c, &in[2], &hs, r->dt, "input 'state'"));
+  if (r->mode == LMX_RNN_LSTM) LMX_TRY(lmx_glue_check_like(c, &in[3], &hs, r->dt, "input 'state_cell'"));
+  return lmx_glue_check_ws(c, lmx_cpu_rnn_ws(r) * (size_t)lmx_dtype_size(r->dt));
 }
 
 size_t lmx_cpu_ws_RNN(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
@@ -85,7 +86,7 @@ static int check_reserve(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_cpu
   if (!t->data)
     return lmx_op_fail(c, LMX_ERR_ARG, "output 'reserve': expected an array of %lld elements, "
                        "got none", (long long)rs.dim[0]);
-  return lmx_cpu_check_like(c, t, &rs, r->dt, "output 'reserve'");
+  return lmx_glue_check_like(c, t, &rs, r->dt, "output 'reserve'");
 }
 
 int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -93,20 +94,20 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
-  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), nv = num_visible(&r, states);
+  const lmx_rnn_param *p = c->param;
+  int states = p->state_outputs, nv = num_visible(&r, states);
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
   for (int i = 0; i < nv; i++) {
     if (req[i] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
-    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
+    if (req[i]) LMX_TRY(lmx_glue_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
   }
   if (req[nv] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "reserve");
   LMX_TRY(check_reserve(c, &out[nv], &r));
   if (r.drop) { /* the masks open the reserve: (L-1, T, N, D·H) */
     int64_t n = (r.L - 1) * r.T * r.N * r.D * r.H;
-    double p = lmx_cpu_pnum(c, "p", 0);
     if (c->is_train) {
       lmx_rng_fill_uniform(out[nv].data, r.dt, n, 0.0, 1.0);
-      lmx_cpu_dropout_mask(r.dt, n, out[nv].data, p);
+      lmx_cpu_dropout_mask(r.dt, n, out[nv].data, p->p);
     } else {
       lmx_cpu_fill(out[nv].data, r.dt, n, 1.0);
     }
@@ -122,7 +123,7 @@ int lmx_cpu_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
 static void *grad_dst(const lmx_tensor *t, int req) {
   if (req == LMX_REQ_NULL || !t->data) return NULL;
   if (req != LMX_REQ_ADD)
-    memset(t->data, 0, (size_t)lmx_cpu_size(t) * (size_t)lmx_dtype_size(t->dtype));
+    memset(t->data, 0, (size_t)lmx_glue_size(t) * (size_t)lmx_dtype_size(t->dtype));
   return t->data;
 }
 
@@ -132,14 +133,14 @@ int lmx_cpu_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   (void)aux;
   lmx_cpu_rnn r;
   LMX_TRY(rnn_check(c, in, &r));
-  int states = (int)lmx_cpu_pnum(c, "state_outputs", 0), lstm = r.mode == LMX_RNN_LSTM;
+  int states = ((const lmx_rnn_param *)c->param)->state_outputs, lstm = r.mode == LMX_RNN_LSTM;
   LMX_TRY(check_reserve(c, &out[num_visible(&r, states)], &r));
   lmx_shape ys = {3, {r.T, r.N, r.D * r.H}}, hs = {3, {r.L * r.D, r.N, r.H}};
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &ys, r.dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &ys, r.dt, "output gradient"));
   for (int i = 1; states && i < (lstm ? 3 : 2); i++)
-    if (og[i].data) LMX_TRY(lmx_cpu_check_like(c, &og[i], &hs, r.dt, "state gradient"));
+    if (og[i].data) LMX_TRY(lmx_glue_check_like(c, &og[i], &hs, r.dt, "state gradient"));
   for (int i = 0; i < (lstm ? 4 : 3); i++)
-    if (req[i]) LMX_TRY(lmx_cpu_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
+    if (req[i]) LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
   lmx_cpu_rnn_grad g = {
       .dy = og[0].data,
       .dhy = states ? og[1].data : NULL,

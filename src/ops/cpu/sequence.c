@@ -24,14 +24,14 @@ typedef struct {
 
 static int seq_geo_of(const lmx_op_ctx *c, const lmx_tensor *in, int nin, seq_geo *g) {
   const lmx_shape *s = &in[0].shape;
-  g->axis = (int)lmx_cpu_pint(c, "axis", 0);
+  g->axis = (int)((const lmx_seq_param *)c->param)->axis;
   if (s->ndim < 2 || g->axis < 0 || g->axis > 1)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D with axis 0 or 1");
-  g->T = s->dim[g->axis], g->N = s->dim[1 - g->axis], g->R = lmx_cpu_inner(s, 1);
+  g->T = s->dim[g->axis], g->N = s->dim[1 - g->axis], g->R = lmx_glue_inner(s, 1);
   g->dt = in[0].dtype, g->es = (size_t)lmx_dtype_size(g->dt);
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cpu_check_size(c, &in[0], g->T * g->N * g->R, "input 'data'"));
-  if (nin > 1) LMX_TRY(lmx_cpu_check_size(c, &in[1], g->N, "input 'sequence_length'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], g->T * g->N * g->R, "input 'data'"));
+  if (nin > 1) LMX_TRY(lmx_glue_check_size(c, &in[1], g->N, "input 'sequence_length'"));
   return LMX_OK;
 }
 
@@ -49,7 +49,9 @@ static char *blk(const void *base, const seq_geo *g, int64_t t, int64_t b) {
   return (char *)base + (size_t)(i * g->R) * g->es;
 }
 
-static int nin_of(const lmx_op_ctx *c) { return lmx_cpu_pnum(c, "use_sequence_length", 0) ? 2 : 1; }
+static int nin_of(const lmx_op_ctx *c) {
+  return ((const lmx_seq_param *)c->param)->use_sequence_length ? 2 : 1;
+}
 
 /* ---- SequenceMask ------------------------------------------------------------------ */
 
@@ -73,8 +75,8 @@ int lmx_cpu_fwd_SequenceMask(const lmx_op_ctx *c, const lmx_tensor *in, const lm
   seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
-  mask_pass(&g, in, nin, out[0].data, in[0].data, lmx_cpu_pnum(c, "value", 0.0),
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
+  mask_pass(&g, in, nin, out[0].data, in[0].data, ((const lmx_seq_param *)c->param)->value,
             req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
@@ -89,8 +91,8 @@ static int same_shape_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   if (*nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(seq_geo_of(c, in, *nin, g));
-  LMX_TRY(lmx_cpu_check_like(c, &og[0], &in[0].shape, g->dt, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, g->dt, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, g->dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, g->dt, "gradient of 'data'"));
   *run = 1;
   return LMX_OK;
 }
@@ -115,7 +117,7 @@ int lmx_cpu_fwd_SequenceLast(const lmx_op_ctx *c, const lmx_tensor *in, const lm
   seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_size(c, &out[0], g.N * g.R, "output"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], g.N * g.R, "output"));
   if (out[0].dtype != g.dt) return lmx_cpu_fail_dtype(c, &out[0], "output");
   if (g.T == 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': empty sequence axis");
   for (int64_t b = 0; b < g.N; b++) {
@@ -135,8 +137,8 @@ int lmx_cpu_bwd_SequenceLast(const lmx_op_ctx *c, const lmx_tensor *og, const lm
   if (nin > 1) lmx_cpu_zero_grad(&ig[1], req[1]);
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_size(c, &og[0], g.N * g.R, "output gradient"));
-  LMX_TRY(lmx_cpu_check_like(c, &ig[0], &in[0].shape, g.dt, "gradient of 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], g.N * g.R, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, g.dt, "gradient of 'data'"));
   if (g.T == 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': empty sequence axis");
   if (req[0] != LMX_REQ_ADD) memset(ig[0].data, 0, (size_t)(g.T * g.N * g.R) * g.es);
   for (int64_t b = 0; b < g.N; b++) {
@@ -167,7 +169,7 @@ int lmx_cpu_fwd_SequenceReverse(const lmx_op_ctx *c, const lmx_tensor *in,
   seq_geo g = {0};
   int nin = nin_of(c);
   LMX_TRY(seq_geo_of(c, in, nin, &g));
-  LMX_TRY(lmx_cpu_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, g.dt, "output"));
   if (out[0].data == in[0].data)
     return lmx_op_fail(c, LMX_ERR_ARG, "output: cannot reverse in place");
   reverse_pass(&g, in, nin, out[0].data, in[0].data, req[0] == LMX_REQ_ADD);
