@@ -102,6 +102,14 @@ int lmx_cu_sum_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, co
 int lmx_cu_bias_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, const void *b,
                      int acc);
 
+/* y[N, C, inner] += b[C] per channel (Convolution / Deconvolution bias) */
+int lmx_cu_bias_channels(lmx_cu_stream s, int dt, int64_t N, int64_t C, int64_t inner, void *y,
+                         const void *b);
+/* gb[C] (+)= Σ over n and inner of g[N, C, inner]: one block per channel, a fixed tree
+ * (float accumulation; double for float64) */
+int lmx_cu_sum_channels(lmx_cu_stream s, int dt, int64_t N, int64_t C, int64_t inner, void *gb,
+                        const void *g, int acc);
+
 LMX_CU_END
 
 #endif

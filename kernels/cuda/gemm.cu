@@ -69,6 +69,52 @@ int lmx_cu_sum_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, co
   return lmx_cu_last_error();
 }
 
+template <typename T>
+__global__ void k_bias_channels(int64_t N, int64_t C, int64_t inner, T *y, const T *b) {
+  LMX_CU_GRID_LOOP(i, N * C * inner) {
+    typename lmx_cu_acc<T>::type v = lmx_cu_ld(y, i);
+    v += lmx_cu_ld(b, i / inner % C);
+    lmx_cu_st(y, i, v);
+  }
+}
+
+enum { SUM_NT = 256 }; /* threads of a channel-sum block (a power of two) */
+
+template <typename T>
+__global__ void k_sum_channels(int64_t N, int64_t C, int64_t inner, T *gb, const T *g, int acc) {
+  typedef typename lmx_cu_acc<T>::type A;
+  __shared__ A sh[SUM_NT];
+  int64_t c = blockIdx.x, cnt = N * inner;
+  A v = 0;
+  for (int64_t q = threadIdx.x; q < cnt; q += SUM_NT) v += lmx_cu_ld(g, (q / inner * C + c) * inner + q % inner);
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned k = SUM_NT / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) sh[threadIdx.x] += sh[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) lmx_cu_st(gb, c, sh[0] + (acc ? (A)lmx_cu_ld(gb, c) : (A)0));
+}
+
+int lmx_cu_bias_channels(lmx_cu_stream s, int dt, int64_t N, int64_t C, int64_t inner, void *y,
+                         const void *b) {
+  int64_t n = N * C * inner;
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+    if (n == 0) return 0;
+    LMX_LAUNCH(k_bias_channels<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, N, C, inner,
+               (T *)y, (const T *)b))
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_sum_channels(lmx_cu_stream s, int dt, int64_t N, int64_t C, int64_t inner, void *gb,
+                        const void *g, int acc) {
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+    if (C == 0) return 0;
+    LMX_LAUNCH(k_sum_channels<T>, (unsigned)C, SUM_NT, 0, s, N, C, inner, (T *)gb,
+               (const T *)g, acc))
+  return lmx_cu_last_error();
+}
+
 /* ---- FullyConnected and batched products (the CPU's linalg.c, step for step) --------- */
 
 int lmx_cu_fc_fwd(lmx_cu_stream s, int dt, int64_t m, int64_t k, int64_t n, void *out,
