@@ -145,6 +145,32 @@ static void test_conv(void) {
       free(gw16), free(col16);
 }
 
+/* per-channel bias and its gradient (the conv glue's) against plain loops */
+static void test_channel_bias(void) {
+  unsigned s = 13;
+  int64_t N = 3, C = 5, I = 301;
+  float *y = rnd(N * C * I, &s), *b = rnd(C, &s), *y0 = dup(y, N * C * I);
+  int rc = lmx_cu_bias_channels(NULL, LMX_FLOAT32, N, C, I, y, b);
+  int same = rc == 0;
+  for (int64_t i = 0; i < N * C * I; i++) same &= y[i] == y0[i] + b[i / I % C];
+  CHECK(same, "bias_channels");
+  for (int acc = 0; acc < 2; acc++) {
+    float gb[5] = {1, 2, 3, 4, 5};
+    double ref[5];
+    for (int64_t c = 0; c < C; c++) {
+      ref[c] = acc ? gb[c] : 0;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < I; i++) ref[c] += y[(n * C + c) * I + i];
+    }
+    rc = lmx_cu_sum_channels(NULL, LMX_FLOAT32, N, C, I, gb, y, acc);
+    double worst = 0;
+    for (int64_t c = 0; c < C; c++) worst = fmax(worst, fabs(gb[c] - ref[c]));
+    CHECK(rc == 0 && worst < 1e-4, "sum_channels acc %d: diff %g", acc, worst);
+  }
+  CHECK(lmx_cu_sum_channels(NULL, LMX_INT8, N, C, I, y, y, 0) == -1, "int8 accepted");
+  free(y), free(b), free(y0);
+}
+
 static void test_pool(void) {
   static const struct {
     int k;
@@ -215,6 +241,7 @@ int main(void) {
 #ifdef LUAMX_CUDA_SIM
   test_im2col();
   test_conv();
+  test_channel_bias();
   test_pool();
 #else
   printf("CUDA conv/pool launchers not run (no simulator in this build)\n");
