@@ -9,12 +9,37 @@ foreach(src ${LUAMX_C_TESTS})
   target_compile_options(${name} PRIVATE ${LUAMX_WARNINGS})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   add_test(NAME c_${name} COMMAND ${name})
+  if(LUAMX_WITH_CUDA)
+    target_compile_definitions(${name} PRIVATE LUAMX_WITH_CUDA $<$<BOOL:${LUAMX_CUDA_SIM}>:LUAMX_CUDA_SIM>)
+  endif()
+  if(LUAMX_CUDA_SIM)  # kernel tests reach the simulator's controls (lmx_sim.h)
+    target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/sim/include)
+  endif()
 endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
 # on gpu(0) against the CPU (skips without a GPU context), and the same machinery with
 # cpu(1) in the GPU's place, so it is exercised in every build.
 add_test(NAME c_test_gradcheck_agree COMMAND test_gradcheck --agree)
 add_test(NAME c_test_gradcheck_agree_self COMMAND test_gradcheck --agree-self)
+
+# The CUDA simulator's own test and the kernel tests written as .cu (SIM build only):
+# compiled as host C++ against the simulator's headers. Kernel tests run under two
+# thread orders, so a missing barrier shows in one direction or the other.
+if(LUAMX_CUDA_SIM)
+  file(GLOB LUAMX_CU_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_*.cu)
+  foreach(src ${LUAMX_CU_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    set_source_files_properties(${src} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+    add_executable(${name} ${src})
+    target_link_libraries(${name} PRIVATE luamx_static)
+    target_compile_options(${name} PRIVATE ${LUAMX_CXX_WARNINGS})
+    target_include_directories(${name} BEFORE PRIVATE
+      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/sim/include ${CMAKE_CURRENT_SOURCE_DIR}/src)
+    add_test(NAME c_${name} COMMAND ${name})
+    add_test(NAME c_${name}_reverse COMMAND ${name})
+    set_tests_properties(c_${name}_reverse PROPERTIES ENVIRONMENT "LUAMX_SIM_ORDER=reverse")
+  endforeach()
+endif()
 
 set(LUAMX_TEST_ENV
   "LUAMX_LIB=$<TARGET_FILE:luamx>"
