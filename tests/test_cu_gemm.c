@@ -165,7 +165,23 @@ static float maxdiff16(const uint16_t *a, const float *b, int64_t n) {
   return w;
 }
 
+int lmx_cuda_prim_gemm(int dev_id, int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                       double alpha, const void *A, const void *B, double beta, void *C);
+
+/* the device table's gemm primitive (src/device/cuda_gemm.c) */
+static void test_primitive(void) {
+  float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {1, 0, 0, 1, 1, 1}, C[4] = {9, 9, 9, 9};
+  int rc = lmx_cuda_prim_gemm(0, LMX_FLOAT32, 0, 0, 2, 2, 3, 1.0, A, B, 0.0, C);
+  CHECK(rc == LMX_OK && C[0] == 4 && C[1] == 5 && C[2] == 10 && C[3] == 11,
+        "primitive gemm: rc %d, C = %g %g %g %g", rc, C[0], C[1], C[2], C[3]);
+  int I[4] = {0};
+  rc = lmx_cuda_prim_gemm(0, LMX_INT32, 0, 0, 2, 2, 2, 1.0, I, I, 0.0, I);
+  CHECK(rc == LMX_ERR_DTYPE && strstr(lmx_last_error(), "gemm: dtype int32 is not float32"),
+        "primitive int32 gemm: rc %d '%s'", rc, lmx_last_error());
+}
+
 static void test_device(void) {
+  test_primitive();
   unsigned s = 11;
   lmx_cu_stream st = NULL;
   for (int ta = 0; ta < 2; ta++)
