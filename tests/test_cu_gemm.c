@@ -95,6 +95,27 @@ static void test_derivation(void) {
             }
 }
 
+/* batches of C side by side in one row stride (the conv glue's col layout) */
+static void test_side_by_side(void) {
+  unsigned seed = 3;
+  int64_t m = 4, n = 3, k = 5, batch = 3, ldc = batch * n + 1;
+  double A[4 * 5], B[3 * 5 * 3], C1[4 * 10], C2[4 * 10];
+  for (int i = 0; i < 20; i++) A[i] = frand(&seed);
+  for (int i = 0; i < 45; i++) B[i] = frand(&seed);
+  for (int i = 0; i < 40; i++) C1[i] = C2[i] = frand(&seed);
+  lmx_cu_gemm_req r = {LMX_FLOAT64, 0, 1, m, n, k, batch, 1.0, 0.5, A, k, 0, B, k, n * k,
+                       C1, ldc, n};
+  lmx_cu_gemm_call c;
+  int rc = lmx_cu_gemm_derive(&r, &c, NULL, 0);
+  CHECK(rc == 0, "side-by-side derive rc %d", rc);
+  for (int b = 0; rc == 0 && b < c.batch; b++) ref_colmajor(&c, b);
+  for (int64_t b = 0; b < batch; b++)
+    lmx_cpu_gemm_ld(LMX_FLOAT64, 0, 1, m, n, k, 1.0, A, k, B + b * n * k, k, 0.5, C2 + b * n, ldc);
+  double worst = 0;
+  for (int i = 0; i < 40; i++) worst = fmax(worst, fabs(C1[i] - C2[i]));
+  CHECK(worst < 1e-12, "side-by-side batches differ by %g", worst);
+}
+
 static void expect_err(lmx_cu_gemm_req r, int want, const char *needle) {
   lmx_cu_gemm_call c;
   char msg[200];
@@ -122,7 +143,12 @@ static void test_errors(void) {
   r = ok, r.k = (int64_t)1 << 33, r.lda = r.k;
   expect_err(r, LMX_CU_GEMM_EARG, "fit cuBLAS's int");
   r = ok, r.batch = 2, r.sc = 5;
-  expect_err(r, LMX_CU_GEMM_EARG, "batches of C overlap: sc must be >= (m-1)*ldc + n = 6, got 5");
+  expect_err(r, LMX_CU_GEMM_EARG, "batches of C overlap: sc must be >= (m-1)*ldc + n = 6 "
+             "(stacked) or in [n, (ldc-n)/(batch-1)] = [3, 0] (side by side), got 5");
+  r = ok, r.batch = 2, r.ldc = 6, r.sc = 3; /* side by side: columns 0-2 and 3-5 */
+  CHECK(lmx_cu_gemm_derive(&r, &call, NULL, 0) == 0, "side-by-side batches refused");
+  r.sc = 2;
+  expect_err(r, LMX_CU_GEMM_EARG, "side by side), got 2");
   r = ok, r.sa = -1;
   expect_err(r, LMX_CU_GEMM_EARG, "batch strides must be >= 0");
   r = ok, r.C = NULL;
@@ -259,6 +285,7 @@ static void test_device(void) {
 int main(void) {
   test_derivation();
   test_errors();
+  test_side_by_side();
 #ifdef LUAMX_CUDA_SIM
   test_device();
 #else

@@ -59,7 +59,8 @@ typedef struct {
 } lmx_cu_gemm_call;
 
 /* Checks r (dims >= 0, leading dims at least the row length and >= 1, everything within
- * cuBLAS's int range, non-negative strides, batches of C that do not overlap, non-NULL
+ * cuBLAS's int range, non-negative strides, batches of C that do not overlap (stacked, or
+ * side by side within a row), non-NULL
  * pointers where data is read or written) and derives the call. Returns 0, -1 for an
  * unsupported dtype, or LMX_CU_GEMM_EARG with a message in msg[len] (may be NULL) naming
  * the argument, what was expected and what was given. Plain C: no device needed. */

@@ -48,9 +48,14 @@ int lmx_cu_gemm_derive(const lmx_cu_gemm_req *r, lmx_cu_gemm_call *c, char *msg,
     FAIL("gemm: batch strides must be >= 0, got sa=%lld sb=%lld sc=%lld", (long long)r->sa,
          (long long)r->sb, (long long)r->sc);
   int nop = r->m == 0 || r->n == 0 || r->batch == 0;
-  if (!nop && r->batch > 1 && r->sc < (r->m - 1) * r->ldc + r->n)
-    FAIL("gemm: batches of C overlap: sc must be >= (m-1)*ldc + n = %lld, got %lld",
-         (long long)((r->m - 1) * r->ldc + r->n), (long long)r->sc);
+  /* batches of C must not overlap: stacked (each after the previous matrix) or side by
+   * side within the row stride (batch b at columns b*sc of every row) */
+  if (!nop && r->batch > 1 && r->sc < (r->m - 1) * r->ldc + r->n &&
+      !(r->sc >= r->n && (r->batch - 1) * r->sc + r->n <= r->ldc))
+    FAIL("gemm: batches of C overlap: sc must be >= (m-1)*ldc + n = %lld (stacked) or "
+         "in [n, (ldc-n)/(batch-1)] = [%lld, %lld] (side by side), got %lld",
+         (long long)((r->m - 1) * r->ldc + r->n), (long long)r->n,
+         (long long)((r->ldc - r->n) / (r->batch - 1)), (long long)r->sc);
   if (!nop && !r->C) FAIL("gemm: C is NULL for a %lldx%lld result", (long long)r->m, (long long)r->n);
   if (!nop && r->k > 0 && (!r->A || !r->B))
     FAIL("gemm: %s is NULL with k=%lld", r->A ? "B" : "A", (long long)r->k);
