@@ -7,12 +7,16 @@
 #define LMX_KERNELS_CUDA_KERNELS_H
 
 #include "cu_base.h"
+#include "cu_conv.h"
 #include "cu_convert.h"
 #include "cu_elementwise.h"
 #include "cu_indexing.h"
 #include "cu_nn.h"
+#include "cu_gemm.h"
+#include "cu_norm.h"
 #include "cu_optim.h"
 #include "cu_random.h"
+#include "cu_rnn.h"
 #include "cu_strided.h"
 
 #endif

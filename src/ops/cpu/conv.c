@@ -30,6 +30,7 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../nn_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -55,75 +56,14 @@ static int64_t per_thread_elems(int64_t C, int64_t K, int64_t F, int64_t CKg, in
   return C * K * nb * O + F * nb * O + F * CKg;
 }
 
-/* A per-spatial-dim tuple parameter (stride, dilate, pad): k entries, or () for `def`. */
-static int tup(const lmx_op_ctx *c, const char *name, const lmx_shape *t, int k, int64_t def,
-               int64_t *v) {
-  if (t->ndim > 0 && t->ndim != k)
-    return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': expected %d entries, got %d", name, k,
-                       t->ndim);
-  for (int i = 0; i < k; i++) v[i] = t->ndim > 0 ? t->dim[i] : def;
-  return LMX_OK;
-}
-
-/* Geometry from the parameters and the image / patch-side shapes (deconv: image = out). */
-static int conv_geom_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
-                        const lmx_shape *pat, lmx_cpu_geom *g) {
-  const lmx_conv_param *p = c->param;
-  const lmx_shape ks = p->kernel;
-  g->k = ks.ndim;
-  if (g->k < 1 || g->k > 3 || img->ndim != g->k + 2 || pat->ndim != g->k + 2)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "expected %d-D data for a %d-D kernel", g->k + 2, g->k);
-  for (int i = 0; i < g->k; i++) g->kernel[i] = ks.dim[i];
-  LMX_TRY(tup(c, "stride", &p->stride, g->k, 1, g->stride));
-  LMX_TRY(tup(c, "dilate", &p->dilate, g->k, 1, g->dilate));
-  LMX_TRY(tup(c, "pad", &p->pad, g->k, 0, g->pad));
-  const lmx_shape ts = p->target_shape; /* Convolution: ndim 0 */
-  for (int i = 0; i < g->k; i++) {
-    g->in[i] = img->dim[2 + i], g->out[i] = pat->dim[2 + i];
-    int64_t ke = g->dilate[i] * (g->kernel[i] - 1) + 1;
-    if (deconv && ts.ndim == g->k && ts.dim[i] > 0) { /* MXNet's InferPad */
-      int64_t total = g->stride[i] * (g->out[i] - 1) + ke - ts.dim[i];
-      g->pad[i] = total > 0 ? (total + 1) / 2 : 0;
-    }
-    if (g->stride[i] < 1 || g->dilate[i] < 1 || g->pad[i] < 0 ||
-        (g->in[i] + 2 * g->pad[i] - ke) / g->stride[i] + 1 != g->out[i] ||
-        g->in[i] + 2 * g->pad[i] < ke)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "spatial dim %d: sizes %lld -> %lld do not match "
-                         "kernel %lld, stride %lld, pad %lld, dilate %lld", i,
-                         (long long)g->in[i], (long long)g->out[i], (long long)g->kernel[i],
-                         (long long)g->stride[i], (long long)g->pad[i], (long long)g->dilate[i]);
-  }
-  lmx_cpu_geom_norm(g);
-  return LMX_OK;
-}
-
 static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
                         const lmx_shape *oshape, conv_plan *p) {
-  const lmx_shape *img = deconv ? oshape : &in[0].shape, *pat = deconv ? &in[0].shape : oshape;
-  p->deconv = deconv, p->dt = in[0].dtype;
-  const lmx_conv_param *prm = c->param;
-  p->bias = !prm->no_bias;
-  p->G = prm->num_group;
+  lmx_conv_dims d;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(conv_geom_of(c, deconv, img, pat, &p->g));
-  p->N = img->dim[0], p->C = img->dim[1], p->F = pat->dim[1];
-  if (pat->dim[0] != p->N || p->G < 1 || p->C % p->G || p->F % p->G)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "channels %lld / %lld and batch do not match num_group "
-                       "%lld", (long long)p->C, (long long)p->F, (long long)p->G);
-  int64_t K = p->g.kernel[0] * p->g.kernel[1] * p->g.kernel[2];
-  p->CK = p->C / p->G * K;
-  p->O = p->g.out[0] * p->g.out[1] * p->g.out[2];
-  p->I = p->g.in[0] * p->g.in[1] * p->g.in[2];
-  /* conv weight (F, C/G, k...); deconv weight (data channels, out channels/G, k...) is
-   * the same thing in the convolution view */
-  lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};
-  for (int i = 0; i < img->ndim - 2; i++) ws.dim[2 + i] = p->g.kernel[3 - (img->ndim - 2) + i];
-  LMX_TRY(lmx_glue_check_like(c, &in[1], &ws, p->dt, "input 'weight'"));
-  if (p->bias) {
-    lmx_shape bs = {1, {deconv ? p->C : p->F}};
-    LMX_TRY(lmx_glue_check_like(c, &in[2], &bs, p->dt, "input 'bias'"));
-  }
-  LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
+  LMX_TRY(lmx_conv_plan(c, deconv, in, oshape, &d)); /* shared with the CUDA glue */
+  p->g = d.g, p->N = d.N, p->C = d.C, p->F = d.F, p->G = d.G, p->CK = d.CK, p->O = d.O;
+  p->I = d.I, p->dt = d.dt, p->deconv = d.deconv, p->bias = d.bias;
+  int64_t K = d.K;
   size_t es = (size_t)lmx_dtype_size(p->dt);
   p->nb = chunk_of(p->N, p->O);
   p->chunks = p->N > 0 ? (p->N + p->nb - 1) / p->nb : 0;
@@ -384,75 +324,11 @@ int lmx_cpu_bwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *og, const l
 
 /* ---- Pooling ------------------------------------------------------------------------ */
 
-/* Output size of one spatial dim under a convention (MXNet 1.9 pooling.cc PoolingShape):
- * valid floor((x + 2p - k) / s) + 1, full ceil((x + 2p - k) / s) + 1, same ceil((x + 2p) / s)
- * with p = 0 (the only pad 'same' accepts); 0 for an empty dim. */
-static int64_t pool_out_size(int conv, int64_t x, int64_t k, int64_t s, int64_t p) {
-  if (x == 0) return 0;
-  if (conv == 2) return (x + 2 * p + s - 1) / s;
-  if (conv == 1) return (x + 2 * p - k + s - 1) / s + 1;
-  return (x + 2 * p - k) / s + 1;
-}
-
-/* Geometry of a Pooling call (normalized to 3-D). 'same' runs the kernels with pad 0 and
- * out = ceil(x / stride): MXNet passes its pad (required 0) to pool.h unchanged, so windows
- * start at o*stride and only the last ones hang over the end (no padding in front).
- * MXNet 1.9 takes 'same' for 1-D data only; here 2-D and 3-D follow the same rule per dim.
- * The output's spatial sizes must be the convention's (the fast kernels rely on it). */
+/* Pooling geometry (valid / full / same, global_pool) is shared with the CUDA glue:
+ * lmx_pool_plan (nn_plan.c). */
 static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y,
-                     lmx_cpu_geom *g, int *type, int *include_pad) {
-  static const char *const names[] = {"valid", "full", "same"};
-  const lmx_pool_param *p = c->param;
-  int gp = p->global_pool;
-  int conv = p->pooling_convention == LMX_POOLC_SAME   ? 2
-             : p->pooling_convention == LMX_POOLC_FULL ? 1 : 0;
-  g->k = x->ndim - 2;
-  if (g->k < 1 || g->k > 3 || y->ndim != x->ndim)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected 3-D to 5-D data");
-  const lmx_shape ks = p->kernel;
-  if (!gp && ks.ndim != g->k)
-    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'kernel': expected %d entries, got %d", g->k,
-                       ks.ndim);
-  for (int i = 0; i < g->k; i++) {
-    g->in[i] = x->dim[2 + i], g->out[i] = y->dim[2 + i], g->dilate[i] = 1;
-    g->kernel[i] = gp ? x->dim[2 + i] : ks.dim[i];
-  }
-  if (gp) {
-    for (int i = 0; i < g->k; i++) g->stride[i] = 1, g->pad[i] = 0;
-  } else {
-    LMX_TRY(tup(c, "stride", &p->stride, g->k, 1, g->stride));
-    LMX_TRY(tup(c, "pad", &p->pad, g->k, 0, g->pad));
-  }
-  for (int i = 0; i < g->k; i++) {
-    if (g->kernel[i] < 1 || g->stride[i] < 1 || g->pad[i] < 0)
-      return lmx_op_fail(c, LMX_ERR_ARG, "spatial dim %d: kernel %lld and stride %lld must be "
-                         ">= 1 and pad %lld >= 0", i, (long long)g->kernel[i],
-                         (long long)g->stride[i], (long long)g->pad[i]);
-    if (!gp && conv == 2 && g->pad[i] != 0)
-      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': pooling_convention 'same' takes no "
-                         "padding, got %lld on spatial dim %d", (long long)g->pad[i], i);
-    int64_t want = gp ? 1 : pool_out_size(conv, g->in[i], g->kernel[i], g->stride[i], g->pad[i]);
-    if (g->out[i] != want)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "output: spatial dim %d: expected size %lld "
-                         "(input %lld, kernel %lld, stride %lld, pad %lld, '%s'), got %lld", i,
-                         (long long)want, (long long)g->in[i], (long long)g->kernel[i],
-                         (long long)g->stride[i], (long long)g->pad[i],
-                         gp ? "global_pool" : names[conv], (long long)g->out[i]);
-  }
-  *type = p->pool_type == LMX_POOLT_AVG   ? LMX_POOL_AVG
-          : p->pool_type == LMX_POOLT_SUM ? LMX_POOL_SUM
-          : p->pool_type == LMX_POOLT_LP  ? LMX_POOL_LP : LMX_POOL_MAX;
-  *include_pad = p->count_include_pad != 0; /* None (-1): MXNet counts the padding */
-  lmx_cpu_geom_norm(g);
-  if (x->dim[0] != y->dim[0] || x->dim[1] != y->dim[1])
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "output: batch and channels must match the input");
-  return LMX_OK;
-}
-
-/* The power of lp pooling: p_value, None meaning 2. */
-static int lp_power(const lmx_op_ctx *c) {
-  const lmx_pool_param *p = c->param;
-  return p->p_value == LMX_PARAM_NONE_INT ? 2 : (int)p->p_value;
+                     lmx_cpu_geom *g, int *type, int *include_pad, int *pv) {
+  return lmx_pool_plan(c, x, y, g, type, include_pad, pv);
 }
 
 int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
@@ -460,12 +336,11 @@ int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_cpu_geom g;
-  int type, incl;
+  int type, incl, pv;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl));
+  LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl, &pv));
   LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
-  int pv = lp_power(c);
   lmx_cpu_pool(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
                in[0].data, out[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
@@ -477,15 +352,14 @@ int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_cpu_geom g;
-  int type, incl;
+  int type, incl, pv;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl));
+  LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl, &pv));
   LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, in[0].dtype, "output gradient"));
   if (type == LMX_POOL_LP)
     LMX_TRY(lmx_glue_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
-  int pv = lp_power(c);
   /* req WRITE: the kernels write every element of the gradient (no memset here) */
   lmx_cpu_pool_bwd(type, pv, in[0].dtype, &g, incl, in[0].shape.dim[0] * in[0].shape.dim[1],
                    ig[0].data, og[0].data, in[0].data, type == LMX_POOL_LP ? out[0].data : NULL,

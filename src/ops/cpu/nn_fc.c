@@ -10,39 +10,18 @@
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
+#include "../nn_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
 /* ---- FullyConnected ------------------------------------------------------------------- */
 
-typedef struct {
-  int64_t m, k, n;
-  int bias;
-} fc_dims;
+typedef lmx_fc_dims fc_dims;
 
+/* dims are shared with the CUDA glue (nn_plan.c); the dtypes are the CPU's */
 static int fc_check(const lmx_op_ctx *c, const lmx_tensor *in, fc_dims *d) {
-  const lmx_shape *x = &in[0].shape;
-  const lmx_fc_param *p = c->param;
-  d->n = p->num_hidden;
-  d->bias = !p->no_bias;
-  int flatten = p->flatten;
-  int64_t size = lmx_glue_size(&in[0]);
-  if (x->ndim < 1) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 1-D");
-  if (flatten) d->m = x->ndim == 1 ? 1 : x->dim[0];
-  else d->m = x->ndim == 1 ? 1 : size / (x->dim[x->ndim - 1] ? x->dim[x->ndim - 1] : 1);
-  d->k = d->m ? size / d->m : 0;
-  if (!flatten) d->k = x->dim[x->ndim - 1];
-  if (d->m * d->k != size)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': cannot be read as a matrix");
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_glue_check_size(c, &in[0], size, "input 'data'"));
-  lmx_shape ws = {2, {d->n, d->k}};
-  LMX_TRY(lmx_glue_check_like(c, &in[1], &ws, in[0].dtype, "input 'weight'"));
-  if (d->bias) {
-    lmx_shape bs = {1, {d->n}};
-    LMX_TRY(lmx_glue_check_like(c, &in[2], &bs, in[0].dtype, "input 'bias'"));
-  }
-  return LMX_OK;
+  return lmx_fc_plan(c, in, d);
 }
 
 int lmx_cpu_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
@@ -80,45 +59,12 @@ int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const 
 
 /* ---- dot / batch_dot ------------------------------------------------------------------ */
 
-typedef struct {
-  int64_t batch, m, n, k;
-  int ta, tb;
-} mm_dims;
+typedef lmx_mm_dims mm_dims;
 
 static int mm_check(const lmx_op_ctx *c, const lmx_tensor *in, int batched, mm_dims *d) {
-  const lmx_shape *a = &in[0].shape, *b = &in[1].shape;
-  const lmx_dot_param *p = c->param;
-  d->ta = p->transpose_a;
-  d->tb = p->transpose_b;
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'lhs'"));
   if (in[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &in[1], "input 'rhs'");
-  int64_t sa = lmx_glue_size(&in[0]), sb = lmx_glue_size(&in[1]);
-  if (batched) {
-    if (a->ndim != 3 || b->ndim != 3 || a->dim[0] != b->dim[0])
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "inputs 'lhs' and 'rhs': expected 3-D arrays with "
-                         "the same batch size");
-    d->batch = a->dim[0];
-    d->m = d->ta ? a->dim[2] : a->dim[1];
-    d->k = d->ta ? a->dim[1] : a->dim[2];
-    d->n = d->tb ? b->dim[1] : b->dim[2];
-    int64_t kb = d->tb ? b->dim[2] : b->dim[1];
-    if (kb != d->k)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'rhs': expected reduction dim %lld, got %lld",
-                         (long long)d->k, (long long)kb);
-  } else {
-    if (a->ndim < 1 || b->ndim < 1)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "inputs 'lhs' and 'rhs': expected at least 1-D");
-    d->batch = 1;
-    d->k = d->ta ? a->dim[0] : a->dim[a->ndim - 1];
-    d->m = d->k ? sa / d->k : 0;
-    int64_t kb = d->tb ? b->dim[b->ndim - 1] : b->dim[0];
-    if (kb != d->k)
-      return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'rhs': expected reduction dim %lld, got %lld",
-                         (long long)d->k, (long long)kb);
-    d->n = kb ? sb / kb : 0;
-  }
-  LMX_TRY(lmx_glue_check_size(c, &in[0], sa, "input 'lhs'"));
-  return lmx_glue_check_size(c, &in[1], sb, "input 'rhs'");
+  return lmx_mm_plan(c, in, batched, d);
 }
 
 static int mm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,

@@ -17,17 +17,14 @@
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
 #include "../../tensor/random.h"
+#include "../nn_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
 static int norm_layout(const lmx_op_ctx *c, const lmx_tensor *x, int64_t axis, int64_t *o,
                        int64_t *C, int64_t *i) {
-  int ax;
   LMX_TRY(lmx_cpu_check_float(c, x, "input 'data'"));
-  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "input 'data'"));
-  LMX_TRY(lmx_op_axis(c, "axis", axis, x->shape.ndim, &ax));
-  *o = lmx_glue_outer(&x->shape, ax), *C = x->shape.dim[ax], *i = lmx_glue_inner(&x->shape, ax);
-  return LMX_OK;
+  return lmx_norm_plan(c, x, axis, o, C, i); /* shared with the CUDA glue */
 }
 
 static int vec_check(const lmx_op_ctx *c, const lmx_tensor *t, int64_t n, int dt, const char *w) {

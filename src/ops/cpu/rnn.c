@@ -20,25 +20,12 @@
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
 #include "../../tensor/random.h"
+#include "../nn_plan.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
 static int rnn_desc(const lmx_op_ctx *c, const lmx_shape *x, int dt, lmx_cpu_rnn *r) {
-  const lmx_rnn_param *p = c->param;
-  r->mode = p->mode == LMX_RNNM_LSTM       ? LMX_RNN_LSTM
-            : p->mode == LMX_RNNM_GRU      ? LMX_RNN_GRU
-            : p->mode == LMX_RNNM_RNN_TANH ? LMX_RNN_TANH : LMX_RNN_RELU;
-  r->G = r->mode == LMX_RNN_LSTM ? 4 : r->mode == LMX_RNN_GRU ? 3 : 1;
-  r->dt = dt;
-  r->L = p->num_layers;
-  r->D = p->bidirectional ? 2 : 1;
-  r->H = p->state_size;
-  if (x->ndim != 3)
-    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (sequence length, batch, "
-                       "input size)");
-  r->T = x->dim[0], r->N = x->dim[1], r->In = x->dim[2];
-  r->drop = p->p > 0 && r->L > 1;
-  return LMX_OK;
+  return lmx_rnn_plan(c, x, dt, r); /* shared with the CUDA glue */
 }
 
 /* MXNet 1.9 (rnn-inl.h) runs these through cuDNN only; its CPU RNN has the projection for

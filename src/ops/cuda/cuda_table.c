@@ -123,4 +123,13 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_SequenceLast] = {FWD(SequenceLast), BWD(SequenceLast)},
     [LMX_OPID_SequenceReverse] = {FWD(SequenceReverse), BWD(SequenceReverse)},
     /* FullyConnected, dot, Convolution, Pooling, norms, RNN (K3) */
+    [LMX_OPID_FullyConnected] = {FWD(FullyConnected), BWD(FullyConnected)},
+    [LMX_OPID_Convolution] = {FWD(Convolution), BWD(Convolution), WS(Convolution)},
+    [LMX_OPID_Deconvolution] = {FWD(Deconvolution), BWD(Deconvolution), WS(Deconvolution)},
+    [LMX_OPID_Pooling] = {FWD(Pooling), BWD(Pooling)},
+    [LMX_OPID_BatchNorm] = {FWD(BatchNorm), BWD(BatchNorm)},
+    [LMX_OPID_LayerNorm] = {FWD(LayerNorm), BWD(LayerNorm)},
+    [LMX_OPID_dot] = {FWD(dot), BWD(dot)},
+    [LMX_OPID_batch_dot] = {FWD(batch_dot), BWD(batch_dot)},
+    [LMX_OPID_RNN] = {FWD(RNN), BWD(RNN), WS(RNN)},
 };
