@@ -37,7 +37,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
-#include "training.h"
+#include "kvstore.h"
 
 enum { JOB_NONE = 0, JOB_LOAD = 1, JOB_FORWARD = 2, JOB_BACKWARD = 3 };
 
@@ -320,7 +320,7 @@ int lmx_grp_sum_grads(lmx_group *g) {
     for (int k = 0; k < g->nin; k++) is_input |= g->in_arg[k] == a;
     if (!x0->grads[a] || g->n == 1 || is_input) continue;
     for (int i = 0; i < g->n; i++) g->sum_src[i] = g->exec[i]->grads[a];
-    int rc = lmx_train_sum(x0->grads[a], g->sum_src, g->n);
+    int rc = lmx_kv_sum_into(x0->grads[a], g->sum_src, g->n);
     for (int i = 1; i < g->n && rc == LMX_OK; i++) rc = lmx_nd_copy(x0->grads[a], g->sum_src[i]);
     if (rc != LMX_OK)
       return lmx_fail_prefix(rc, "group: summing the gradient of '%s': ", x0->arg_names[a]);
