@@ -9,10 +9,11 @@
  * the handle given out is the slot index.
  * Without a launcher (no OMPI_COMM_WORLD_SIZE / PMIX_RANK / PMI_RANK in the
  * environment) MPI is not started at all: the store is rank 0 of 1 and no collective is
- * ever called. At exit MPI_Finalize runs unless a failure was marked (a finalize would
- * wait for the ranks that are gone).
+ * ever called. At exit MPI_Finalize runs unless a failure was marked or the exit status
+ * is non-zero (a finalize would wait for the ranks that are gone or still running).
  * float16 sums use an MPI_Op of our own over MPI_UINT16_T (MPI has no half type).
  */
+#define _GNU_SOURCE /* on_exit */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -85,8 +86,12 @@ static void f16_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
   for (int i = 0; i < *len; i++) b[i] = f2h(h2f(a[i]) + h2f(b[i]));
 }
 
-static void finish(void) {
-  if (!S.started || S.failed) return;
+/* At exit (on_exit: it sees the status): MPI_Finalize only after a clean run. A process
+ * that exits non-zero (a Lua error) skips it, so it ends at once and mpirun ends the job
+ * naming it, instead of waiting in the finalize for ranks still training. */
+static void finish(int status, void *arg) {
+  (void)arg;
+  if (!S.started || S.failed || status != 0) return;
   int fin = 0;
   MPI_Finalized(&fin);
   if (!fin) MPI_Finalize();
@@ -108,7 +113,7 @@ static int p_init(int *rank, int *size, char *err, int cap) {
         rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS) return fail(err, cap, "MPI_Init_thread", rc);
         S.started = 1;
-        atexit(finish);
+        on_exit(finish, NULL);
       }
       MPI_Comm_rank(MPI_COMM_WORLD, &S.rank);
       MPI_Comm_size(MPI_COMM_WORLD, &S.size);
