@@ -48,6 +48,16 @@ function D.run(np, script, args, env, limit)
   return tonumber(rc), out, tonumber(t)
 end
 
+-- Runs `mpirun -np np luajit examples/<name>.lua flags` from the source root.
+function D.example(np, name, flags)
+  local src = os.getenv('LUAMX_SOURCE_DIR') or '.'
+  local p = io.popen(('cd %s && timeout 120 %s -np %d luajit examples/%s.lua %s 2>&1; echo "EXIT=$?"')
+    :format(src, D.MPIRUN, np, name, flags or ''))
+  local out = p:read('*a')
+  p:close()
+  return tonumber(out:match('EXIT=(%d+)%s*$')), out
+end
+
 -- Runs the script in a plain luajit (no mpirun): one worker.
 function D.run1(script, args, env)
   local src = os.getenv('LUAMX_SOURCE_DIR') or '.'

@@ -49,4 +49,30 @@ describe('Module.fit and BucketingModule.fit with dist_sync', function()
     assert.are.equal(0, rc, out)
     assert.is_true(max_diff(dir .. '/b1.params', dir .. '/b2.params') < 1e-4)
   end)
+
+  local function checksums(out)
+    local c = {}
+    for r, v in out:gmatch('rank (%d+): parameter checksum (%S+)') do c[tonumber(r)] = v end
+    return c
+  end
+
+  it('examples/dist_mnist.lua on 2 workers: rank 0 logs and checkpoints, resume keeps ranks identical', function()
+    local prefix = dir .. '/mlp'
+    local rc, out = D.example(2, 'dist_mnist', '--num-epochs 2 --quick --speed-every 2 --model-prefix ' .. prefix)
+    assert.are.equal(0, rc, out)
+    local _, n0 = out:gsub('Epoch%[0%] Train%-accuracy=', '')
+    assert.are.equal(1, n0, 'only rank 0 logs the epoch summary:\n' .. out)
+    local _, nspeed = out:gsub('Speed: [%d.]+ samples/sec', '')
+    assert.are.equal(4, nspeed, 'rank 0 alone logs the (global) speed, twice per epoch:\n' .. out)
+    assert.truthy(out:find('final validation accuracy: 0%.%d+'), out)
+    local c = checksums(out)
+    assert.truthy(c[0] and c[0] == c[1], out)
+    assert.truthy(io.open(prefix .. '-0002.params', 'rb'), 'no checkpoint written:\n' .. out)
+    rc, out = D.example(2, 'dist_mnist', '--num-epochs 3 --quick --model-prefix ' .. prefix .. ' --load-epoch 2')
+    assert.are.equal(0, rc, out)
+    assert.truthy(out:find('Epoch%[2%] Train%-accuracy='), out)
+    assert.falsy(out:find('Epoch%[1%]'), out)
+    c = checksums(out)
+    assert.truthy(c[0] and c[0] == c[1], out)
+  end)
 end)
