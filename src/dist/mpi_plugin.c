@@ -138,7 +138,8 @@ static int free_slot(char *err, int cap) {
   return -1;
 }
 
-static int p_iallreduce(void *buf, int count, int dtype, int op, int *req, char *err, int cap) {
+/* The MPI type and op of a luamx dtype code; -1 with a message for what MPI cannot do. */
+static int type_op(int dtype, int op, MPI_Datatype *t, MPI_Op *o, char *err, int cap) {
   if (dtype < 0 || dtype >= DT_N) {
     snprintf(err, (size_t)cap, "MPI: all-reduce: unknown dtype code %d", dtype);
     return -1;
@@ -147,16 +148,31 @@ static int p_iallreduce(void *buf, int count, int dtype, int op, int *req, char 
     snprintf(err, (size_t)cap, "MPI: all-reduce: float16 supports only the sum");
     return -1;
   }
+  *o = dtype == DT_F16 ? S.f16sum : op == LMX_MPI_MAX ? MPI_MAX : MPI_SUM;
+  *t = dtype == DT_F32   ? MPI_FLOAT
+       : dtype == DT_F64 ? MPI_DOUBLE
+       : dtype == DT_F16 ? MPI_UINT16_T
+       : dtype == DT_U8  ? MPI_UINT8_T
+       : dtype == DT_I32 ? MPI_INT32_T
+       : dtype == DT_I8  ? MPI_INT8_T
+                         : MPI_INT64_T;
+  return 0;
+}
+
+static int p_allreduce(const void *src, void *dst, int count, int dtype, int op, char *err, int cap) {
+  MPI_Datatype t;
+  MPI_Op o;
+  if (type_op(dtype, op, &t, &o, err, cap) != 0) return -1;
+  int rc = MPI_Allreduce(src ? src : MPI_IN_PLACE, dst, count, t, o, S.data);
+  return rc == MPI_SUCCESS ? 0 : fail(err, cap, "MPI_Allreduce", rc);
+}
+
+static int p_iallreduce(void *buf, int count, int dtype, int op, int *req, char *err, int cap) {
+  MPI_Datatype t;
+  MPI_Op o;
+  if (type_op(dtype, op, &t, &o, err, cap) != 0) return -1;
   int s = free_slot(err, cap);
   if (s < 0) return -1;
-  MPI_Op o = dtype == DT_F16 ? S.f16sum : op == LMX_MPI_MAX ? MPI_MAX : MPI_SUM;
-  MPI_Datatype t = dtype == DT_F32   ? MPI_FLOAT
-                   : dtype == DT_F64 ? MPI_DOUBLE
-                   : dtype == DT_F16 ? MPI_UINT16_T
-                   : dtype == DT_U8  ? MPI_UINT8_T
-                   : dtype == DT_I32 ? MPI_INT32_T
-                   : dtype == DT_I8  ? MPI_INT8_T
-                                     : MPI_INT64_T;
   int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, t, o, S.data, &S.slot[s]);
   if (rc != MPI_SUCCESS) return fail(err, cap, "MPI_Iallreduce", rc);
   *req = s;
@@ -255,6 +271,7 @@ int lmx_mpi_plugin(lmx_mpi_ops *ops) {
   ops->abi = LMX_MPI_ABI_VERSION;
   ops->init = p_init;
   ops->iallreduce = p_iallreduce;
+  ops->allreduce = p_allreduce;
   ops->ibcast = p_ibcast;
   ops->iallgather = p_iallgather;
   ops->test = p_test;

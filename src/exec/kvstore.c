@@ -244,7 +244,11 @@ int lmx_kvf_merge(lmx_kvstore *kv, lmx_kv_entry *e, lmx_ndarray *const *values, 
 }
 
 int lmx_kvf_apply(lmx_kvstore *kv, lmx_kv_entry *e) {
-  if (!kv->updater) return lmx_nd_copy(e->merge, e->value);
+  if (!kv->updater) { /* the sum becomes the stored value: swap, no copy */
+    lmx_ndarray *t = e->value;
+    e->value = e->merge, e->merge = t;
+    return LMX_OK;
+  }
   int rc = kv->updater(e->key, e->merge, e->value, kv->user);
   if (rc != LMX_OK)
     return lmx_fail(rc, "kvstore '%s': push: the updater failed for key '%s'", kv->type, e->key);
