@@ -13,7 +13,8 @@ describe('dist_sync across two network namespaces', function()
   end
   it('kv_basics on 10.200.0.1 and 10.200.0.2 over a veth pair', function()
     local src = os.getenv('LUAMX_SOURCE_DIR') or '.'
-    local p = io.popen(('sh %s/spec/dist/netns_job.sh %s/spec/dist 2>&1; echo "EXIT=$?"'):format(src, src))
+    local p = io.popen(('env %s sh %s/spec/dist/netns_job.sh %s/spec/dist 2>&1; echo "EXIT=$?"')
+      :format(D.ASAN_ENV, src, src))
     local out = p:read('*a')
     p:close()
     local rc = tonumber(out:match('EXIT=(%d+)%s*$'))

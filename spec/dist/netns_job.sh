@@ -31,7 +31,7 @@ before=$(ip -n "$A" -s -j link show "${A}v" | sed 's/.*"tx":{"bytes":\([0-9]*\).
 ip netns exec "$A" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   timeout 120 mpirun --hostfile "$work/hosts" -np 2 --mca plm_rsh_agent "$work/agent" \
   --mca btl self,tcp --mca btl_tcp_if_include 10.200.0.0/24 --mca oob_tcp_if_include 10.200.0.0/24 \
-  -x LUA_PATH -x LUAMX_LIB luajit "$dir/kv_basics.lua" dist_sync
+  -x LUA_PATH -x LUAMX_LIB ${LD_PRELOAD:+-x LD_PRELOAD -x ASAN_OPTIONS} luajit "$dir/kv_basics.lua" dist_sync
 rc=$?
 after=$(ip -n "$A" -s -j link show "${A}v" | sed 's/.*"tx":{"bytes":\([0-9]*\).*/\1/')
 echo "VETH_TX_BYTES=$((after - before))"
