@@ -25,7 +25,7 @@ describe('dist kvstore over MPI', function()
 
   it('2 workers: every dtype, barrier, fused + chunked keys (small chunks and fusion buffers)', function()
     local rc, out = D.run(2, 'kv_basics.lua', 'dist_sync',
-      'LUAMX_DIST_CHUNK_BYTES=65536 LUAMX_DIST_FUSION_BYTES=131072')
+      'LUAMX_DIST_SMALL_BYTES=4096 LUAMX_DIST_CHUNK_BYTES=65536 LUAMX_DIST_FUSION_BYTES=16384')
     expect_ok(2, rc, out, {'workers 2', unpack(checks)})
   end)
 

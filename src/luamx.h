@@ -875,8 +875,9 @@ typedef int (*lmx_kv_states_fn)(void *user);
  *    next to libluamx or at $LUAMX_MPI_PLUGIN). Outside mpirun the store is rank 0 of 1.
  *    Environment: LUAMX_DIST_TIMEOUT (seconds any collective may wait before the ranks
  *    that do not answer are named and the call fails; default 120),
- *    LUAMX_DIST_CHUNK_BYTES (1 MiB: larger keys are reduced in chunks of this size),
- *    LUAMX_DIST_FUSION_BYTES (4 MiB: smaller keys are fused into buffers of this size).
+ *    LUAMX_DIST_SMALL_BYTES (1 MiB: smaller keys are fused into buffers of
+ *    LUAMX_DIST_FUSION_BYTES, 4 MiB), LUAMX_DIST_CHUNK_BYTES (16 MiB: larger keys are
+ *    reduced in chunks of this size).
  * Errors: LMX_ERR_UNSUPPORTED for "nccl" (no NCCL in this build), "dist_async" (no
  * parameter servers) and a dist type whose plugin or MPI library cannot be loaded (the
  * message says what to install); LMX_ERR_IO when MPI fails to start; LMX_ERR_ARG for

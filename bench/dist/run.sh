@@ -26,7 +26,7 @@ for r in $(seq "$rounds"); do
   luajit "$here/train.lua" W3a >> "$tmp/out"
   $MPIRUN -np 2 luajit "$here/train.lua" W3a >> "$tmp/out"
 done
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(getconf _NPROCESSORS_ONLN) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 awk '
   $1 != "RESULT" { next }
   $2 == "mpi_allreduce" { if (!($3 in mpi) || $4 < mpi[$3]) mpi[$3] = $4 }

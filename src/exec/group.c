@@ -24,7 +24,8 @@
  * context's, prefixed with the context's name.
  * Gradients: backward leaves each context's gradient of its own slice (as MXNet);
  * lmx_grp_sum_grads then writes the sum over contexts into every context's gradient
- * array of each non-input argument (summed into context 0's array, then copied out),
+ * array of each non-input argument (summed into context 0's array by lmx_kv_sum_into,
+ * the one sum the kvstores use too, then copied out),
  * which equals a one-context run within float rounding; input gradients stay per slice.
  * Reshape binds new executors against the group's original ones (parameters, gradients,
  * aux and pool shared), as MXNet reshapes _default_execs.

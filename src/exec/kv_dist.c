@@ -6,10 +6,11 @@
  * (lmx_kv_sum_into), then all-reduces the merge buffers over workers and runs the same
  * updater on the same sum everywhere, so parameters stay identical without a pull from a
  * server. pull copies the local stored value.
- * Fusion and chunks: keys smaller than the chunk size (LUAMX_DIST_CHUNK_BYTES, 1 MiB) are
- * packed into fusion buffers of up to LUAMX_DIST_FUSION_BYTES (4 MiB) per dtype, one
- * all-reduce per buffer; larger keys are reduced in chunks, straight from the pushed value
- * when there is one per key. A key is updated as soon as its sum is in, before the next
+ * Fusion and chunks: keys smaller than LUAMX_DIST_SMALL_BYTES (1 MiB) are packed into
+ * fusion buffers of up to LUAMX_DIST_FUSION_BYTES (4 MiB) per dtype, one all-reduce per
+ * buffer; larger keys are reduced straight from the pushed value when there is one per
+ * key, in chunks of LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where
+ * every worker must be running, which matters on oversubscribed cores). A key is updated as soon as its sum is in, before the next
  * keys are reduced. The data all-reduces are OpenMPI's blocking ones (its non-blocking
  * MPI_Iallreduce measured at about half their speed here); only the control all-reduce in
  * front of them is non-blocking, because that is where a missing or different rank shows.
@@ -46,7 +47,7 @@ static int mpi_loaded;
 typedef struct {
   int rank, size, broken;
   double timeout;
-  size_t fuse_bytes, chunk_bytes;
+  size_t small_bytes, fuse_bytes, chunk_bytes;
   char *fuse;  /* fusion buffers, made at the first push, grown when keys need more */
   size_t fuse_cap;
   char err[512];
@@ -265,9 +266,11 @@ static int d_open(lmx_kvstore *kv) {
     return rc;
   }
   d->timeout = env_num("LUAMX_DIST_TIMEOUT", 120);
-  d->chunk_bytes = (size_t)env_num("LUAMX_DIST_CHUNK_BYTES", 1 << 20);
+  d->chunk_bytes = (size_t)env_num("LUAMX_DIST_CHUNK_BYTES", 16 << 20);
   d->fuse_bytes = (size_t)env_num("LUAMX_DIST_FUSION_BYTES", 4 << 20);
-  if (d->fuse_bytes < d->chunk_bytes) d->fuse_bytes = d->chunk_bytes;
+  d->small_bytes = (size_t)env_num("LUAMX_DIST_SMALL_BYTES", 1 << 20);
+  if (d->small_bytes > d->chunk_bytes) d->small_bytes = d->chunk_bytes;
+  if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
   kv->state = d;
   return LMX_OK;
 }
@@ -306,7 +309,7 @@ static int fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *tot
   size_t t = 0;
   for (int k = 0; k < n; k++) {
     size_t b = lmx_nd_bytes(e[k]->merge);
-    if (b < d->chunk_bytes) t += (b + 63) & ~(size_t)63;
+    if (b < d->small_bytes) t += (b + 63) & ~(size_t)63;
   }
   *total = t;
   return LMX_OK;
@@ -357,7 +360,7 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
     lmx_ndarray *const *v = values + (size_t)k * (size_t)nv;
     lmx_ndarray *m = e[k]->merge;
     int dt = m->dtype, esz = lmx_dtype_size(dt);
-    if (lmx_nd_bytes(m) >= d->chunk_bytes) { /* large: in chunks, straight from the value */
+    if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: straight from the value, in chunks */
       int from_value = direct(e[k], v, nv);
       if (!from_value) LMX_TRY(lmx_kvf_merge(kv, e[k], v, nv));
       const char *src = from_value ? lmx_nd_ptr(v[0]) : NULL;
@@ -374,7 +377,7 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
     /* small: consecutive keys of one dtype packed into one fusion buffer */
     int first = k;
     size_t at = 0;
-    while (k < n && e[k]->merge->dtype == dt && lmx_nd_bytes(e[k]->merge) < d->chunk_bytes &&
+    while (k < n && e[k]->merge->dtype == dt && lmx_nd_bytes(e[k]->merge) < d->small_bytes &&
            at + lmx_nd_bytes(e[k]->merge) <= d->fuse_bytes) {
       lmx_ndarray *const *vk = values + (size_t)k * (size_t)nv;
       size_t kb = lmx_nd_bytes(e[k]->merge), pad = ((kb + 63) & ~(size_t)63) - kb;
