@@ -123,6 +123,25 @@ describe('mx.kv', function()
     H.raises(function() kv:check_consistency('batches', 1.5) end, 'value must be an integer')
   end)
 
+  it('the C pushpull checks its arguments, naming them', function()
+    local ffi = require 'ffi'
+    local C = mx.capi.C
+    local kv = mx.kv.create('local')
+    kv:init('w', mx.nd.ones{2})
+    local keys = ffi.new('const char *[1]', {'w'})
+    local function msg() return ffi.string(C.lmx_last_error()) end
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, 1, keys, nil, 0, nil, 0))
+    assert.truthy(msg():find('values and outs are both NULL', 1, true), msg())
+    local vals = ffi.new('lmx_ndarray *[1]')
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, 1, keys, vals, 1, nil, 0))
+    assert.truthy(msg():find("key 'w': value 1 is NULL", 1, true), msg())
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, -1, keys, vals, 1, nil, 0))
+    assert.truthy(msg():find('negative count', 1, true), msg())
+    local r = ffi.new('int[1]')
+    assert.are_not.equal(0, C.lmx_kvstore_rank(nil, r))
+    assert.truthy(msg():find("lmx_kvstore_rank: argument 'kv' must not be NULL", 1, true), msg())
+  end)
+
   it('gradient compression is refused with a message', function()
     local kv = mx.kv.create('local')
     H.raises(function() kv:set_gradient_compression{type = '2bit'} end,
