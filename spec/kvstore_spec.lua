@@ -107,10 +107,113 @@ describe('mx.kv', function()
       "pull: key 'w', output 1: expected shape (2,2), got (3,)")
   end)
 
-  it('nccl and dist_sync are refused, naming what is missing', function()
+  it('nccl and dist_async are refused, naming what is missing', function()
     H.raises(function() mx.kv.create('nccl') end, "kvstore 'nccl'", 'no NCCL support')
-    H.raises(function() mx.kv.create('dist_sync') end, "kvstore 'dist_sync'", 'MPI launcher')
-    H.raises(function() mx.kv.create('dist_device_sync') end, 'MPI launcher')
+    H.raises(function() mx.kv.create('dist_async') end, "kvstore 'dist_async'",
+      "use 'dist_sync' or 'dist_device_sync'")
     H.raises(function() mx.kv.create('fancy') end, "unknown type 'fancy'")
+  end)
+
+  it('rank, num_workers and barrier come from the engine', function()
+    local kv = mx.kv.create('local')
+    assert.are.equal(0, kv.rank)
+    assert.are.equal(1, kv.num_workers)
+    kv:barrier()
+    kv:check_consistency('batches', 3)
+    H.raises(function() kv:check_consistency('batches', 1.5) end, 'value must be an integer')
+  end)
+
+  it('the C pushpull checks its arguments, naming them', function()
+    local ffi = require 'ffi'
+    local C = mx.capi.C
+    local kv = mx.kv.create('local')
+    kv:init('w', mx.nd.ones{2})
+    local keys = ffi.new('const char *[1]', {'w'})
+    local function msg() return ffi.string(C.lmx_last_error()) end
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, 1, keys, nil, 0, nil, 0))
+    assert.truthy(msg():find('values and outs are both NULL', 1, true), msg())
+    local vals = ffi.new('lmx_ndarray *[1]')
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, 1, keys, vals, 1, nil, 0))
+    assert.truthy(msg():find("key 'w': value 1 is NULL", 1, true), msg())
+    assert.are_not.equal(0, C.lmx_kvstore_pushpull(kv._h, -1, keys, vals, 1, nil, 0))
+    assert.truthy(msg():find('negative count', 1, true), msg())
+    local r = ffi.new('int[1]')
+    assert.are_not.equal(0, C.lmx_kvstore_rank(nil, r))
+    assert.truthy(msg():find("lmx_kvstore_rank: argument 'kv' must not be NULL", 1, true), msg())
+  end)
+
+  it('gradient compression is refused with a message', function()
+    local kv = mx.kv.create('local')
+    H.raises(function() kv:set_gradient_compression{type = '2bit'} end,
+      'set_gradient_compression', 'not implemented')
+  end)
+
+  it('a list of keys is one pushpull: summed over devices, updated once per key', function()
+    local kv = mx.kv.create('device')
+    kv:init({'a', 'b'}, {mx.nd.zeros{2}, mx.nd.zeros{3}})
+    local calls = {}
+    kv:set_updater(function(k, g, w) calls[#calls + 1] = k; w:set(w + g) end)
+    local ga = {mx.nd.array{1, 2}, mx.nd.array{10, 20}}
+    local gb = {mx.nd.array{1, 1, 1}, mx.nd.array{2, 2, 2}}
+    local oa, ob = {mx.nd.zeros{2}, mx.nd.zeros{2}}, {mx.nd.zeros{3}, mx.nd.zeros{3}}
+    kv:pushpull({'a', 'b'}, {ga, gb}, {oa, ob})
+    assert.are.same({'a', 'b'}, calls)
+    assert.are.same({11, 22}, oa[2]:totable())
+    assert.are.same({3, 3, 3}, ob[1]:totable())
+  end)
+
+  it('sums every dtype (ints wrap as C integers, float16 through float32)', function()
+    for _, dt in ipairs{'float32', 'float64', 'float16', 'uint8', 'int32', 'int8', 'int64'} do
+      local kv = mx.kv.create('local')
+      kv:init(1, mx.nd.zeros({3}, {dtype = dt}))
+      local v = {mx.nd.array({1, 2, 3}, {dtype = dt}), mx.nd.array({4, 5, 6}, {dtype = dt})}
+      local out = mx.nd.zeros({3}, {dtype = dt})
+      kv:pushpull(1, v, out)
+      assert.are.same({5, 7, 9}, out:totable(), dt)
+      assert.are.equal(dt, out.dtype)
+    end
+  end)
+
+  it('optimizer states go through the engine hook', function()
+    local kv = mx.kv.create('local')
+    kv:init(0, mx.nd.ones{2})
+    H.raises(function() kv:save_optimizer_states('/nonexistent/x') end, 'call set_optimizer first')
+    kv:set_optimizer(mx.optimizer.SGD{learning_rate = 0.1, momentum = 0.9})
+    kv:push(0, mx.nd.ones{2})
+    local f = os.tmpname()
+    kv:save_optimizer_states(f)
+    kv:load_optimizer_states(f)
+    os.remove(f)
+    H.raises(function() kv:load_optimizer_states('/nonexistent/states') end, 'loading optimizer states')
+  end)
+
+  it("dist_sync outside mpirun is a working store of one worker", function()
+    local kv = mx.kv.create('dist_sync')
+    assert.are.equal('dist_sync', kv.type)
+    assert.are.equal(0, kv.rank)
+    assert.are.equal(1, kv.num_workers)
+    kv:init('w', mx.nd.array{1, 2})
+    kv:set_optimizer(mx.optimizer.SGD{learning_rate = 1, rescale_grad = 1})
+    local out = mx.nd.zeros{2}
+    kv:pushpull('w', {mx.nd.array{1, 1}, mx.nd.array{0.5, 0.5}}, out)
+    assert.are.same({-0.5, 0.5}, out:totable())
+    kv:barrier()
+    local kd = mx.kv.create('dist_device_sync')
+    assert.are.equal(1, kd.num_workers)
+  end)
+
+  it('a dist store whose MPI plugin is missing says what to install', function()
+    local script = [[
+      local mx = require 'luamx'
+      local ok, err = pcall(mx.kv.create, 'dist_sync')
+      io.write(tostring(ok), ' ', tostring(err))
+    ]]
+    local cmd = ("LUAMX_MPI_PLUGIN=/nonexistent/libluamx_mpi.so luajit -e %q 2>&1"):format(script)
+    local p = io.popen(cmd)
+    local out = p:read('*a')
+    p:close()
+    assert.truthy(out:find('false', 1, true), out)
+    assert.truthy(out:find('cannot load the MPI plugin /nonexistent/libluamx_mpi.so', 1, true), out)
+    assert.truthy(out:find('apt-get install openmpi-bin libopenmpi-dev', 1, true), out)
   end)
 end)

@@ -741,8 +741,8 @@ LMX_API int lmx_executor_optimized_symbol(lmx_executor *exe, lmx_symbol **out);
 /* ================================================================= Training === */
 
 /* The helpers under mx.mod / mx.executor_manager / mx.kv: the bucketing executor pool,
- * the data-parallel executor group and the local kvstore (src/exec/bucket.c, group.c,
- * kvstore.c). Handles are owned by the caller (one reference from *_new, released by
+ * the data-parallel executor group and the kvstores (src/exec/bucket.c, group.c,
+ * kvstore.c with one backend per engine: kv_local.c, kv_dist.c). Handles are owned by the caller (one reference from *_new, released by
  * *_free, NULL a no-op); executors and arrays they hand out carry their own references
  * and stay valid after the handle is freed. Thread safety: each handle is used by one
  * thread at a time. Host callbacks (group monitor, kvstore updater) run only on the
@@ -902,9 +902,26 @@ LMX_API int lmx_group_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *u
 typedef int (*lmx_kv_updater_fn)(const char *key, lmx_ndarray *grad, lmx_ndarray *weight,
                                  void *user);
 
-/* New store of type "local" or "device" (the same on CPU contexts). "nccl" and "dist_*"
- * fail with LMX_ERR_UNSUPPORTED naming what is missing (NCCL support; an MPI launcher),
- * other names with LMX_ERR_ARG. out: one reference. */
+/* Host callback of the optimizer-state hooks: writes or reads the caller's states
+ * (the engine does not know their format). Returns 0, or non-zero on failure. */
+typedef int (*lmx_kv_states_fn)(void *user);
+
+/* New store. Types (one backend each, chosen by name):
+ *  - "local", "device": one worker; values summed over devices on the host (on CPU
+ *    contexts the two are the same);
+ *  - "dist_sync", "dist_device_sync": several workers started by mpirun, summed with
+ *    MPI all-reduces (MPI is opened on first use from the plugin libluamx_mpi.so, found
+ *    next to libluamx or at $LUAMX_MPI_PLUGIN). Outside mpirun the store is rank 0 of 1.
+ *    Environment: LUAMX_DIST_TIMEOUT (seconds any collective may wait before the ranks
+ *    that do not answer are named and the call fails; default 120),
+ *    LUAMX_DIST_SMALL_BYTES (1 MiB: smaller keys are fused into buffers of
+ *    LUAMX_DIST_FUSION_BYTES, 4 MiB), LUAMX_DIST_CHUNK_BYTES (16 MiB: larger keys are
+ *    reduced in chunks of this size).
+ * Errors: LMX_ERR_UNSUPPORTED for "nccl" (no NCCL in this build), "dist_async" (no
+ * parameter servers) and a dist type whose plugin or MPI library cannot be loaded (the
+ * message says what to install); LMX_ERR_IO when MPI fails to start; LMX_ERR_ARG for
+ * other names. out: one reference. For a dist type, every worker creates its stores in
+ * the same order. */
 LMX_API int lmx_kvstore_new(const char *type, lmx_kvstore **out);
 
 /* Releases the store and its arrays. NULL is a no-op. Always LMX_OK. */
@@ -913,19 +930,55 @@ LMX_API int lmx_kvstore_free(lmx_kvstore *kv);
 /* The type name given at creation, borrowed from the store. */
 LMX_API int lmx_kvstore_type(const lmx_kvstore *kv, const char **type);
 
+/* This worker's rank in [0, num_workers) (0 for one-worker types). */
+LMX_API int lmx_kvstore_rank(const lmx_kvstore *kv, int *rank);
+
+/* The number of workers (1 for "local" / "device"; mpirun's -np for dist types). */
+LMX_API int lmx_kvstore_num_workers(const lmx_kvstore *kv, int *num_workers);
+
+/* Waits until every worker has called it (no-op for one worker). LMX_ERR_IO when a
+ * worker is lost (the message names the ranks that do not answer); LMX_ERR_STATE when
+ * the workers are in different calls (it names them). */
+LMX_API int lmx_kvstore_barrier(lmx_kvstore *kv);
+
+/* A consistency check: every worker calls it with the same `what` and `value` (for
+ * example "batches in epoch 3" and the count); LMX_ERR_STATE names the ranks and their
+ * values when they differ. Instant for one worker. */
+LMX_API int lmx_kvstore_check(lmx_kvstore *kv, const char *what, int64_t value);
+
 /* Stores a copy of value (on the CPU) under key and makes its merge buffer, so push and
- * pull allocate nothing. LMX_ERR_STATE when the key exists. */
+ * pull allocate nothing. Dist types: every worker inits the same keys with the same
+ * shapes and dtypes in the same order (LMX_ERR_STATE naming the key and ranks
+ * otherwise), and rank 0's value is broadcast, so every worker starts identical.
+ * LMX_ERR_STATE when the key exists. */
 LMX_API int lmx_kvstore_init(lmx_kvstore *kv, const char *key, const lmx_ndarray *value);
 
-/* Sums the n values (one per device; same shape, float32/float64 CPU arrays); with an
- * updater, calls it once with (key, sum, stored), else stores the sum.
- * LMX_ERR_NOTFOUND names an uninitialized key. */
+/* Sums the n values (one per device; same shape and dtype, CPU arrays; any dtype) and,
+ * for dist types, over every worker; with an updater, calls it once with (key, sum,
+ * stored), else stores the sum. LMX_ERR_NOTFOUND names an uninitialized key. */
 LMX_API int lmx_kvstore_push(lmx_kvstore *kv, const char *key, lmx_ndarray *const *values,
                              int n);
 
 /* Copies the stored value into the n outputs (any context; shapes must match). */
 LMX_API int lmx_kvstore_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs,
                              int n);
+
+/* Push then pull of nkeys keys in one call, so a dist store fuses small keys into few
+ * all-reduces, chunks large ones, and updates each key as soon as its sum is in while
+ * later keys are still being reduced. values: nvalues arrays per key, key k's at
+ * values[k * nvalues ...]; outs: nouts per key likewise (outs NULL or nouts 0: push
+ * only; values NULL: pull only; outs may be values). Errors as push and pull; keys
+ * before the failing one may have been updated. */
+LMX_API int lmx_kvstore_pushpull(lmx_kvstore *kv, int nkeys, const char *const *keys,
+                                 lmx_ndarray *const *values, int nvalues,
+                                 lmx_ndarray *const *outs, int nouts);
+
+/* Optimizer states (MXNet's save_optimizer_states / load_optimizer_states): save calls
+ * fn(user) on the worker that writes the file (rank 0; the only worker of a local
+ * store), load calls it on every worker; for dist types the status is shared, so all
+ * workers succeed or all fail (LMX_ERR_IO naming the rank that failed). */
+LMX_API int lmx_kvstore_save_optimizer_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
+LMX_API int lmx_kvstore_load_optimizer_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
 
 /* Sets (fn != NULL) or clears the updater; user is passed back untouched. The caller
  * keeps fn and user valid while set. */

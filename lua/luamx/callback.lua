@@ -48,7 +48,9 @@ end
 --- Speedometer(batch_size, frequent=50, auto_reset=true): every `frequent` batches logs
 --- 'Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec\t<name>=%f...' (auto_reset, and the
 --- local metric is reset) or 'Epoch[%d] Batch [0-%d]\t...' (no auto_reset), or
---- 'Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec' without a metric.
+--- 'Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec' without a metric. Under a dist kvstore
+--- (fit passes rank and num_workers) batch_size is per worker, the speed is the global one
+--- (times num_workers, all workers step together) and only rank 0 logs (unless all_ranks).
 function M.Speedometer(batch_size, frequent, auto_reset)
   if type(batch_size) ~= 'number' or batch_size <= 0 then
     raise('mx.callback.Speedometer: batch_size must be a positive number, got ' .. tostring(batch_size))
@@ -66,7 +68,11 @@ function M.Speedometer(batch_size, frequent, auto_reset)
     end
     if count % frequent ~= 0 then return end
     local dt = M.clock() - state.tic
-    local speed = dt > 0 and frequent * batch_size / dt or math.huge
+    local speed = dt > 0 and frequent * batch_size * (param.num_workers or 1) / dt or math.huge
+    if (param.rank or 0) ~= 0 and not param.all_ranks then
+      state.tic = M.clock()
+      return
+    end
     local m = param.eval_metric
     if m then
       local parts = metric_text(m, '\t%s=%f')

@@ -44,6 +44,26 @@ local function check_batch_size(fn, bs)
 end
 M.check_batch_size = check_batch_size
 
+--- Distributed reading (MXNet's num_parts / part_index): part p of num_parts gets the
+--- rows [p*m, (p+1)*m) with m = floor(n / num_parts), so every worker has the same number
+--- of rows (and of batches); the n - num_parts*m rows left over are not read.
+--- Returns the first row (0-based) and the count; (0, n) without num_parts.
+function M.part_range(who, n, num_parts, part_index)
+  if num_parts == nil and part_index == nil then return 0, n end
+  num_parts, part_index = num_parts or 1, part_index or 0
+  if type(num_parts) ~= 'number' or num_parts < 1 or num_parts % 1 ~= 0 then
+    raise(('%s: num_parts must be a positive integer, got %s'):format(who, tostring(num_parts)))
+  end
+  if type(part_index) ~= 'number' or part_index < 0 or part_index >= num_parts or part_index % 1 ~= 0 then
+    raise(('%s: part_index must be an integer in [0, %d), got %s'):format(who, num_parts, tostring(part_index)))
+  end
+  local m = math.floor(n / num_parts)
+  if m == 0 then
+    raise(('%s: %d rows cannot be split into %d parts'):format(who, n, num_parts))
+  end
+  return part_index * m, m
+end
+
 --- A random permutation of 0..n-1 (a Lua array) drawn from mx.nd.random.
 function M.permutation(n)
   local perm = {}
@@ -215,7 +235,8 @@ end
 local HANDLES = {pad = true, discard = true, roll_over = true}
 
 --- mx.io.NDArrayIter{data=, label=, batch_size=1, shuffle=false, last_batch_handle='pad',
---- data_name='data', label_name='softmax_label'}
+--- data_name='data', label_name='softmax_label', num_parts=1, part_index=0}
+--- (num_parts / part_index: this worker reads its part of the rows, see part_range)
 setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, o)
   if type(o) ~= 'table' then raise('mx.io.NDArrayIter: expected a table of options, got ' .. type(o)) end
   local bs = o.batch_size or 1
@@ -236,6 +257,13 @@ setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, o)
           :format(p[1], tostring(s[1]), n))
       end
     end
+  end
+  local first, count = M.part_range('mx.io.NDArrayIter', n, o.num_parts, o.part_index)
+  if count ~= n then
+    for _, src in ipairs({data, label}) do
+      for _, p in ipairs(src) do p[2] = p[2]:slice(first + 1, first + count) end
+    end
+    n = count
   end
   local self = setmetatable({data = data, label = label, batch_size = bs, shuffle = o.shuffle and true or false,
                              last_batch_handle = lbh, num_data = n, cursor = -bs}, cls)

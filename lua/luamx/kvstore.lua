@@ -8,9 +8,13 @@
 --   kv:pull('w', {w_dev0, w_dev1})        -- broadcast
 --
 -- Keys are integers or strings (MXNet: one kind per store); the engine stores them as
--- text and the updater gets them back as given. Types 'local' and 'device' (the same on
--- CPU contexts); 'nccl' and 'dist_*' are refused by the engine with a message naming
--- what is missing.
+-- text and the updater gets them back as given. Types: 'local' and 'device' (the same on
+-- CPU contexts), 'dist_sync' and 'dist_device_sync' (several workers under mpirun, MPI
+-- all-reduces; rank 0 of 1 outside mpirun). 'nccl' and 'dist_async' are refused by the
+-- engine with a message naming what is missing. kv.rank, kv.num_workers and
+-- kv:barrier() come from the engine (src/exec/kvstore.c and its backends).
+-- A list of keys in push / pushpull goes to the engine in one call, so a dist store
+-- fuses small keys into few all-reduces (Module:update pushes all its parameters so).
 -- The updater is a Lua function wrapped in an ffi callback that the store anchors for
 -- its lifetime (freed with it). It runs on the calling thread during push; push is kept
 -- out of JIT traces (LuaJIT cannot enter a callback from a compiled trace). An error in
@@ -26,8 +30,15 @@ local KVStore = {}
 KVStore.__index = KVStore
 M.KVStore = KVStore
 
-local function c_push(h, key, arr, n) return C.lmx_kvstore_push(h, key, arr, n) end
-jit.off(c_push)
+local function c_pushpull(h, n, keys, vals, nv, outs, no)
+  return C.lmx_kvstore_pushpull(h, n, keys, vals, nv, outs, no)
+end
+jit.off(c_pushpull)
+local function c_states(h, save, cb)
+  if save then return C.lmx_kvstore_save_optimizer_states(h, cb, nil) end
+  return C.lmx_kvstore_load_optimizer_states(h, cb, nil)
+end
+jit.off(c_states)
 
 local function key_text(key)
   if type(key) == 'number' then
@@ -55,8 +66,12 @@ function M.create(name)
     C.lmx_kvstore_free(p)
     if holder.cb then holder.cb:free() end
   end)
-  return setmetatable({_h = h, _holder = holder, _keys = {}, type = name, rank = 0,
-                       num_workers = 1}, KVStore)
+  local iv = ffi.new('int[1]')
+  check(C.lmx_kvstore_rank(h, iv), 2)
+  local rank = iv[0]
+  check(C.lmx_kvstore_num_workers(h, iv), 2)
+  return setmetatable({_h = h, _holder = holder, _keys = {}, type = name, rank = rank,
+                       num_workers = iv[0]}, KVStore)
 end
 
 -- (key, value) or ({keys}, {values}) into parallel lists.
@@ -68,16 +83,6 @@ local function pairs_of(key, value, what)
     return key, value
   end
   return {key}, {value}
-end
-
-local function array_list(v, what, key)
-  if nd.is_ndarray(v) then v = {v} end
-  if type(v) ~= 'table' or #v == 0 then
-    raise(('kvstore:%s: key %s: expected an NDArray or a list of NDArrays'):format(what, tostring(key)))
-  end
-  local arr = ffi.new('lmx_ndarray *[?]', #v)
-  for i, a in ipairs(v) do arr[i - 1] = nd.handle(a) end
-  return arr, #v
 end
 
 --- kv:init(key, value) — value an NDArray (or lists of both).
@@ -92,37 +97,66 @@ function KVStore:init(key, value)
   end
 end
 
---- kv:push(key, value [, priority]) — value: NDArray or list over devices (summed).
-function KVStore:push(key, value, _priority)
-  local keys, values = pairs_of(key, value, 'push')
-  local h, holder = handle(self), self._holder
-  for i, k in ipairs(keys) do
-    local arr, n = array_list(values[i], 'push', k)
-    holder.err = nil
-    local rc = c_push(h, key_text(k), arr, n)
-    if holder.err then
-      local err = holder.err
-      holder.err = nil
-      raise(('kvstore: the updater failed for key %s: %s'):format(tostring(k), tostring(err)))
+-- One engine call over the keys: values (per key an NDArray or a list over devices,
+-- all keys the same count) and/or outs likewise; nil skips that half.
+local pushpull
+function pushpull(self, key, value, out, what)
+  local keys, values = pairs_of(key, value or out, what)
+  local outs = out and select(2, pairs_of(key, out, what)) or nil
+  local n = #keys
+  if n == 0 then return end
+  local ckeys = ffi.new('const char *[?]', n)
+  local texts = {}
+  local function flat(list)
+    if not list then return nil, 0 end
+    local per
+    local all = {}
+    for i, v in ipairs(list) do
+      if nd.is_ndarray(v) then v = {v} end
+      if type(v) ~= 'table' or #v == 0 then
+        raise(('kvstore:%s: key %s: expected an NDArray or a list of NDArrays'):format(what, tostring(keys[i])))
+      end
+      if per and #v ~= per then return nil, -1 end -- not one count: one call per key
+      per = #v
+      for _, a in ipairs(v) do all[#all + 1] = a end
     end
-    check(rc, 2)
+    local arr = ffi.new('lmx_ndarray *[?]', #all)
+    for j, a in ipairs(all) do
+      if not nd.is_ndarray(a) then
+        raise(('kvstore:%s: expected NDArrays, got %s'):format(what, type(a)))
+      end
+      arr[j - 1] = nd.handle(a)
+    end
+    return arr, per
   end
+  for i, k in ipairs(keys) do texts[i] = key_text(k); ckeys[i - 1] = texts[i] end
+  local va, nv = flat(value and values or nil)
+  local oa, no = flat(outs)
+  if nv < 0 or no < 0 then
+    for i, k in ipairs(keys) do pushpull(self, k, value and values[i], outs and outs[i], what) end
+    return
+  end
+  local holder = self._holder
+  holder.err = nil
+  local rc = c_pushpull(handle(self), n, ckeys, va, nv, oa, no)
+  if holder.err then
+    local err = holder.err
+    holder.err = nil
+    raise(('kvstore: the updater failed for key %s: %s'):format(tostring(holder.err_key), tostring(err)))
+  end
+  check(rc, 3)
 end
+
+--- kv:push(key, value [, priority]) — value: NDArray or list over devices (summed over
+--- devices and workers). key may be a list (one call: fused on dist stores).
+function KVStore:push(key, value, _priority) pushpull(self, key, value, nil, 'push') end
 
 --- kv:pull(key, out [, priority]) — out: NDArray or list over devices (broadcast).
-function KVStore:pull(key, out, _priority)
-  local keys, outs = pairs_of(key, out, 'pull')
-  for i, k in ipairs(keys) do
-    local arr, n = array_list(outs[i], 'pull', k)
-    check(C.lmx_kvstore_pull(handle(self), key_text(k), arr, n), 2)
-  end
-end
+function KVStore:pull(key, out, _priority) pushpull(self, key, nil, out, 'pull') end
 
---- kv:pushpull(key, value, out [, priority]) = push then pull (out defaults to value).
-function KVStore:pushpull(key, value, out, priority)
-  self:push(key, value, priority)
-  self:pull(key, out or value, priority)
-end
+--- kv:pushpull(key, value, out [, priority]) = push then pull (out defaults to value), in
+--- one engine call.
+function KVStore:pushpull(key, value, out, _priority) pushpull(self, key, value, out or value, 'pushpull') end
 
 --- kv:broadcast(key, value, out) = init then pull.
 function KVStore:broadcast(key, value, out)
@@ -147,7 +181,7 @@ function KVStore:_set_updater(fn)
       if key == nil then key = kt end
       local ok, err = pcall(fn, key, nd.wrap(grad), nd.wrap(weight))
       if ok then return 0 end
-      holder.err = err
+      holder.err, holder.err_key = err, key
       return 1
     end)
   end
@@ -165,18 +199,54 @@ function KVStore:set_optimizer(opt)
   self._updater_obj = updater
 end
 
+-- Runs fn inside the engine's optimizer-state hook (which decides who writes: rank 0).
+local function states(self, save, fn)
+  local holder = self._holder
+  local err
+  local cb = ffi.cast('lmx_kv_states_fn', function()
+    local ok, e = pcall(fn)
+    if ok then return 0 end
+    err = e
+    return 1
+  end)
+  local rc = c_states(handle(self), save, cb)
+  cb:free()
+  if err then raise(('kvstore: %s optimizer states: %s'):format(save and 'saving' or 'loading', tostring(err)), 3) end
+  check(rc, 3)
+  return holder
+end
+
+--- kv:save_optimizer_states(fname): rank 0 writes (every rank gets its status).
 function KVStore:save_optimizer_states(fname)
   if not self._updater_obj then raise('kvstore: cannot save states for distributed training without an optimizer (call set_optimizer first)') end
-  self._updater_obj:save_states(fname)
+  states(self, true, function() self._updater_obj:save_states(fname) end)
 end
 
+--- kv:load_optimizer_states(fname): every rank reads.
 function KVStore:load_optimizer_states(fname)
   if not self._updater_obj then raise('kvstore: cannot load states without an optimizer (call set_optimizer first)') end
-  self._updater_obj:set_states(fname)
+  states(self, false, function() self._updater_obj:set_states(fname) end)
 end
 
---- No other workers: a barrier returns at once.
-function KVStore:barrier() end
+--- kv:barrier(): waits for every worker (the engine names lost or disagreeing ranks).
+function KVStore:barrier() check(C.lmx_kvstore_barrier(handle(self)), 2) end
+
+--- kv:check_consistency(what, value): every worker must call it with the same what and
+--- value (an integer); an error names the ranks that differ. Module.fit checks the number
+--- of batches of each epoch with it.
+function KVStore:check_consistency(what, value)
+  if type(what) ~= 'string' then raise('kvstore:check_consistency: what must be a string, got ' .. type(what)) end
+  if type(value) ~= 'number' or value % 1 ~= 0 then
+    raise('kvstore:check_consistency: value must be an integer, got ' .. tostring(value))
+  end
+  check(C.lmx_kvstore_check(handle(self), what, value), 2)
+end
+
+--- kv:set_gradient_compression(params): not implemented; refused.
+function KVStore:set_gradient_compression(_params)
+  raise(('kvstore \'%s\': set_gradient_compression: gradient compression is not implemented in luamx; '
+    .. 'gradients are all-reduced in full precision'):format(self.type))
+end
 
 --- Frees the store now (and its updater callback).
 function KVStore:free()

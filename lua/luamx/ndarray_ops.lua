@@ -230,10 +230,12 @@ function M.prepare(name, params)
   if params ~= nil and type(params) ~= 'table' then capi.raise('mx.nd.prepare: params must be a table') end
   local idx = ffi.new('int[1]')
   check(C.lmx_op_lookup(name, idx), 2)
-  local n, ck, cv = kv(params or {})
+  -- keep anchors the parameter strings ck/cv point into until io_names has read them
+  -- (without it a GC step frees them and the engine parses garbage)
+  local n, ck, cv, keep = kv(params or {})
   local h = ffi.new('lmx_opcall *[1]')
   check(C.lmx_opcall_new(name, n, ck, cv, h), 2)
-  local self = setmetatable({_h = ffi.gc(h[0], C.lmx_opcall_free), name = name}, OpCall)
+  local self = setmetatable({_h = ffi.gc(h[0], C.lmx_opcall_free), name = name, _keep = keep}, OpCall)
   self.inputs = io_names(idx[0], n, ck, cv, 0)
   local _, nvis = io_names(idx[0], n, ck, cv, 1)
   self.nvis = nvis

@@ -312,3 +312,71 @@ int lmx_kvstore_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user) {
   lmx_kv_set_updater(kv, fn, user);
   return LMX_OK;
 }
+
+int lmx_kvstore_rank(const lmx_kvstore *kv, int *rank) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_rank", "kv");
+  LMX_NEED(rank, "lmx_kvstore_rank", "rank");
+  *rank = lmx_kv_rank(kv);
+  return LMX_OK;
+}
+
+int lmx_kvstore_num_workers(const lmx_kvstore *kv, int *num_workers) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_num_workers", "kv");
+  LMX_NEED(num_workers, "lmx_kvstore_num_workers", "num_workers");
+  *num_workers = lmx_kv_num_workers(kv);
+  return LMX_OK;
+}
+
+int lmx_kvstore_barrier(lmx_kvstore *kv) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_barrier", "kv");
+  return lmx_kv_barrier(kv);
+}
+
+int lmx_kvstore_check(lmx_kvstore *kv, const char *what, int64_t value) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_check", "kv");
+  LMX_NEED(what, "lmx_kvstore_check", "what");
+  return lmx_kv_check(kv, what, value);
+}
+
+int lmx_kvstore_pushpull(lmx_kvstore *kv, int nkeys, const char *const *keys,
+                         lmx_ndarray *const *values, int nvalues, lmx_ndarray *const *outs,
+                         int nouts) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_pushpull", "kv");
+  if (nkeys < 0 || nvalues < 0 || nouts < 0)
+    return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: negative count (nkeys %d, nvalues %d, nouts %d)",
+                    nkeys, nvalues, nouts);
+  if (nkeys > 0) LMX_NEED(keys, "lmx_kvstore_pushpull", "keys");
+  if (!values && !outs)
+    return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: values and outs are both NULL");
+  if (values && nvalues == 0)
+    return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: values given with nvalues 0");
+  for (int k = 0; k < nkeys; k++) {
+    if (!keys[k]) return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: key %d is NULL", k + 1);
+    for (int i = 0; values && i < nvalues; i++)
+      if (!values[(size_t)k * (size_t)nvalues + (size_t)i])
+        return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: key '%s': value %d is NULL", keys[k], i + 1);
+    for (int i = 0; outs && i < nouts; i++)
+      if (!outs[(size_t)k * (size_t)nouts + (size_t)i])
+        return lmx_fail(LMX_ERR_ARG, "lmx_kvstore_pushpull: key '%s': output %d is NULL", keys[k], i + 1);
+  }
+  return lmx_kv_pushpull(kv, nkeys, keys, values, nvalues, outs, nouts);
+}
+
+int lmx_kvstore_save_optimizer_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_save_optimizer_states", "kv");
+  LMX_NEED(fn, "lmx_kvstore_save_optimizer_states", "fn");
+  return lmx_kv_save_states(kv, fn, user);
+}
+
+int lmx_kvstore_load_optimizer_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) {
+  LMX_ENTER();
+  LMX_NEED(kv, "lmx_kvstore_load_optimizer_states", "kv");
+  LMX_NEED(fn, "lmx_kvstore_load_optimizer_states", "fn");
+  return lmx_kv_load_states(kv, fn, user);
+}

@@ -24,7 +24,8 @@
  * context's, prefixed with the context's name.
  * Gradients: backward leaves each context's gradient of its own slice (as MXNet);
  * lmx_grp_sum_grads then writes the sum over contexts into every context's gradient
- * array of each non-input argument (summed into context 0's array, then copied out),
+ * array of each non-input argument (summed into context 0's array by lmx_kv_sum_into,
+ * the one sum the kvstores use too, then copied out),
  * which equals a one-context run within float rounding; input gradients stay per slice.
  * Reshape binds new executors against the group's original ones (parameters, gradients,
  * aux and pool shared), as MXNet reshapes _default_execs.
@@ -37,7 +38,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
-#include "training.h"
+#include "kvstore.h"
 
 enum { JOB_NONE = 0, JOB_LOAD = 1, JOB_FORWARD = 2, JOB_BACKWARD = 3 };
 
@@ -320,7 +321,7 @@ int lmx_grp_sum_grads(lmx_group *g) {
     for (int k = 0; k < g->nin; k++) is_input |= g->in_arg[k] == a;
     if (!x0->grads[a] || g->n == 1 || is_input) continue;
     for (int i = 0; i < g->n; i++) g->sum_src[i] = g->exec[i]->grads[a];
-    int rc = lmx_train_sum(x0->grads[a], g->sum_src, g->n);
+    int rc = lmx_kv_sum_into(x0->grads[a], g->sum_src, g->n);
     for (int i = 1; i < g->n && rc == LMX_OK; i++) rc = lmx_nd_copy(x0->grads[a], g->sum_src[i]);
     if (rc != LMX_OK)
       return lmx_fail_prefix(rc, "group: summing the gradient of '%s': ", x0->arg_names[a]);

@@ -4,7 +4,8 @@
  *              and the memory pool of a base executor) and the bucketing pool
  *   group.c    the data-parallel executor group (slices, per-context workers, merge,
  *              gradient sum)
- *   kvstore.c  the local kvstore and lmx_train_sum (dst = sum of arrays)
+ *   kvstore.c  the kvstore front and lmx_kv_sum_into (dst = sum of arrays); backends
+ *              kv_local.c, kv_dist.c (kvstore.h)
  *
  * Threads: only group.c starts threads (one persistent worker per context of a group
  * with two or more contexts). Every callback into the host (monitor, kvstore updater)
@@ -52,9 +53,7 @@ typedef struct {
  * Errors carry cfg->what in front. */
 int lmx_train_bind(const lmx_tbind *cfg, lmx_executor **out);
 
-/* dst = sum of the n arrays src[0..n) (dst may be one of them). CPU arrays of one
- * dtype (float32 or float64) and one shape; allocates nothing. */
-int lmx_train_sum(lmx_ndarray *dst, lmx_ndarray *const *src, int n);
+/* The sum of n arrays is lmx_kv_sum_into (kvstore.h), the one reduction everything uses. */
 
 /* MXNet's _split_input_slice: begin/end (n each) of the slices of `batch` rows. */
 int lmx_train_split(int64_t batch, int n, const double *workload, int64_t *begin, int64_t *end);
@@ -130,16 +129,26 @@ int lmx_grp_output(lmx_group *g, int h, int ctx, lmx_ndarray **out);
 int lmx_grp_input_grad(lmx_group *g, int in, int ctx, lmx_ndarray **out);
 int lmx_grp_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int all);
 
-/* ---- kvstore.c ---- */
+/* ---- kvstore.c (the front; kvstore.h has the backend interface) ---- */
 typedef struct lmx_kvstore lmx_kvstore;
 typedef int (*lmx_kv_updater_fn)(const char *key, lmx_ndarray *grad, lmx_ndarray *weight,
                                  void *user);
+typedef int (*lmx_kv_states_fn)(void *user);
 int lmx_kv_create(const char *type, lmx_kvstore **out);
 void lmx_kv_destroy(lmx_kvstore *kv);
 const char *lmx_kv_type(const lmx_kvstore *kv);
+int lmx_kv_rank(const lmx_kvstore *kv);
+int lmx_kv_num_workers(const lmx_kvstore *kv);
+int lmx_kv_barrier(lmx_kvstore *kv);
+int lmx_kv_check(lmx_kvstore *kv, const char *what, int64_t value);
+int lmx_kv_save_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
+int lmx_kv_load_states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
 void lmx_kv_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user);
 int lmx_kv_init(lmx_kvstore *kv, const char *key, const lmx_ndarray *value);
 int lmx_kv_push(lmx_kvstore *kv, const char *key, lmx_ndarray *const *values, int n);
 int lmx_kv_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs, int n);
+/* n keys; values: nv per key (NULL: pull only), outs: no per key (NULL or 0: push only). */
+int lmx_kv_pushpull(lmx_kvstore *kv, int n, const char *const *keys, lmx_ndarray *const *values,
+                    int nv, lmx_ndarray *const *outs, int no);
 
 #endif

@@ -95,7 +95,9 @@ local function make(io_mod)
       for _, v in ipairs(lshape) do lbshape[#lbshape + 1] = v end
     end
     local dtype = o.dtype or 'float32'
-    local self = setmetatable({batch_size = bs, num_data = n, pos = 0, overflow = 0,
+    local first -- num_parts / part_index: rows [first, first + n) of the file
+    first, n = io_mod.part_range('mx.io.CSVIter', n, o.num_parts, o.part_index)
+    local self = setmetatable({batch_size = bs, num_data = n, pos = 0, overflow = 0, _first = first,
                                round_batch = o.round_batch == nil or o.round_batch,
                                _d = dbuf, _l = lbuf, _dw = dw, _lw = lw}, cls)
     self.data_buf = nd.empty(dshape, {dtype = dtype})
@@ -133,6 +135,7 @@ local function make(io_mod)
     local dw, lw = self._dw, self._lw
     for k = 0, bs - 1 do
       local r = rows[k + 1]
+      r = r and r + self._first
       for j = 0, dw - 1 do d[k * dw + j] = r and self._d[r * dw + j] or 0 end
       if self._l then
         for j = 0, lw - 1 do l[k * lw + j] = r and self._l[r * lw + j] or 0 end

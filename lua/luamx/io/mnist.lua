@@ -77,6 +77,13 @@ local function make(io_mod)
     self.order = {}
     for i = 1, n do self.order[i] = i - 1 end
     if o.shuffle == nil or o.shuffle then self.order = io_mod.permutation(n) end
+    -- num_parts / part_index: this worker's part of the (same-seed) order
+    local first, count = io_mod.part_range('mx.io.MNISTIter', n, o.num_parts, o.part_index)
+    if count ~= n then
+      local part = {}
+      for i = 1, count do part[i] = self.order[first + i] end
+      self.order, self.num_data = part, count
+    end
     return self
   end})
 

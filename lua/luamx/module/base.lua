@@ -310,7 +310,15 @@ end
 local FIT_KEYS = {eval_data = 1, eval_metric = 1, epoch_end_callback = 1, batch_end_callback = 1,
   kvstore = 1, optimizer = 1, optimizer_params = 1, eval_end_callback = 1, eval_batch_end_callback = 1,
   initializer = 1, arg_params = 1, aux_params = 1, allow_missing = 1, force_rebind = 1, force_init = 1,
-  begin_epoch = 1, num_epoch = 1, validation_metric = 1, monitor = 1}
+  begin_epoch = 1, num_epoch = 1, validation_metric = 1, monitor = 1, all_ranks = 1}
+
+-- The dist kvstore a module trains with (nil for local training).
+local function dist_store(self)
+  local m = self._curr_module or self
+  local kv = m._kvstore
+  if kv and tostring(kv.type):find('dist', 1, true) then return kv end
+  return nil
+end
 
 local function progress_bar(self, it, opts)
   if opts.batch_end_callback ~= nil or self.logger == false then return nil end
@@ -347,7 +355,12 @@ function BaseModule:fit(train_data, opts)
   self:init_optimizer{kvstore = opts.kvstore == nil and 'local' or opts.kvstore,
                       optimizer = opts.optimizer or 'sgd',
                       optimizer_params = opts.optimizer_params or {learning_rate = 0.01}}
-  local batch_cbs = opts.batch_end_callback or progress_bar(self, train_data, opts)
+  -- Distributed: rank 0 logs the epoch summary and runs the epoch-end callbacks
+  -- (checkpoints) unless all_ranks = true; every rank checks the batch count per epoch.
+  local kv = dist_store(self)
+  local rank, workers = kv and kv.rank or 0, kv and kv.num_workers or 1
+  local leader = rank == 0 or opts.all_ranks
+  local batch_cbs = opts.batch_end_callback or (leader and progress_bar(self, train_data, opts))
   local monitor = opts.monitor
   for epoch = opts.begin_epoch or 0, opts.num_epoch - 1 do
     local tic = clock()
@@ -366,18 +379,22 @@ function BaseModule:fit(train_data, opts)
       if not nxt then name_values = eval_metric:get_global_name_value() end
       if batch_cbs then
         call_all(batch_cbs, {epoch = epoch, nbatch = nbatch, eval_metric = eval_metric,
+                             rank = rank, num_workers = workers, all_ranks = opts.all_ranks,
                              locals = {self = self, data_batch = batch, epoch = epoch}})
       end
       nbatch = nbatch + 1
       batch = nxt
     end
-    for _, nv in ipairs(name_values) do
-      self:_log('info', ('Epoch[%d] Train-%s=%f'):format(epoch, nv[1], nv[2]))
+    if kv then kv:check_consistency(('batches in epoch %d'):format(epoch), nbatch) end
+    if leader then
+      for _, nv in ipairs(name_values) do
+        self:_log('info', ('Epoch[%d] Train-%s=%f'):format(epoch, nv[1], nv[2]))
+      end
+      self:_log('info', ('Epoch[%d] Time cost=%.3f'):format(epoch, clock() - tic))
     end
-    self:_log('info', ('Epoch[%d] Time cost=%.3f'):format(epoch, clock() - tic))
     local arg_params, aux_params = self:get_params()
     self:set_params(arg_params, aux_params)
-    if opts.epoch_end_callback then
+    if opts.epoch_end_callback and leader then
       call_all(opts.epoch_end_callback, epoch, self.symbol, arg_params, aux_params)
     end
     if opts.eval_data then
@@ -385,7 +402,7 @@ function BaseModule:fit(train_data, opts)
         score_end_callback = opts.eval_end_callback, batch_end_callback = opts.eval_batch_end_callback,
         epoch = epoch})
       for _, nv in ipairs(res) do
-        self:_log('info', ('Epoch[%d] Validation-%s=%f'):format(epoch, nv[1], nv[2]))
+        if leader then self:_log('info', ('Epoch[%d] Validation-%s=%f'):format(epoch, nv[1], nv[2])) end
       end
     end
     reset_iter(train_data)

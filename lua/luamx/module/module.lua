@@ -14,8 +14,12 @@
 -- * rescale_grad = 1/batch_size is fixed at init_optimizer and not recomputed when a
 --   batch of another size reshapes the executors (MXNet's rule).
 -- * kvstore: none for a single context (unless 'dist...'); else mx.kv.create(name) with
---   update_on_kvstore. Without a kvstore on several contexts, gradients are summed across
---   devices in Lua and every device copy runs the updater with index i*n_dev + k.
+--   update_on_kvstore. update() hands every parameter to the store in ONE pushpull, so a
+--   dist store fuses small gradients into few all-reduces. Without a kvstore on several
+--   contexts, the group sums the gradients in C (lmx_group_sum_grads: the same sum the
+--   stores use) and every device copy runs the updater with index i*n_dev + k.
+-- * dist stores: init broadcasts rank 0's values and every worker pulls them, so all
+--   ranks start identical (also when resuming from a checkpoint).
 -- * Checkpoint files are written to a temporary name and renamed (mx.nd.save does so for
 --   .params/.states; the symbol JSON here): a crash never tears the previous checkpoint.
 local capi = require 'luamx.capi'
@@ -382,10 +386,12 @@ function Module:init_optimizer(o)
   if kvstore then
     if update_on_kvstore then kvstore:set_optimizer(optimizer) end
     local pa = self._exec_group.param_arrays
+    local dist = tostring(kvstore.type):find('dist', 1, true)
     for i, name in ipairs(self._param_names) do
       kvstore:init(name, self._arg_params[name])
-      if update_on_kvstore then kvstore:pull(name, pa[i], -(i - 1)) end
+      if update_on_kvstore or dist then kvstore:pull(name, pa[i], -(i - 1)) end
     end
+    if dist then self._params_dirty = true end -- the devices hold rank 0's values
   end
   if not update_on_kvstore then self._updater = opt_mod.get_updater(optimizer) end
   self.optimizer_initialized = true
@@ -403,14 +409,6 @@ function Module:borrow_optimizer(shared)
   self.optimizer_initialized = true
 end
 
--- Sum of a parameter's gradient over the devices, written back into every copy.
-local function reduce_in_lua(grads)
-  local cpu = require('luamx.context').cpu()
-  local sum = grads[1]:copyto(cpu)
-  for k = 2, #grads do sum = sum + grads[k]:copyto(cpu) end
-  for k = 1, #grads do sum:copyto(grads[k]) end
-end
-
 --- update(): one optimizer step on every parameter with a gradient.
 function Module:update()
   self:_check_ready('update', true)
@@ -419,18 +417,22 @@ function Module:update()
   local g = self._exec_group
   local pa, ga = g.param_arrays, g.grad_arrays
   local n_dev, kv = #self._context, self._kvstore
+  local names, grads, weights, index = {}, {}, {}, {}
   for i, name in ipairs(self._param_names) do
-    local grads = ga and ga[i]
-    if grads and grads[1] then
-      local weights = pa[i]
-      if self._update_on_kvstore then
-        kv:pushpull(name, grads, weights, -(i - 1))
-      else
-        if kv then kv:pushpull(name, grads, grads, -(i - 1))
-        elseif n_dev > 1 then reduce_in_lua(grads) end
-        for k = 1, n_dev do self._updater((i - 1) * n_dev + (k - 1), grads[k], weights[k]) end
-      end
+    local gr = ga and ga[i]
+    if gr and gr[1] then
+      names[#names + 1], grads[#grads + 1], weights[#weights + 1], index[#index + 1] = name, gr, pa[i], i
     end
+  end
+  if #names == 0 then return end
+  if self._update_on_kvstore then
+    kv:pushpull(names, grads, weights)
+    return
+  end
+  if kv then kv:pushpull(names, grads, grads)
+  elseif n_dev > 1 then g:sum_gradients() end
+  for j, i in ipairs(index) do
+    for k = 1, n_dev do self._updater((i - 1) * n_dev + (k - 1), grads[j][k], weights[j][k]) end
   end
 end
 

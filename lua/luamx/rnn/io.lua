@@ -61,12 +61,17 @@ local function make(io_mod)
 
   --- BucketSentenceIter(sentences, batch_size [, buckets [, invalid_label=-1
   --- [, data_name='data' [, label_name='softmax_label' [, dtype='float32' [, layout='NT']]]]]])
-  --- or BucketSentenceIter{sentences=, batch_size=, buckets=, ...}.
+  --- or BucketSentenceIter{sentences=, batch_size=, buckets=, ..., num_parts=, part_index=}.
+  --- num_parts / part_index: each bucket's sentences are split into num_parts equal parts
+  --- (io.part_range), so every worker has the same batches per bucket and, with the same
+  --- random seed, the same bucket order.
   local function new(cls, sentences, batch_size, buckets, invalid_label, data_name, label_name, dtype, layout)
+    local num_parts, part_index
     if type(sentences) == 'table' and sentences.sentences then
       local o = sentences
       sentences, batch_size, buckets, invalid_label = o.sentences, o.batch_size, o.buckets, o.invalid_label
       data_name, label_name, dtype, layout = o.data_name, o.label_name, o.dtype, o.layout
+      num_parts, part_index = o.num_parts, o.part_index
     end
     local who = 'mx.rnn.BucketSentenceIter'
     if type(sentences) ~= 'table' then raise(who .. ': sentences must be an array of arrays of ids') end
@@ -99,6 +104,16 @@ local function make(io_mod)
     end
     M.log(('WARNING: discarded %d sentences longer than the largest bucket.'):format(ndiscard))
     local kept_b, kept_d = {}, {}
+    if num_parts ~= nil or part_index ~= nil then
+      io_mod.part_range(who, math.huge, num_parts, part_index) -- argument checks
+      num_parts, part_index = num_parts or 1, part_index or 0
+      for i = 1, #bl do
+        local m = math.floor(#data[i] / num_parts)
+        local part = {}
+        for k = 1, m do part[k] = data[i][part_index * m + k] end
+        data[i] = part
+      end
+    end
     for i = 1, #bl do
       if #data[i] > 0 then kept_b[#kept_b + 1] = bl[i]; kept_d[#kept_d + 1] = data[i] end
     end
