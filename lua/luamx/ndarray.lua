@@ -233,11 +233,67 @@ function props.context(a)
   return context.from_code(t[0], i[0])
 end
 
+-- a[i] (1-based, negative from the end) is row i as a view with the first axis dropped,
+-- as MXNet's a[i - 1]; a[{first, last}] is rows first..last (inclusive) as a view.
+local function row_range(a, k, what)
+  local shape = shape_of(handle(a, 4))
+  if #shape == 0 then raise(what .. ': cannot index a 0-dim array') end
+  local n = shape[1]
+  local first, last
+  if type(k) == 'number' then first, last = k, k
+  else first, last = k[1], k[2] == nil and n or k[2] end
+  if type(first) ~= 'number' or type(last) ~= 'number' or first % 1 ~= 0 or last % 1 ~= 0 then
+    raise(what .. ': positions must be integers, as a[2] or a[{2, 4}]')
+  end
+  local f0, l0 = first, last
+  if first < 0 then first = n + 1 + first end
+  if last < 0 then last = n + 1 + last end
+  if first < 1 or last > n or first > last then
+    raise(('%s: rows %d..%d are out of range for an array of %d rows (positions count from 1, '
+      .. 'inclusive; negative ones from the end)'):format(what, f0, l0, n))
+  end
+  return first, last, shape
+end
+
+local function index(a, k)
+  local first, last, shape = row_range(a, k, 'NDArray index')
+  local v = M.wrap_slice(a, first, last)
+  if type(k) == 'number' and #shape > 1 then
+    local rest = {}
+    for d = 2, #shape do rest[d - 1] = shape[d] end
+    return v:reshape(rest)
+  end
+  return v
+end
+
 NDArray.__index = function(a, k)
   local p = props[k]
   if p then return p(a) end
-  return NDArray[k]
+  local m = NDArray[k]
+  if m ~= nil then return m end
+  local t = type(k)
+  if t == 'number' or (t == 'table' and getmetatable(k) == nil) then return index(a, k) end
+  return nil
 end
+
+--- a[i] = value / a[{first, last}] = value: writes rows (value: number, table or NDArray).
+NDArray.__newindex = function(a, k, v)
+  local t = type(k)
+  if t == 'number' or (t == 'table' and getmetatable(k) == nil) then
+    local first, last, shape = row_range(a, k, 'NDArray assignment')
+    local view = M.wrap_slice(a, first, last)
+    if type(k) == 'number' and #shape > 1 and type(v) == 'table' and not M.is_ndarray(v) then
+      v = {v}
+    end
+    if M.is_ndarray(v) and v.size == view.size then v = v:reshape(view.shape) end
+    view:set(v)
+    return
+  end
+  rawset(a, k, v)
+end
+
+-- Property names, for completion and help (luamx.repl.complete reads __fields).
+NDArray.__fields = props
 
 -- ----------------------------------------------------------------- methods ---------
 function NDArray:free()
@@ -283,12 +339,20 @@ function NDArray:reshape(shape, ...)
 end
 
 --- Rows first..last (1-based, inclusive) along the first axis, as a view.
+-- @param first first row (1 is the first; negative counts from the end)
+-- @param last last row (default: first)
+-- @usage mx.nd.arange(0, 6):reshape{3, 2}:slice(2, 3)  -- rows 2 and 3
 function NDArray:slice(first, last)
   if type(first) ~= 'number' or (last ~= nil and type(last) ~= 'number') then
     raise('slice: first and last must be integers')
   end
-  last = last or first
-  return new_from(2, C.lmx_ndarray_slice, handle(self, 2), first - 1, last)
+  local f, l = row_range(self, {first, last or first}, 'slice')
+  return M.wrap_slice(self, f, l)
+end
+
+-- View of rows first..last (1-based, checked by the caller).
+function M.wrap_slice(a, first, last)
+  return new_from(3, C.lmx_ndarray_slice, handle(a, 3), first - 1, last)
 end
 
 function NDArray:fill(v)
@@ -344,12 +408,19 @@ function NDArray:totable()
   return build(1)
 end
 
-function NDArray:tonumber()
-  local n = self.size
-  if n ~= 1 then raise(('tonumber: the array has %d elements, expected 1'):format(n)) end
-  return self:toflat()[1]
+local function scalar(a, what)
+  local n = a.size
+  if n ~= 1 then raise(('%s: the array has %d elements, expected 1'):format(what, n)) end
+  return a:toflat()[1]
 end
-NDArray.asscalar = NDArray.tonumber
+
+--- The value of a one-element array as a Lua number.
+-- @usage mx.nd.array{3}:tonumber()  --> 3
+function NDArray:tonumber() return scalar(self, 'tonumber') end
+
+--- The value of a one-element array as a Lua number (MXNet's name for tonumber).
+-- @usage mx.nd.ones{1}:sum():asscalar()  --> 1
+function NDArray:asscalar() return scalar(self, 'asscalar') end
 
 function NDArray:data()
   local p = ffi.new('void *[1]')

@@ -86,7 +86,9 @@ end
 
 -- Compiles a chunk: returns fn, 'expr'|'stmt' | nil, 'incomplete' | nil, err.
 function Session:compile(chunk)
-  local f = loadstring('local __luamx_pack = ...; return __luamx_pack(' .. chunk .. '\n)', '=stdin')
+  -- a newline before ')' only when a comment could swallow it (it moves the call's line)
+  local close = chunk:find('--', 1, true) and '\n)' or ')'
+  local f = loadstring('local __luamx_pack = ...; return __luamx_pack(' .. chunk .. close, '=stdin')
   if f then return f, 'expr' end
   local g, err = loadstring(chunk, '=stdin')
   if g then return g, 'stmt' end

@@ -39,6 +39,10 @@ local function keys_of(x, out, seen)
   end
   local mt = getmetatable(x)
   if type(mt) == 'table' then
+    local fields = rawget(mt, '__fields') -- computed properties (a.shape, a.dtype, ...)
+    if type(fields) == 'table' then
+      for k in pairs(fields) do if type(k) == 'string' then out[k] = out[k] or 'field' end end
+    end
     local idx = rawget(mt, '__index')
     if type(idx) == 'table' then
       keys_of(idx, out, seen)
