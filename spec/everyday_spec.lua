@@ -1,0 +1,135 @@
+--- spec/everyday_spec.lua — the everyday-use fixes of the REPL issue: fit's return value,
+--- the exhausted-iterator warning, unknown optimizer options, forward(is_train, inputs),
+--- the progress bar's frames, LogMetrics and print_summary.
+local mx = require 'luamx'
+local H = require 'helpers'
+
+local function toy()
+  mx.random.seed(3)
+  local data = mx.nd.random.uniform(0, 1, {60, 4})
+  local lbl = {}
+  for i, v in ipairs(data:sum {axis = 1}:toflat()) do lbl[i] = v > 2 and 1 or 0 end
+  local net = mx.sym.SoftmaxOutput {name = 'softmax',
+    data = mx.sym.FullyConnected {data = mx.sym.Variable('data'), num_hidden = 2, name = 'fc'}}
+  local function it() return mx.io.NDArrayIter {data = data, label = mx.nd.array(lbl), batch_size = 20} end
+  return net, it
+end
+
+local function quiet_module(net, logs)
+  return mx.mod.Module {symbol = net, logger = function(level, msg) logs[#logs + 1] = level .. ' ' .. msg end}
+end
+
+describe('fit', function()
+  it('returns the last epoch\'s training and validation metrics', function()
+    local net, it = toy()
+    local logs = {}
+    local mod = quiet_module(net, logs)
+    local res = mod:fit(it(), {num_epoch = 2, eval_data = it(), optimizer_params = {learning_rate = 0.3}})
+    assert.are.equal(1, res.epoch)
+    assert.is_number(res.train.accuracy)
+    assert.is_number(res.validation.accuracy)
+    local logged = logs[#logs]:match('Validation%-accuracy=([%d.]+)')
+    assert.is_truthy(logged)
+    assert.is_true(math.abs(tonumber(logged) - res.validation.accuracy) < 1e-6)
+  end)
+
+  it('warns when the training iterator is exhausted', function()
+    local net, it = toy()
+    local train = it()
+    for _ in train do end
+    local logs = {}
+    local mod = quiet_module(net, logs)
+    mod:fit(train, {num_epoch = 1})
+    local found = false
+    for _, l in ipairs(logs) do found = found or l:find('warning Epoch[0]: the training iterator gave no batch', 1, true) ~= nil end
+    assert.is_true(found, table.concat(logs, '\n'))
+  end)
+
+  it('rejects an unknown optimizer option, naming it and the known ones', function()
+    local net, it = toy()
+    local mod = quiet_module(net, {})
+    H.raises(function() mod:fit(it(), {num_epoch = 1, optimizer_params = {learning_rate = 0.1, momentun = 0.9}}) end,
+      'mx.optimizer.sgd: unknown option momentun', 'momentum')
+    H.raises(function() mx.optimizer.create('adam', {beta = 0.9}) end, 'mx.optimizer.adam: unknown option beta', 'beta1')
+    assert.is_truthy(mx.optimizer.create('sgd', {momentum = 0.9, multi_precision = false}))
+  end)
+end)
+
+describe('Executor:forward(is_train, inputs)', function()
+  it('copies the inputs in, as Python\'s exe.forward(is_train, data=x)', function()
+    local x = mx.sym.Variable('x')
+    local exe = (x * 2):simple_bind {x = {2}}
+    local out = exe:forward(false, {x = mx.nd.array {1, 2}})
+    assert.are.same({2, 4}, out[1]:totable())
+    out = exe:forward(true, {x = mx.nd.array {3, 4}})
+    assert.are.same({6, 8}, out[1]:totable())
+    H.raises(function() exe:forward(false, 5) end, 'forward: the second argument must be a table of inputs')
+    H.raises(function() exe:forward(false, {y = mx.nd.array {1, 2}}) end, 'y')
+  end)
+end)
+
+describe('ProgressBar', function()
+  local function capture(total, tty, batches)
+    local buf = {}
+    local out = {write = function(_, ...) for _, s in ipairs {...} do buf[#buf + 1] = s end end, flush = function() end}
+    local cb = mx.callback
+    local clock, t = cb.clock, 0
+    cb.clock = function() t = t + 0.5; return t end
+    local bar = cb.ProgressBar(total, 10, {out = out, tty = tty})
+    local m = mx.metric.create('acc')
+    for n = 1, batches do bar {epoch = 0, nbatch = n, eval_metric = m} end
+    cb.clock = clock
+    return table.concat(buf)
+  end
+
+  it('redraws in place on a terminal, clears stale text and ends with the total time', function()
+    local s = capture(4, true, 4)
+    local frames = {}
+    for f in s:gmatch('\r([^\r]*)') do frames[#frames + 1] = f end
+    assert.are.equal(4, #frames)
+    for _, f in ipairs(frames) do assert.is_truthy(f:find('\27[K', 1, true), f) end
+    assert.is_truthy(frames[2]:find('ETA', 1, true))
+    assert.is_truthy(frames[4]:find('[==========] 100% 4/4', 1, true), frames[4])
+    assert.is_truthy(frames[4]:find(' in 0:00:0', 1, true), frames[4])
+    assert.is_falsy(frames[4]:find('ETA', 1, true))
+    assert.are.equal('\n', s:sub(-1))
+  end)
+
+  it('writes plain lines at each tenth without a terminal', function()
+    local s = capture(20, false, 20)
+    assert.is_falsy(s:find('\r', 1, true))
+    local n = 0
+    for _ in s:gmatch('\n') do n = n + 1 end
+    assert.are.equal(11, n)
+  end)
+end)
+
+describe('LogMetrics and print_summary', function()
+  it('records train and validation metrics per epoch and per N batches', function()
+    local net, it = toy()
+    local rec = mx.callback.LogMetrics {every = 1}
+    local mod = quiet_module(net, {})
+    mod:fit(it(), {num_epoch = 2, eval_data = it(), batch_end_callback = rec.batch_end_callback,
+      eval_end_callback = rec.eval_end_callback})
+    assert.are.equal(2, #rec.epochs)
+    assert.is_number(rec.epochs[2].train.accuracy)
+    assert.is_number(rec.epochs[2].validation.accuracy)
+    assert.are.equal(6, #rec.batches)
+    H.raises(function() mx.callback.LogMetrics {every = 0} end, 'every must be a positive number')
+    H.raises(function() mx.viz.plot_metrics(rec, 'x.jpg') end, 'must end in .png or .svg')
+    H.raises(function() mx.viz.plot_metrics(mx.callback.LogMetrics(), 'x.png') end, 'nothing recorded')
+  end)
+
+  it('print_summary lists layers, shapes and parameter counts', function()
+    local net = toy()
+    local lines = {}
+    local out = {write = function(_, ...) for _, s in ipairs {...} do lines[#lines + 1] = s end end}
+    local total = mx.viz.print_summary(net, {data = {20, 4}}, {out = out})
+    assert.are.equal(10, total)
+    local text = table.concat(lines)
+    assert.is_truthy(text:find('fc(FullyConnected)', 1, true))
+    assert.is_truthy(text:find('20x2', 1, true))
+    assert.is_truthy(text:find('Total params: 10', 1, true))
+    H.raises(function() mx.viz.print_summary(5) end, 'print_summary: expected a Symbol')
+  end)
+end)
