@@ -160,9 +160,8 @@ function M.interactive(mx)
       if tty then io.stdout:write('\n') end
       break
     end
-    if reader.interrupted or intr.take() and tty then
-      buffer = nil
-      if reader.kind ~= 'plain' then io.stdout:write('\n') end
+    if reader.interrupted or (tty and intr.take()) then
+      buffer = nil -- Ctrl-C at the prompt drops the line and any unfinished chunk
     else
       reader:add_history(line)
       local chunk = buffer and (buffer .. '\n' .. line) or rewrite(line)

@@ -16,8 +16,8 @@
 --   (jit.off) and the callbacks are created once and kept alive for the process.
 -- * Ctrl-C at the prompt: the REPL keeps SIGINT blocked (luamx.repl.interrupt); an
 --   rl_event_hook, run by readline about every 0.1 s while it waits for a key, sees the
---   pending signal, consumes it and ends the line; `read` then returns '' with
---   self.interrupted = true. With libedit (no event hook) Ctrl-C at the prompt waits
+--   pending signal, consumes it, empties the line and pushes a newline (rl_stuff_char),
+--   so readline returns at once; `read` then returns '' with self.interrupted = true. With libedit (no event hook) Ctrl-C at the prompt waits
 --   until the next line is entered.
 local ffi = require 'ffi'
 
@@ -40,6 +40,8 @@ local RL_CDEF = [[
   int write_history(const char *path);
   int history_truncate_file(const char *path, int lines);
   void rl_replace_line(const char *text, int clear_undo);
+  int rl_stuff_char(int c);
+  int rl_crlf(void);
   char **rl_completion_matches(const char *text, lmx_rl_compentry_t *gen);
   extern lmx_rl_completion_t *rl_attempted_completion_function;
   extern lmx_rl_hook_t *rl_event_hook;
@@ -130,9 +132,11 @@ function M.open(opts)
   if opts.interrupt_pending then
     keep.event = ffi.cast('lmx_rl_hook_t *', function()
       if opts.interrupt_pending() then
+        -- clear the line and accept it: readline returns at once, and keys typed
+        -- after the Ctrl-C go to the next prompt
         self.interrupted = true
         pcall(lib.rl_replace_line, '', 0)
-        set(lib, 'rl_done', 1)
+        pcall(lib.rl_stuff_char, 10)
       end
       return 0
     end)
