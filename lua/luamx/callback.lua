@@ -16,6 +16,7 @@ local raise = capi.raise
 
 local M = {}
 
+--- Where log lines go (stderr); replace it to capture them.
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 -- ------------------------------------------------------------------ clock / tty ----
@@ -25,6 +26,7 @@ pcall(ffi.cdef, [[
   int isatty(int fd);
 ]])
 local tv = ffi.new('lmx_cb_timeval')
+--- Wall-clock seconds with sub-second resolution (replaceable in tests).
 function M.clock()
   if ffi.C.gettimeofday(tv, nil) == 0 then return tonumber(tv.tv_sec) + tonumber(tv.tv_usec) * 1e-6 end
   return os.clock()
@@ -232,6 +234,7 @@ function M.log_train_metric(period, auto_reset)
   end
 end
 
+--- Adds mx.callback.
 function M.install(mx)
   mx.callback = M
   return M

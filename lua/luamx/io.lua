@@ -216,6 +216,7 @@ local HANDLES = {pad = true, discard = true, roll_over = true}
 
 --- mx.io.NDArrayIter{data=, label=, batch_size=1, shuffle=false, last_batch_handle='pad',
 --- data_name='data', label_name='softmax_label'}
+-- @function NDArrayIter
 setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, o)
   if type(o) ~= 'table' then raise('mx.io.NDArrayIter: expected a table of options, got ' .. type(o)) end
   local bs = o.batch_size or 1

@@ -225,6 +225,7 @@ end
 local OpCall = {}
 OpCall.__index = OpCall
 
+--- A reusable call of operator `name` with fixed parameters (see OpCall).
 function M.prepare(name, params)
   if type(name) ~= 'string' then capi.raise('mx.nd.prepare: operator name must be a string') end
   if params ~= nil and type(params) ~= 'table' then capi.raise('mx.nd.prepare: params must be a table') end

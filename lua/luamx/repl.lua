@@ -70,6 +70,7 @@ local function pack(...) return {n = select('#', ...), ...} end
 local Session = {}
 Session.__index = Session
 
+--- Prints an error (message, then the user's frames) to stderr.
 function Session:print_error(e)
   local msg = type(e) == 'table' and e.msg or tostring(e)
   local interrupted = require('luamx.repl.interrupt').INTERRUPTED
@@ -85,6 +86,7 @@ function Session:print_error(e)
 end
 
 -- Compiles a chunk: returns fn, 'expr'|'stmt' | nil, 'incomplete' | nil, err.
+--- Compiles a chunk as an expression list, else as statements.
 function Session:compile(chunk)
   -- a newline before ')' only when a comment could swallow it (it moves the call's line)
   local close = chunk:find('--', 1, true) and '\n)' or ')'
@@ -97,6 +99,7 @@ function Session:compile(chunk)
 end
 
 -- Runs one complete chunk; prints its results. Returns true on success.
+--- Runs one chunk and prints its values; 'incomplete' when it needs more lines.
 function Session:run_chunk(chunk)
   local intr = require 'luamx.repl.interrupt'
   local f, kind, err = self:compile(chunk)

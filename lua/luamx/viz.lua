@@ -78,6 +78,7 @@ local Graph = {}
 Graph.__index = Graph
 Graph.__tostring = function(g) return g.source end
 
+--- Writes the DOT source to `path` (through a temporary file); returns path.
 function Graph:save(path)
   local tmp = path .. '.tmp'
   local f, err = io.open(tmp, 'wb')
@@ -320,6 +321,7 @@ function M.plot_metrics(rec, path, opts)
   return path
 end
 
+--- Adds mx.viz.
 function M.install(mx) mx.viz = M end
 
 return M
