@@ -133,3 +133,63 @@ describe('LogMetrics and print_summary', function()
     H.raises(function() mx.viz.print_summary(5) end, 'print_summary: expected a Symbol')
   end)
 end)
+
+local has_gnuplot = mx.viz.gnuplot_available()
+local describe_plot = has_gnuplot and describe or pending
+
+describe_plot('training-curve plots (gnuplot)', function()
+  it('fit{plot = path} writes a PNG, and plot_metrics an SVG, of a short fit', function()
+    local net, it = toy()
+    local png = os.tmpname() .. '.png'
+    local mod = quiet_module(net, {})
+    mod:fit(it(), {num_epoch = 3, eval_data = it(), plot = {path = png, every = 1}})
+    local f = assert(io.open(png, 'rb'))
+    local bytes = f:read('*a')
+    f:close()
+    assert.are.equal('\137PNG\r\n\26\n', bytes:sub(1, 8))
+    assert.is_true(#bytes > 2000)
+    -- the data file holds the three epochs' train and validation accuracies
+    local dat = io.open(png .. '.dat'):read('*a')
+    assert.is_truthy(dat:find('# accuracy: epoch train validation\n1 [%d.]+ [%d.]+\n2 [%d.]+ [%d.]+\n3 [%d.]+ [%d.]+'), dat)
+    local rec = mx.callback.LogMetrics()
+    mod:fit(it(), {num_epoch = 2, eval_data = it(), batch_end_callback = rec.batch_end_callback,
+      eval_end_callback = rec.eval_end_callback, force_init = true})
+    local svg = os.tmpname() .. '.svg'
+    assert.are.equal(svg, rec:plot(svg))
+    local text = io.open(svg):read('*a')
+    assert.is_truthy(text:find('<svg', 1, true))
+    assert.is_truthy(text:find('validation', 1, true))
+    for _, p in ipairs {png, png .. '.dat', png .. '.gp', svg, svg .. '.dat', svg .. '.gp'} do os.remove(p) end
+  end)
+end)
+
+describe('plot_metrics without gnuplot', function()
+  it('says that gnuplot is missing and how to install it', function()
+    local rec = {epochs = {{epoch = 0, train = {accuracy = 0.5}, validation = {}}}}
+    local saved = mx.viz.gnuplot_available
+    mx.viz.gnuplot_available = function() return false end
+    local ok, err = pcall(mx.viz.plot_metrics, rec, os.tmpname() .. '.png')
+    mx.viz.gnuplot_available = saved
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find('gnuplot is not installed (apt-get install gnuplot-nox)', 1, true), err)
+  end)
+end)
+
+describe('REPL summaries of executors and modules', function()
+  it('show bound shapes, memory, parameter counts and the optimizer', function()
+    local pretty = require 'luamx.repl.pretty'
+    local net = toy()
+    local exe = net:simple_bind {data = {4, 4}}
+    local s = pretty.format(exe)
+    assert.is_truthy(s:find('arguments: data(4x4), fc_weight(2x4), fc_bias(2), softmax_label(4)', 1, true), s)
+    assert.is_truthy(s:find('memory:', 1, true), s)
+    local mod = mx.mod.Module {symbol = net, logger = false}
+    assert.is_truthy(pretty.format(mod):find('bound: false', 1, true))
+    mod:bind {data_shapes = {{'data', {4, 4}}}, label_shapes = {{'softmax_label', {4}}}}
+    mod:init_params()
+    mod:init_optimizer {optimizer_params = {learning_rate = 0.1}}
+    s = pretty.format(mod)
+    assert.is_truthy(s:find('parameters: 10 in 2 arrays', 1, true), s)
+    assert.is_truthy(s:find('optimizer: sgd(learning_rate=0.1', 1, true), s)
+  end)
+end)

@@ -254,7 +254,7 @@ function M.plot_metrics(rec, path, opts)
   if not term then raise('plot_metrics: ' .. path .. ': the file name must end in .png or .svg') end
   if #rec.epochs == 0 then raise('plot_metrics: nothing recorded (was the recorder passed to fit?)') end
   local cmd = opts.gnuplot or 'gnuplot'
-  if not opts.gnuplot and not gnuplot_available() then
+  if not opts.gnuplot and not M.gnuplot_available() then
     raise('plot_metrics: gnuplot is not installed (apt-get install gnuplot-nox); the metrics are in the recorder\'s epochs table')
   end
   local names = sorted_names(rec.epochs, 'train')

@@ -63,11 +63,64 @@ local function symbol_summary(s)
   return ok and text or nil
 end
 
+local function shape_text(a)
+  local ok, shape = pcall(function() return a.shape end)
+  return ok and shape and ('(' .. table.concat(shape, 'x') .. ')') or '?'
+end
+
+local function mib(b)
+  if b < 2 ^ 20 then return ('%.1f KiB'):format(b / 1024) end
+  return ('%.2f MiB'):format(b / 2 ^ 20)
+end
+
+-- Executor: bound shapes, device, memory planned.
+local function executor_summary(e, s)
+  local ok, text = pcall(function()
+    local lines = {s}
+    local args = {}
+    for i, name in ipairs(e._arg_names) do args[i] = name .. shape_text(e.arg_arrays[i]) end
+    lines[#lines + 1] = '  arguments: ' .. table.concat(args, ', ')
+    local outs = {}
+    for i, name in ipairs(e._out_names) do outs[i] = name .. shape_text(e.outputs[i]) end
+    lines[#lines + 1] = '  outputs:   ' .. table.concat(outs, ', ')
+    local okm, planned, naive = pcall(e.memory, e)
+    if okm then lines[#lines + 1] = ('  memory:    %s planned for intermediates (naive %s)'):format(mib(planned), mib(naive)) end
+    return table.concat(lines, '\n')
+  end)
+  return ok and text or s
+end
+
+-- Module: bound or not, parameter count, optimizer.
+local function module_summary(m, s)
+  local ok, text = pcall(function()
+    local lines = {s}
+    lines[#lines + 1] = ('  bound: %s%s'):format(tostring(m.binded), m.binded and (m.for_training and ' (training)' or ' (inference)') or '')
+    if m.params_initialized then
+      local args, aux = m:get_params()
+      local n, k = 0, 0
+      for _, a in pairs(args or {}) do n = n + a.size; k = k + 1 end
+      for _, a in pairs(aux or {}) do n = n + a.size end
+      lines[#lines + 1] = ('  parameters: %d in %d arrays'):format(n, k)
+    else
+      lines[#lines + 1] = '  parameters: not initialized'
+    end
+    local opt = rawget(m, '_optimizer')
+    lines[#lines + 1] = '  optimizer: ' .. (opt and tostring(opt) or 'none')
+    return table.concat(lines, '\n')
+  end)
+  return ok and text or s
+end
+
 local function object_text(v, color)
   local mt = getmetatable(v)
   local ok, s = pcall(tostring, v)
   if not ok then return '<' .. tostring(s) .. '>' end
-  if is_symbol(v) then s = symbol_summary(v) or s end
+  if is_symbol(v) then s = symbol_summary(v) or s
+  elseif type(v) == 'table' and rawget(v, '_arg_names') and rawget(v, '_out_names') and rawget(v, '_h') then
+    s = executor_summary(v, s)
+  elseif type(v) == 'table' and rawget(v, 'params_initialized') ~= nil and rawget(v, 'binded') ~= nil then
+    s = module_summary(v, s)
+  end
   if color and mt then
     -- colour the first line (<Symbol ...>) of a summary and dim the trailing <...> footer line of arrays and objects
     s = s:gsub('\n(<[^\n]*>)$', function(f) return '\n' .. paint(f, 'footer', true) end)
