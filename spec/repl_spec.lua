@@ -68,7 +68,15 @@ describe('REPL pieces', function()
     c = complete.candidates('arr.sh', _G)
     assert.are.same({'arr.shape'}, c)
     assert.are.same({}, complete.candidates('nosuch.x', _G))
-    _G.arr = nil
+    _G.sy = mx.sym.Variable('x') * 2
+    _G.ex = _G.sy:simple_bind {x = {2}}
+    _G.md = mx.mod.Module {symbol = mx.sym.SoftmaxOutput {data = mx.sym.Variable('data'), name = 'softmax'}}
+    assert.are.same({'sy:simple_bind('}, complete.candidates('sy:simple_b', _G))
+    assert.are.same({'sy.name'}, complete.candidates('sy.na', _G))
+    assert.are.same({'ex.arg_arrays', 'ex.arg_dict'}, complete.candidates('ex.arg_', _G))
+    assert.are.same({'ex:forward('}, complete.candidates('ex:forw', _G))
+    assert.are.same({'md:fit('}, complete.candidates('md:fi', _G))
+    _G.arr, _G.sy, _G.ex, _G.md = nil, nil, nil, nil
   end)
 
   it('help lists an operator\'s parameters from the registry and a function\'s doc comment', function()

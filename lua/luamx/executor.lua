@@ -469,6 +469,9 @@ Executor.__index = function(e, k)
   return nil
 end
 
+-- The lazily built dicts, for the REPL's completion (luamx.repl.complete reads __fields).
+Executor.__fields = dicts
+
 Executor.__tostring = function(e)
   if not rawget(e, '_h') then return '<Executor (freed)>' end
   return ('<Executor %s: %d arguments, %d outputs, %d aux states @%s>'):format(

@@ -42,6 +42,10 @@ local function keys_of(x, out, seen)
     local fields = rawget(mt, '__fields') -- computed properties (a.shape, a.dtype, ...)
     if type(fields) == 'table' then
       for k in pairs(fields) do if type(k) == 'string' then out[k] = out[k] or 'field' end end
+      local fmt = getmetatable(fields) -- fields may inherit a methods table
+      if type(fmt) == 'table' and type(rawget(fmt, '__index')) == 'table' then
+        for k in pairs(fmt.__index) do if type(k) == 'string' then out[k] = out[k] or 'field' end end
+      end
     end
     local idx = rawget(mt, '__index')
     if type(idx) == 'table' then
