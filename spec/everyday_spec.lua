@@ -193,3 +193,46 @@ describe('REPL summaries of executors and modules', function()
     assert.is_truthy(s:find('optimizer: sgd(learning_rate=0.1', 1, true), s)
   end)
 end)
+
+describe('examples on the command line', function()
+  local SRC = os.getenv('LUAMX_SOURCE_DIR') or '.'
+  local function run(args)
+    local p = io.popen(('{ luajit %s/examples/%s; echo "rc=$?"; } 2>&1'):format(SRC, args))
+    local out = p:read('*a')
+    p:close()
+    return out
+  end
+
+  it('answer --help with the usage, and a bad option with the usage and status 2', function()
+    for _, ex in ipairs {'mnist_mlp.lua', 'lenet.lua', 'lstm_bucketing.lua', 'multi_device.lua'} do
+      local out = run(ex .. ' --help')
+      assert.is_truthy(out:find('options (default in brackets):', 1, true), out)
+      assert.is_truthy(out:find('--num-epochs VALUE', 1, true), out)
+      assert.is_truthy(out:find('rc=0', 1, true), out)
+      out = run(ex .. ' --bogus')
+      assert.is_truthy(out:find('unknown option --bogus', 1, true), out)
+      assert.is_truthy(out:find('rc=2', 1, true), out)
+      assert.is_falsy(out:find('stack traceback', 1, true), out)
+    end
+    local out = run('mnist_mlp.lua --num-epochs many')
+    assert.is_truthy(out:find('option --num-epochs needs a number, got "many"', 1, true), out)
+  end)
+end)
+
+local has_dot = io.popen('command -v dot || true'):read('*a'):match('%S')
+local describe_dot = has_dot and describe or pending
+
+describe_dot('plot_network with Graphviz', function()
+  it('renders PNG and SVG files', function()
+    local net = mx.sym.SoftmaxOutput {name = 'softmax',
+      data = mx.sym.FullyConnected {data = mx.sym.Variable('data'), num_hidden = 2, name = 'fc'}}
+    local g = mx.viz.plot_network(net, {shape = {data = {1, 4}}})
+    local base = os.tmpname()
+    local png = g:render(base, 'png')
+    local bytes = io.open(png, 'rb'):read('*a')
+    assert.are.equal('\137PNG', bytes:sub(1, 4))
+    local svg = g:render(base, 'svg')
+    assert.is_truthy(io.open(svg):read('*a'):find('FullyConnected', 1, true))
+    for _, p in ipairs {png, svg, base .. '.dot', base} do os.remove(p) end
+  end)
+end)
