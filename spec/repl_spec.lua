@@ -214,6 +214,17 @@ describe_tty('luamx on a terminal (tmux)', function()
     wait_for('interrupted')
     literal('n > 0, a:sum():asscalar() + 500'); keys('Enter')
     wait_for('true\n506')
+    -- a fit between batches: the module stays usable
+    literal("it = mx.io.NDArrayIter{data = mx.nd.ones{200, 20}, label = mx.nd.zeros{200}, batch_size = 10}; "
+      .. "mod = mx.mod.Module{logger = false, symbol = mx.sym.SoftmaxOutput{name = 'softmax', "
+      .. "data = mx.sym.FullyConnected{data = mx.sym.Variable('data'), num_hidden = 300}}}")
+    keys('Enter')
+    literal('mod:fit(it, {num_epoch = 1000000})'); keys('Enter')
+    os.execute('sleep 1')
+    keys('C-c')
+    wait_for('interrupted', 60, 2)
+    literal("mod:score(it, 'acc')[1][1] .. '-after-fit'"); keys('Enter')
+    wait_for('"accuracy-after-fit"')
     -- Ctrl-C at the prompt clears the line
     literal('this is not lua')
     local before = select(2, wait_for('this is not lua'):gsub('\n> ', ''))
