@@ -1,7 +1,8 @@
 -- examples/common.lua — what every example does first: find the module from the
 -- repository (so `luajit examples/<name>.lua` works from any directory, no LUA_PATH
 -- needed), line-buffer stdout, and parse `--key value` / `--flag` options against a
--- table of defaults (an unknown option or a missing value is an error naming it).
+-- table of defaults (--help prints the file's header and the options; an unknown
+-- option or a missing value prints what is wrong and the usage, exit status 2).
 --
 --   local mx, args = dofile(<dir of the example> .. 'common.lua').setup{['num-epochs'] = 10}
 local M = {}
@@ -12,17 +13,57 @@ local function here()
   return dir == '' and '.' or dir:sub(1, -2)
 end
 
+-- The usage text: the example's header comment and its options with their defaults.
+function M.usage(defaults, script)
+  local lines = {}
+  local f = script and io.open(script, 'r')
+  if f then
+    for line in f:lines() do
+      local text = line:match('^%-%-%s?(.*)$')
+      if not text then break end
+      lines[#lines + 1] = text
+    end
+    f:close()
+  end
+  local keys = {}
+  for k in pairs(defaults) do keys[#keys + 1] = k end
+  table.sort(keys)
+  lines[#lines + 1] = ''
+  lines[#lines + 1] = 'options (default in brackets):'
+  for _, k in ipairs(keys) do
+    local v = defaults[k]
+    lines[#lines + 1] = type(v) == 'boolean' and ('  --%s'):format(k) or ('  --%s VALUE  [%s]'):format(k, tostring(v))
+  end
+  lines[#lines + 1] = '  --help  this text'
+  return table.concat(lines, '\n')
+end
+
+-- Parses argv against defaults. --help / -h prints the usage and exits 0; an unknown
+-- option or a missing value prints the problem and the usage and exits 2.
 function M.parse_args(defaults, argv)
   local opts, i = {}, 1
   for k, v in pairs(defaults) do opts[k] = v end
+  local script = argv and argv[0]
+  local function fail(msg)
+    io.stderr:write(msg, '\n\n', M.usage(defaults, script), '\n')
+    os.exit(2)
+  end
   while argv and argv[i] do
+    if argv[i] == '--help' or argv[i] == '-h' then
+      io.stdout:write(M.usage(defaults, script), '\n')
+      os.exit(0)
+    end
     local key = argv[i]:match('^%-%-([%w-]+)$')
-    if not key or opts[key] == nil then error('unknown option ' .. tostring(argv[i]) .. ' (see the top of this file)', 0) end
+    if not key or opts[key] == nil then fail('unknown option ' .. tostring(argv[i])) end
     if type(opts[key]) == 'boolean' then opts[key] = true; i = i + 1
     else
       local v = argv[i + 1]
-      if v == nil then error('option --' .. key .. ' needs a value', 0) end
-      opts[key] = type(opts[key]) == 'number' and assert(tonumber(v), '--' .. key .. ' needs a number') or v
+      if v == nil then fail('option --' .. key .. ' needs a value') end
+      if type(opts[key]) == 'number' then
+        opts[key] = tonumber(v) or fail(('option --%s needs a number, got %q'):format(key, v))
+      else
+        opts[key] = v
+      end
       i = i + 2
     end
   end

@@ -55,4 +55,9 @@ require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
 require('luamx.viz').install(mx)
 
+--- Prints what x is: an operator's parameters from the registry, a function's doc
+--- comment, an object's summary (the `luamx` prompt's help(x) and ?x).
+-- @usage mx.help(mx.sym.FullyConnected)
+function mx.help(x) print(require('luamx.repl.help').text(mx, x)) end
+
 return mx

@@ -62,8 +62,8 @@ describe('mx.callback.ProgressBar', function()
     local cb = mx.callback.ProgressBar(4, 8, {out = sink, tty = false})
     for n = 1, 4 do cb{epoch = 0, nbatch = n} end
     restore_clock()
-    assert.same({'[==------] 25% ETA 0:00:00', '\n', '[====----] 50% ETA 0:00:00', '\n',
-                 '[======--] 75% ETA 0:00:00', '\n', '[========] 100%', '\n'}, out)
+    assert.same({'[==------]  25% 1/4 ETA 0:00:00', '\n', '[====----]  50% 2/4 ETA 0:00:00', '\n',
+                 '[======--]  75% 3/4 ETA 0:00:00', '\n', '[========] 100% 4/4 in 0:00:00', '\n'}, out)
   end)
 
   it('redraws in place with \\r on a terminal and shows the metric and ETA', function()
@@ -74,7 +74,8 @@ describe('mx.callback.ProgressBar', function()
     cb{epoch = 0, nbatch = 1, eval_metric = acc_metric(0.25)}
     cb{epoch = 0, nbatch = 2}
     restore_clock()
-    assert.same({'\r', '[=---] 25% accuracy=0.250000 ETA 0:00:30', '', '\r', '[==--] 50% ETA 0:00:20', ''}, out)
+    assert.same({'\r', '[=---]  25% 1/4 0.1 batches/s ETA 0:00:30 accuracy=0.250000', '\27[K', '',
+                 '\r', '[==--]  50% 2/4 0.1 batches/s ETA 0:00:20', '\27[K', ''}, out)
   end)
 end)
 

@@ -16,6 +16,7 @@ local raise = capi.raise
 
 local M = {}
 
+--- Where log lines go (stderr); replace it to capture them.
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 -- ------------------------------------------------------------------ clock / tty ----
@@ -25,6 +26,7 @@ pcall(ffi.cdef, [[
   int isatty(int fd);
 ]])
 local tv = ffi.new('lmx_cb_timeval')
+--- Wall-clock seconds with sub-second resolution (replaceable in tests).
 function M.clock()
   if ffi.C.gettimeofday(tv, nil) == 0 then return tonumber(tv.tv_sec) + tonumber(tv.tv_usec) * 1e-6 end
   return os.clock()
@@ -96,10 +98,17 @@ local function hms(s)
   return ('%d:%02d:%02d'):format(math.floor(s / 3600), math.floor(s / 60) % 60, s % 60)
 end
 
---- ProgressBar(total, length=80 [, {out=file, tty=bool}]): '[===---] 42% <metric> ETA h:mm:ss'.
---- On a terminal the bar is redrawn in place with '\r' after every batch (a newline at
---- the end); otherwise a plain line is written each time the percentage passes a
---- multiple of 10 and at the end.
+--- ProgressBar(total, length=80 [, {out=file, tty=bool}]): a batch-end callback drawing
+--- '[===---]  42% 21/50 3140 samples/s ETA 0:00:03 accuracy=0.912'.
+--- On a terminal the bar is redrawn in place ('\r', then the line, then ESC[K, which
+--- clears what a longer earlier frame left) after every batch; the last frame shows the
+--- total time instead of the ETA and ends the line. Otherwise a plain line is written
+--- each time the percentage passes a multiple of 10 and at the end. Throughput is in
+--- samples/s when the batch is known (param.locals.data_batch), else batches/s.
+-- @param total number of batches in an epoch
+-- @param length width of the bar in characters
+-- @param opts `out` (a file, default io.stdout), `tty` (default: stdout is a terminal)
+-- @usage mod:fit(it, {num_epoch = 5, batch_end_callback = mx.callback.ProgressBar(47, 40)})
 function M.ProgressBar(total, length, opts)
   if type(total) ~= 'number' or total <= 0 then
     raise('mx.callback.ProgressBar: total must be a positive number, got ' .. tostring(total))
@@ -109,28 +118,100 @@ function M.ProgressBar(total, length, opts)
   local out = opts.out or io.stdout
   local tty = opts.tty
   if tty == nil then tty = M.stdout_is_terminal() end
-  local state = {start = nil, last_decile = -1}
+  local state = {start = nil, last_decile = -1, samples = 0}
   return function(param)
     local count = param.nbatch
-    if count <= 1 or not state.start then state.start, state.last_decile = M.clock(), -1 end
+    if count <= 1 or not state.start then state.start, state.last_decile, state.samples = M.clock(), -1, 0 end
+    local batch = param.locals and param.locals.data_batch
+    local bs
+    if batch and batch.data and batch.data[1] then
+      local ok, shape = pcall(function() return batch.data[1].shape end)
+      if ok and shape then bs = shape[1] - (batch.pad or 0) end
+    end
+    state.samples = state.samples + (bs or 0)
     local frac = math.min(count / total, 1)
     local filled = math.floor(length * frac + 0.5)
-    local percents = math.ceil(100 * frac)
-    local line = ('[%s%s] %d%%'):format(('='):rep(filled), ('-'):rep(length - filled), percents)
-    if param.eval_metric then line = line .. ' ' .. table.concat(metric_text(param.eval_metric, '%s=%f'), ' ') end
+    local percents = math.floor(100 * frac + 1e-9)
     local elapsed = M.clock() - state.start
-    if count > 0 and count < total then line = line .. ' ETA ' .. hms(elapsed / count * (total - count)) end
+    local line = ('[%s%s] %3d%% %d/%d'):format(('='):rep(filled), ('-'):rep(length - filled), percents,
+      count, total)
+    if elapsed > 0 and count > 0 then
+      if bs then line = line .. (' %.0f samples/s'):format(state.samples / elapsed)
+      else line = line .. (' %.1f batches/s'):format(count / elapsed) end
+    end
+    local done = count >= total
+    if done then line = line .. ' in ' .. hms(elapsed)
+    elseif count > 0 then line = line .. ' ETA ' .. hms(elapsed / count * (total - count)) end
+    if param.eval_metric then line = line .. ' ' .. table.concat(metric_text(param.eval_metric, '%s=%f'), ' ') end
     if tty then
-      out:write('\r', line, count >= total and '\n' or '')
+      out:write('\r', line, '\27[K', done and '\n' or '')
       out:flush()
     else
       local decile = math.floor(percents / 10)
-      if decile > state.last_decile or count >= total then
+      if decile > state.last_decile or done then
         state.last_decile = decile
         out:write(line, '\n')
       end
     end
   end
+end
+
+-- ------------------------------------------------------------------ LogMetrics ----
+--- LogMetrics([{every = N}]): records training and validation metrics for plotting.
+--- Pass `rec.batch_end_callback` as fit's batch_end_callback (with any others, as a
+--- list) and `rec.eval_end_callback` as its eval_end_callback; `fit{plot = path}` does
+--- both. Per epoch it keeps the training metrics of the epoch's last batch and the
+--- validation metrics; every N batches (when `every` is given) the running training
+--- metrics too. `rec:plot(path)` draws them (mx.viz.plot_metrics).
+-- @param opts `every`: also record every N batches (default: per epoch only)
+-- @return a recorder: `epochs` = {{epoch =, train = {name = v}, validation = {...}}},
+--   `batches` = {{x = epoch + fraction, train = {...}}}
+-- @usage local rec = mx.callback.LogMetrics{every = 10}
+-- mod:fit(train, {num_epoch = 5, eval_data = val,
+--   batch_end_callback = rec.batch_end_callback, eval_end_callback = rec.eval_end_callback})
+-- rec:plot('curve.png')
+function M.LogMetrics(opts)
+  opts = opts or {}
+  if type(opts) ~= 'table' then raise('mx.callback.LogMetrics: expected a table of options, got ' .. type(opts)) end
+  local every = opts.every
+  if every ~= nil and (type(every) ~= 'number' or every < 1) then
+    raise('mx.callback.LogMetrics: every must be a positive number of batches, got ' .. tostring(every))
+  end
+  local rec = {epochs = {}, batches = {}, every = every}
+  local per_epoch = {} -- epoch -> row
+  local last_n = {}
+  local function row(epoch)
+    local r = per_epoch[epoch]
+    if not r then
+      r = {epoch = epoch, train = {}, validation = {}}
+      per_epoch[epoch] = r
+      rec.epochs[#rec.epochs + 1] = r
+    end
+    return r
+  end
+  local function values(metric, global)
+    local t = {}
+    local nv = global and metric.get_global_name_value and metric:get_global_name_value() or metric:get_name_value()
+    for _, p in ipairs(nv) do t[p[1]] = p[2] end
+    return t
+  end
+  rec.batch_end_callback = function(param)
+    if not param.eval_metric then return end
+    local r = row(param.epoch)
+    r.train = values(param.eval_metric, true)
+    last_n[param.epoch] = param.nbatch + 1
+    if every and (param.nbatch + 1) % every == 0 then
+      rec.batches[#rec.batches + 1] = {epoch = param.epoch, nbatch = param.nbatch + 1,
+        train = values(param.eval_metric, true)}
+    end
+  end
+  rec.eval_end_callback = function(param)
+    if param.eval_metric then row(param.epoch).validation = values(param.eval_metric, true) end
+  end
+  -- batches per epoch, known once an epoch has ended: the x of batch points
+  function rec.batches_per_epoch() return last_n[0] or last_n[next(last_n)] end
+  rec.plot = function(self, path, popts) return require('luamx.viz').plot_metrics(self, path, popts) end
+  return rec
 end
 
 -- ------------------------------------------------------------------ checkpoints ----
@@ -159,6 +240,7 @@ function M.log_train_metric(period, auto_reset)
   end
 end
 
+--- Adds mx.callback.
 function M.install(mx)
   mx.callback = M
   return M

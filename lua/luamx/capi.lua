@@ -66,12 +66,14 @@ local function is_ours(src)
 end
 
 --- Raises msg as a Lua error positioned at the caller's line (the first frame that is
--- not part of luamx).
+-- not part of luamx). When there is none (the user's chunk tail-called luamx, as
+-- `luajit -i`'s `= expr` does, and its frame is gone), the message carries no position
+-- rather than one inside luamx.
 function M.raise(msg)
   local level = 2
   while true do
     local info = debug.getinfo(level, 'S')
-    if not info then level = 2 break end
+    if not info then level = 0 break end
     if info.what ~= 'C' and not is_ours(info.source) then break end
     level = level + 1
   end

@@ -24,16 +24,37 @@ local here = debug.getinfo(1, 'S').source:match('^@(.*)[/\\]luamx[/\\]datasets%.
 
 --- The directory holding the shipped data: $LUAMX_DATA_DIR when set, else examples/data
 --- of the source tree this module was loaded from.
+--- When neither exists (a copy of the module alone), set LUAMX_DATA_DIR.
+--- Installed (luarocks make), the data sits next to the module: <luadir>/luamx/data.
 function M.data_dir()
   local env = os.getenv('LUAMX_DATA_DIR')
   if env and env ~= '' then return env end
-  if not here then raise('mx.datasets: cannot locate the module directory; set LUAMX_DATA_DIR or pass a path') end
-  return here .. '/../examples/data'
+  if not here then return nil end
+  for _, dir in ipairs {here .. '/../examples/data', here .. '/luamx/data'} do
+    local f = io.open(dir .. '/README.md', 'rb')
+    if f then f:close() return dir end
+  end
+  return nil
+end
+
+local function default_path(name, who)
+  local dir = M.data_dir()
+  if not dir then
+    raise(('%s: the shipped data folder is not next to this copy of luamx; set LUAMX_DATA_DIR to '
+      .. 'the folder holding %s (examples/data of a luamx checkout) or pass the file\'s path'):format(who, name))
+  end
+  return dir .. '/' .. name
 end
 
 local function read_all(path, who)
   local f, err = io.open(path, 'rb')
-  if not f then raise(('%s: cannot open %s: %s'):format(who, path, err)) end
+  if not f then
+    if not os.getenv('LUAMX_DATA_DIR') then
+      raise(('%s: cannot open %s (%s); set LUAMX_DATA_DIR to the folder holding the shipped '
+        .. 'data (examples/data of a luamx checkout) or pass the file\'s path'):format(who, path, err))
+    end
+    raise(('%s: cannot open %s (%s; LUAMX_DATA_DIR is %s)'):format(who, path, err, os.getenv('LUAMX_DATA_DIR')))
+  end
   local s = f:read('*a')
   f:close()
   return s
@@ -41,7 +62,7 @@ end
 
 --- digits([path]) -> data (N, 64) float32 in [0, 1], labels (N,) float32.
 function M.digits(path)
-  path = path or (M.data_dir() .. '/digits.csv')
+  path = path or default_path('digits.csv', 'mx.datasets.digits')
   local text = read_all(path, 'mx.datasets.digits')
   local rows = {}
   local lineno = 0
@@ -105,7 +126,7 @@ end
 
 --- ptb_lines([path [, opts]]): the shipped text (or the file at path) as PTB-style lines.
 function M.ptb_lines(path, opts)
-  path = path or (M.data_dir() .. '/devils_dictionary.txt')
+  path = path or default_path('devils_dictionary.txt', 'mx.datasets.ptb_lines')
   return M.ptb_from_text(read_all(path, 'mx.datasets.ptb_lines'), opts)
 end
 
@@ -120,6 +141,7 @@ function M.split_words(lines)
   return out
 end
 
+--- Adds mx.datasets.
 function M.install(mx)
   mx.datasets = M
   return M

@@ -261,12 +261,27 @@ local function raise_pending(exe)
   end
 end
 
---- exe:forward{is_train = false, <arg> = NDArray, ...} -> exe.outputs
-function Executor:forward(opts)
+--- exe:forward{is_train = false, <arg> = NDArray, ...} -> exe.outputs; also
+--- exe:forward(is_train, {<arg> = NDArray}) as MXNet's exe.forward(is_train, data=x).
+function Executor:forward(opts, inputs)
   local h = handle(self)
   local is_train = false
-  if type(opts) == 'boolean' then
-    is_train = opts
+  if type(opts) == 'boolean' or (opts == nil and inputs ~= nil) then
+    -- the Python habit exe.forward(is_train, data=x): forward(false, {data = x})
+    is_train = opts or false
+    if inputs ~= nil then
+      if type(inputs) ~= 'table' or getmetatable(inputs) ~= nil then
+        raise('forward: the second argument must be a table of inputs {name = NDArray}, got '
+          .. (type(inputs) == 'table' and 'an object' or type(inputs)))
+      end
+      for k, v in pairs(inputs) do
+        if k == 'is_train' then raise('forward: is_train given twice (as the first argument and in the inputs)') end
+        copy_in(self, k, v)
+      end
+    end
+  elseif inputs ~= nil then
+    raise('forward: takes forward{is_train =, name = array} or forward(is_train, {name = array}), '
+      .. 'got a table and a second argument')
   elseif opts ~= nil then
     for k, v in pairs(opts) do
       if k == 'is_train' then is_train = v and true or false else copy_in(self, k, v) end
@@ -453,6 +468,9 @@ Executor.__index = function(e, k)
   end
   return nil
 end
+
+-- The lazily built dicts, for the REPL's completion (luamx.repl.complete reads __fields).
+Executor.__fields = dicts
 
 Executor.__tostring = function(e)
   if not rawget(e, '_h') then return '<Executor (freed)>' end

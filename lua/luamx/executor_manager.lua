@@ -500,6 +500,7 @@ end
 
 --- DataParallelExecutorManager{symbol=, ctx=, train_data=, arg_names=, param_names=,
 --- aux_names=, work_load_list=, logger=, sym_gen=}
+-- @function DataParallelExecutorManager
 setmetatable(Manager, {__call = function(cls, o)
   local self = setmetatable({}, cls)
   self.ctx = contexts_of(o.ctx)

@@ -237,6 +237,7 @@ local HANDLES = {pad = true, discard = true, roll_over = true}
 --- mx.io.NDArrayIter{data=, label=, batch_size=1, shuffle=false, last_batch_handle='pad',
 --- data_name='data', label_name='softmax_label', num_parts=1, part_index=0}
 --- (num_parts / part_index: this worker reads its part of the rows, see part_range)
+-- @function NDArrayIter
 setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, o)
   if type(o) ~= 'table' then raise('mx.io.NDArrayIter: expected a table of options, got ' .. type(o)) end
   local bs = o.batch_size or 1

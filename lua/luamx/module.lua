@@ -8,6 +8,7 @@
 -- module.lua (Module over a DataParallelExecutorGroup), bucketing_module.lua.
 local M = {}
 
+--- Adds mx.mod (Module, BucketingModule, BaseModule) and mx.logging.
 function M.install(mx)
   local base = require 'luamx.module.base'
   local module = require 'luamx.module.module'

@@ -86,6 +86,7 @@ local function handle(a, level)
 end
 M.handle = handle
 
+--- True when x is an NDArray.
 function M.is_ndarray(x) return getmetatable(x) == NDArray end
 
 -- ------------------------------------------------------------------ shapes ---------
@@ -138,10 +139,20 @@ local function empty(shape, opts, level, what)
   return new_from(level, C.lmx_ndarray_new, d, n, dt, ctx.dev_code, ctx.device_id)
 end
 
+--- A new array of `shape` with unspecified contents.
+-- @param shape table of integers, e.g. {2, 3}
+-- @param opts `ctx` (default cpu), `dtype` (default 'float32')
+-- @usage mx.nd.empty({2, 3}, {dtype = 'float64'})
 function M.empty(shape, opts) return empty(shape, opts, 2, 'mx.nd.empty') end
+--- A new array of `shape` filled with 0.
+-- @usage mx.nd.zeros{2, 3}
 function M.zeros(shape, opts) return empty(shape, opts, 2, 'mx.nd.zeros') end
+--- A new array of `shape` filled with 1.
+-- @usage mx.nd.ones({4}, {ctx = mx.cpu()})
 function M.ones(shape, opts) return M.full(shape, 1, opts) end
 
+--- A new array of `shape` filled with `value`.
+-- @usage mx.nd.full({2, 2}, 7)
 function M.full(shape, value, opts)
   if type(value) ~= 'number' then raise('mx.nd.full: value must be a number, got ' .. type(value)) end
   local a = empty(shape, opts, 2, 'mx.nd.full')
@@ -177,6 +188,10 @@ local function flatten(t, level)
   return shape, flat
 end
 
+--- A new array from a nested table of numbers (or a copy of an NDArray).
+-- @param src nested table, number or NDArray
+-- @param opts `ctx`, `dtype`
+-- @usage mx.nd.array{{1, 2}, {3, 4}}
 function M.array(src, opts)
   if M.is_ndarray(src) then
     local ctx, dt = opts_of(opts, 2)
@@ -198,6 +213,8 @@ function M.array(src, opts)
   return a
 end
 
+--- Values start, start + step, ... below stop (one argument: 0 .. start - 1).
+-- @usage mx.nd.arange(0, 6):reshape{2, 3}
 function M.arange(start, stop, step, opts)
   if stop == nil then start, stop = 0, start end
   step = step or 1
@@ -215,31 +232,93 @@ end
 
 -- -------------------------------------------------------------- properties ---------
 local props = {}
+--- a.shape: the dims as a fresh table.
 function props.shape(a) return shape_of(handle(a, 3)) end
+--- a.ndim: the number of dims.
 function props.ndim(a) return #shape_of(handle(a, 3)) end
+--- a.size: the number of elements.
 function props.size(a)
   local s = ffi.new('int64_t[1]')
   check(C.lmx_ndarray_size(handle(a, 3), s), 3)
   return tonumber(s[0])
 end
+--- a.dtype: the element type's name ('float32', ...).
 function props.dtype(a)
   local d = ffi.new('int[1]')
   check(C.lmx_ndarray_dtype(handle(a, 3), d), 3)
   return dtype_names[d[0]]
 end
+--- a.context: the device the array lives on.
 function props.context(a)
   local t, i = ffi.new('int[1]'), ffi.new('int[1]')
   check(C.lmx_ndarray_context(handle(a, 3), t, i), 3)
   return context.from_code(t[0], i[0])
 end
 
+-- a[i] (1-based, negative from the end) is row i as a view with the first axis dropped,
+-- as MXNet's a[i - 1]; a[{first, last}] is rows first..last (inclusive) as a view.
+local function row_range(a, k, what)
+  local shape = shape_of(handle(a, 4))
+  if #shape == 0 then raise(what .. ': cannot index a 0-dim array') end
+  local n = shape[1]
+  local first, last
+  if type(k) == 'number' then first, last = k, k
+  else first, last = k[1], k[2] == nil and n or k[2] end
+  if type(first) ~= 'number' or type(last) ~= 'number' or first % 1 ~= 0 or last % 1 ~= 0 then
+    raise(what .. ': positions must be integers, as a[2] or a[{2, 4}]')
+  end
+  local f0, l0 = first, last
+  if first < 0 then first = n + 1 + first end
+  if last < 0 then last = n + 1 + last end
+  if first < 1 or last > n or first > last then
+    raise(('%s: rows %d..%d are out of range for an array of %d rows (positions count from 1, '
+      .. 'inclusive; negative ones from the end)'):format(what, f0, l0, n))
+  end
+  return first, last, shape
+end
+
+local function index(a, k)
+  local first, last, shape = row_range(a, k, 'NDArray index')
+  local v = M.wrap_slice(a, first, last)
+  if type(k) == 'number' and #shape > 1 then
+    local rest = {}
+    for d = 2, #shape do rest[d - 1] = shape[d] end
+    return v:reshape(rest)
+  end
+  return v
+end
+
 NDArray.__index = function(a, k)
   local p = props[k]
   if p then return p(a) end
-  return NDArray[k]
+  local m = NDArray[k]
+  if m ~= nil then return m end
+  local t = type(k)
+  if t == 'number' or (t == 'table' and getmetatable(k) == nil) then return index(a, k) end
+  return nil
 end
 
+--- a[i] = value / a[{first, last}] = value: writes rows (value: number, table or NDArray).
+NDArray.__newindex = function(a, k, v)
+  local t = type(k)
+  if t == 'number' or (t == 'table' and getmetatable(k) == nil) then
+    local first, last, shape = row_range(a, k, 'NDArray assignment')
+    local view = M.wrap_slice(a, first, last)
+    if type(k) == 'number' and #shape > 1 and type(v) == 'table' and not M.is_ndarray(v) then
+      v = {v}
+    end
+    if M.is_ndarray(v) and v.size == view.size then v = v:reshape(view.shape) end
+    view:set(v)
+    return
+  end
+  rawset(a, k, v)
+end
+
+-- Property names, for completion and help (luamx.repl.complete reads __fields).
+NDArray.__fields = props
+
 -- ----------------------------------------------------------------- methods ---------
+--- Frees the array now (later use is a clean error); the GC would otherwise.
 function NDArray:free()
   local h = rawget(self, '_h')
   if h then
@@ -249,8 +328,11 @@ function NDArray:free()
   end
 end
 
+--- A new array with the same values, dtype and context.
 function NDArray:copy() return M.array(self, {ctx = self.context, dtype = self.dtype}) end
 
+--- Copies into `target` (an NDArray) or into a new array on a context.
+-- @usage a:copyto(mx.cpu())
 function NDArray:copyto(target)
   local h = handle(self, 2)
   if M.is_ndarray(target) then
@@ -263,12 +345,15 @@ function NDArray:copyto(target)
   return out
 end
 
+--- The array on `ctx`: itself when already there, else a copy.
 function NDArray:as_in_context(ctx)
   ctx = context.resolve(ctx, 2)
   if ctx == self.context then return self end
   return self:copyto(ctx)
 end
 
+--- A copy converted to `dtype`.
+-- @usage a:astype('int32')
 function NDArray:astype(dtype)
   local dt = dtype_code(dtype, 2)
   local out = M.empty(self.shape, {ctx = self.context, dtype = dt})
@@ -276,6 +361,8 @@ function NDArray:astype(dtype)
   return out
 end
 
+--- A view with another shape of the same size (-1: inferred dim).
+-- @usage mx.nd.arange(0, 6):reshape{2, -1}
 function NDArray:reshape(shape, ...)
   if type(shape) == 'number' then shape = {shape, ...} end
   local d, n = shape_arg(shape, 2, 'reshape')
@@ -283,20 +370,32 @@ function NDArray:reshape(shape, ...)
 end
 
 --- Rows first..last (1-based, inclusive) along the first axis, as a view.
+-- @param first first row (1 is the first; negative counts from the end)
+-- @param last last row (default: first)
+-- @usage mx.nd.arange(0, 6):reshape{3, 2}:slice(2, 3)  -- rows 2 and 3
 function NDArray:slice(first, last)
   if type(first) ~= 'number' or (last ~= nil and type(last) ~= 'number') then
     raise('slice: first and last must be integers')
   end
-  last = last or first
-  return new_from(2, C.lmx_ndarray_slice, handle(self, 2), first - 1, last)
+  local f, l = row_range(self, {first, last or first}, 'slice')
+  return M.wrap_slice(self, f, l)
 end
 
+-- View of rows first..last (1-based, checked by the caller).
+--- A view of rows first..last (1-based, inclusive; the caller checks the range).
+function M.wrap_slice(a, first, last)
+  return new_from(3, C.lmx_ndarray_slice, handle(a, 3), first - 1, last)
+end
+
+--- Sets every element to the number v; returns the array.
 function NDArray:fill(v)
   if type(v) ~= 'number' then raise('fill: value must be a number, got ' .. type(v)) end
   check(C.lmx_ndarray_fill(handle(self, 2), v), 2)
   return self
 end
 
+--- Writes values from an NDArray, a number or a nested table of the same shape.
+-- @usage a:set{{1, 2}, {3, 4}}
 function NDArray:set(src)
   local h = handle(self, 2)
   if M.is_ndarray(src) then
@@ -329,6 +428,7 @@ function NDArray:toflat()
   return t
 end
 
+--- The values as a nested Lua table (a number for a 0-dim array).
 function NDArray:totable()
   local shape, flat = self.shape, self:toflat()
   if #shape == 0 then return flat[1] end
@@ -344,13 +444,21 @@ function NDArray:totable()
   return build(1)
 end
 
-function NDArray:tonumber()
-  local n = self.size
-  if n ~= 1 then raise(('tonumber: the array has %d elements, expected 1'):format(n)) end
-  return self:toflat()[1]
+local function scalar(a, what)
+  local n = a.size
+  if n ~= 1 then raise(('%s: the array has %d elements, expected 1'):format(what, n)) end
+  return a:toflat()[1]
 end
-NDArray.asscalar = NDArray.tonumber
 
+--- The value of a one-element array as a Lua number.
+-- @usage mx.nd.array{3}:tonumber()  --> 3
+function NDArray:tonumber() return scalar(self, 'tonumber') end
+
+--- The value of a one-element array as a Lua number (MXNet's name for tonumber).
+-- @usage mx.nd.ones{1}:sum():asscalar()  --> 1
+function NDArray:asscalar() return scalar(self, 'asscalar') end
+
+--- The FFI pointer to a CPU array's elements (valid while the array lives).
 function NDArray:data()
   local p = ffi.new('void *[1]')
   check(C.lmx_ndarray_data(handle(self, 2), p), 2)
@@ -359,7 +467,9 @@ function NDArray:data()
   return ffi.cast(ct, p[0])
 end
 
+--- Waits until pending writes to the array are done; returns it.
 function NDArray:wait_to_read() check(C.lmx_ndarray_wait_to_read(handle(self, 2)), 2) return self end
+--- Waits until every pending operation is done.
 function M.waitall() check(C.lmx_waitall(), 2) end
 
 -- ---------------------------------------------------------------- printing ---------
@@ -427,14 +537,23 @@ NDArray.__div = function(x, y) return arith(BIN.div, x, y, 2) end
 NDArray.__pow = function(x, y) return arith(BIN.pow, x, y, 2) end
 NDArray.__unm = function(x) return arith(BIN.mul, x, -1, 2) end
 
+--- x + y (arrays broadcast, or an array and a number).
 function M.add(x, y) return arith(BIN.add, x, y, 2) end
+--- x - y.
 function M.subtract(x, y) return arith(BIN.sub, x, y, 2) end
+--- x * y, elementwise.
 function M.multiply(x, y) return arith(BIN.mul, x, y, 2) end
+--- x / y, elementwise.
 function M.divide(x, y) return arith(BIN.div, x, y, 2) end
+--- x ^ y, elementwise.
 function M.power(x, y) return arith(BIN.pow, x, y, 2) end
+--- Elementwise maximum of x and y.
 function M.maximum(x, y) return arith(BIN.max, x, y, 2) end
+--- Elementwise minimum of x and y.
 function M.minimum(x, y) return arith(BIN.min, x, y, 2) end
 
+--- Matrix product of two arrays.
+-- @usage mx.nd.dot(a, mx.nd.ones{3, 1})
 function M.dot(a, b) return new_from(2, C.lmx_ndarray_dot, handle(a, 2), handle(b, 2)) end
 
 -- ------------------------------------------------------------------ random ---------

@@ -225,6 +225,7 @@ end
 local OpCall = {}
 OpCall.__index = OpCall
 
+--- A reusable call of operator `name` with fixed parameters (see OpCall).
 function M.prepare(name, params)
   if type(name) ~= 'string' then capi.raise('mx.nd.prepare: operator name must be a string') end
   if params ~= nil and type(params) ~= 'table' then capi.raise('mx.nd.prepare: params must be a table') end
@@ -313,6 +314,39 @@ function M.install(mx)
     mx.nd.op[nm] = f
     if mx.nd[nm] == nil then mx.nd[nm] = f end
   end
+  M.install_fluent(mx)
+end
+
+-- MXNet's NDArray fluent methods (python/mxnet/ndarray/ndarray.py): a:sum{axis = 1}
+-- is mx.nd.sum(a, {axis = 1}). Only names the registry has are installed, so the list
+-- is a filter, not a promise; methods NDArray already defines are kept.
+M.FLUENT = {
+  'reshape_like', 'zeros_like', 'ones_like', 'broadcast_axes', 'broadcast_to', 'broadcast_like',
+  'repeat', 'pad', 'swapaxes', 'split', 'slice_axis', 'slice_like', 'take', 'one_hot', 'pick',
+  'sort', 'topk', 'argsort', 'argmax', 'argmax_channel', 'argmin', 'clip', 'abs', 'sign',
+  'flatten', 'expand_dims', 'tile', 'transpose', 'flip', 'sum', 'nansum', 'prod', 'nanprod',
+  'mean', 'max', 'min', 'norm', 'round', 'rint', 'fix', 'floor', 'ceil', 'trunc', 'sin', 'cos',
+  'tan', 'arcsin', 'arccos', 'arctan', 'degrees', 'radians', 'sinh', 'cosh', 'tanh', 'arcsinh',
+  'arccosh', 'arctanh', 'exp', 'expm1', 'log', 'log10', 'log2', 'log1p', 'sqrt', 'rsqrt',
+  'cbrt', 'rcbrt', 'square', 'reciprocal', 'relu', 'sigmoid', 'softmax', 'log_softmax',
+  'softmin', 'squeeze', 'diag', 'dot', 'batch_dot', 'erf', 'gamma', 'gammaln', 'cast',
+  'shape_array', 'size_array', 'where', 'Flatten',
+}
+
+--- Installs the fluent methods (a:sum(), a:exp(), a:transpose{axes = {1, 0}}, ...) on
+-- NDArray for every name of M.FLUENT the registry provides.
+function M.install_fluent(mx)
+  local NDArray = nd.NDArray
+  local installed = {}
+  for _, nm in ipairs(M.FLUENT) do
+    local f = mx.nd.op[nm]
+    if f and rawget(NDArray, nm) == nil then
+      NDArray[nm] = function(self, ...) return f(self, ...) end
+      installed[#installed + 1] = nm
+    end
+  end
+  M.fluent_installed = installed
+  return installed
 end
 
 return M

@@ -36,6 +36,8 @@ local raise = capi.raise
 
 local M = {}
 M.use_fused = true
+--- MXNet options accepted and ignored (no effect in luamx's dense float updates).
+M.IGNORED_OPTIONS = {multi_precision = true, lazy_update = true}
 
 -- ------------------------------------------------------------------ arithmetic -----
 local function clip(g, c)
@@ -116,9 +118,25 @@ local function class(name, defaults, init)
       raise(('mx.optimizer.%s: expected a table of options, got %s'):format(name, type(o)))
     end
     o = o or {}
+    -- Every option the class reads is recorded; one that nothing read is a misspelling
+    -- (momentun) and an error, as MXNet's keyword arguments are.
+    local read = {}
+    local proxy = setmetatable({}, {__index = function(_, k) read[k] = true; return o[k] end})
     local self = setmetatable({}, c)
-    self:_base_init(o, defaults)
-    if init then init(self, o) end
+    self:_base_init(proxy, defaults)
+    if init then init(self, proxy) end
+    local unknown = {}
+    for k in pairs(o) do
+      if not read[k] and not M.IGNORED_OPTIONS[k] then unknown[#unknown + 1] = tostring(k) end
+    end
+    if #unknown > 0 then
+      table.sort(unknown)
+      local known = {}
+      for k in pairs(read) do known[#known + 1] = tostring(k) end
+      table.sort(known)
+      raise(('mx.optimizer.%s: unknown option%s %s (it takes %s)'):format(name,
+        #unknown > 1 and 's' or '', table.concat(unknown, ', '), table.concat(known, ', ')))
+    end
     return self
   end})
   REGISTRY[name:lower()] = cls

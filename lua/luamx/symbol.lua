@@ -201,6 +201,9 @@ Symbol.__index = function(s, k)
   return nil
 end
 
+-- Method and field names, for the REPL's completion (luamx.repl.complete reads __fields).
+Symbol.__fields = setmetatable({name = true}, {__index = methods})
+
 Symbol.__tostring = function(s)
   if not rawget(s, '_h') then return '<Symbol (freed)>' end
   local name = s.name

@@ -1,4 +1,7 @@
---- luamx.viz — mx.viz.plot_network: a network as Graphviz text, as MXNet draws it.
+--- luamx.viz — mx.viz: networks drawn with Graphviz, layer summaries, training curves.
+--
+--   mx.viz.print_summary(net, {data = {1, 784}})   -- layers, output shapes, parameters
+--   mx.viz.plot_metrics(rec, 'curve.png')          -- a LogMetrics recorder, via gnuplot
 --
 --   local g = mx.viz.plot_network(net, {shape = {data = {1, 1, 28, 28}}})
 --   print(g)                -- the DOT source
@@ -75,6 +78,7 @@ local Graph = {}
 Graph.__index = Graph
 Graph.__tostring = function(g) return g.source end
 
+--- Writes the DOT source to `path` (through a temporary file); returns path.
 function Graph:save(path)
   local tmp = path .. '.tmp'
   local f, err = io.open(tmp, 'wb')
@@ -144,6 +148,180 @@ function M.plot_network(sym, opts)
   return setmetatable({source = table.concat(lines, '\n') .. '\n'}, Graph)
 end
 
+-- ------------------------------------------------------------------ print_summary --
+--- mx.viz.print_summary(sym [, shape [, {out = file, line_length = 98}]]): MXNet's layer
+--- table: each operator with its output shape, parameter count and input layers, then
+--- the total. `shape` ({data = {1, 784}}) gives the shapes and the parameter counts;
+--- without it those columns stay empty. Returns the total parameter count.
+-- @param sym a Symbol
+-- @param shape input shapes by name (optional)
+-- @param opts `out` (default io.stdout), `line_length`
+-- @usage mx.viz.print_summary(net, {data = {1, 1, 28, 28}})
+function M.print_summary(sym, shape, opts)
+  local symmod = require 'luamx.symbol'
+  if not symmod.is_symbol(sym) then raise('print_summary: expected a Symbol, got ' .. type(sym)) end
+  opts = opts or {}
+  local out = opts.out or io.stdout
+  local okc, cjson = pcall(require, 'cjson')
+  if not okc then raise('print_summary needs lua-cjson (apt-get install lua-cjson)') end
+  local graph = cjson.decode(sym:tojson())
+  local shapes, arg_shapes = nil, {}
+  if shape then
+    shapes = shapes_of(sym, shape)
+    local ok, a = pcall(sym.infer_shape, sym, shape)
+    if ok then
+      for i, n in ipairs(sym:list_arguments()) do arg_shapes[n] = a[i] end
+      local okx, _, _, aux = pcall(sym.infer_shape, sym, shape)
+      if okx then for i, n in ipairs(sym:list_auxiliary_states()) do arg_shapes[n] = aux[i] end end
+    end
+  end
+  local widths = {40, 22, 12}
+  local total_w = opts.line_length or 98
+  local function row(a, b, c, d)
+    return ('%-' .. widths[1] .. 's%-' .. widths[2] .. 's%-' .. widths[3] .. 's%s'):format(a, b, c, d)
+  end
+  local lines = {('_'):rep(total_w), row('Layer (type)', 'Output Shape', 'Param #', 'Previous Layer'),
+    ('='):rep(total_w)}
+  local total = 0
+  local function count(s)
+    if not s then return 0 end
+    local n = 1
+    for _, d in ipairs(s) do n = n * d end
+    return n
+  end
+  for _, node in ipairs(graph.nodes) do
+    if node.op ~= 'null' then
+      local params, prev = 0, {}
+      for _, input in ipairs(node.inputs or {}) do
+        local src = graph.nodes[input[1] + 1]
+        if src.op == 'null' and is_param(src.name) then
+          params = params + count(arg_shapes[src.name])
+        else
+          prev[#prev + 1] = src.name
+        end
+      end
+      total = total + params
+      local s = shapes and shapes[node.name .. '_output']
+      lines[#lines + 1] = row(('%s(%s)'):format(node.name, node.op), s and table.concat(s, 'x') or '',
+        shapes and tostring(params) or '', table.concat(prev, ', '))
+      lines[#lines + 1] = ('_'):rep(total_w)
+    end
+  end
+  lines[#lines + 1] = ('Total params: %d'):format(total)
+  lines[#lines + 1] = ('_'):rep(total_w)
+  out:write(table.concat(lines, '\n'), '\n')
+  return total
+end
+
+-- ------------------------------------------------------------------ plot_metrics ---
+local function gnuplot_available()
+  local ok = os.execute('command -v gnuplot >/dev/null 2>&1')
+  return ok == true or ok == 0
+end
+M.gnuplot_available = gnuplot_available
+
+local function sorted_names(rows, field)
+  local seen, names = {}, {}
+  for _, r in ipairs(rows) do
+    for k in pairs(r[field] or {}) do
+      if not seen[k] then seen[k] = true; names[#names + 1] = k end
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+local function fmt(v) return v ~= v and 'NaN' or ('%.10g'):format(v) end
+
+--- mx.viz.plot_metrics(rec, path [, {title =, gnuplot = 'gnuplot'}]): draws the metrics a
+--- mx.callback.LogMetrics recorder holds, one panel per metric name, training (per
+--- epoch, and per N batches when recorded) and validation against the epoch, into
+--- `path` (.png, or .svg). Uses gnuplot; without it raises an error that says so.
+--- The data and script files are written next to `path` (path .. '.dat', '.gp') so
+--- the plot can be redrawn or restyled. Returns path.
+-- @param rec a recorder from mx.callback.LogMetrics (or a table with `epochs`)
+-- @param path output file, ending in .png or .svg
+-- @param opts `title`, `gnuplot` (the command)
+-- @usage mx.viz.plot_metrics(rec, 'curve.png')
+function M.plot_metrics(rec, path, opts)
+  opts = opts or {}
+  if type(rec) ~= 'table' or type(rec.epochs) ~= 'table' then
+    raise('plot_metrics: expected a recorder from mx.callback.LogMetrics, got ' .. type(rec))
+  end
+  if type(path) ~= 'string' then raise('plot_metrics: path must be a string, got ' .. type(path)) end
+  local ext = path:match('%.(%w+)$')
+  local term = ({png = 'pngcairo size 900,%d font ",10"', svg = 'svg size 900,%d dynamic font "sans,10"'})[ext and ext:lower()]
+  if not term then raise('plot_metrics: ' .. path .. ': the file name must end in .png or .svg') end
+  if #rec.epochs == 0 then raise('plot_metrics: nothing recorded (was the recorder passed to fit?)') end
+  local cmd = opts.gnuplot or 'gnuplot'
+  if not opts.gnuplot and not M.gnuplot_available() then
+    raise('plot_metrics: gnuplot is not installed (apt-get install gnuplot-nox); the metrics are in the recorder\'s epochs table')
+  end
+  local names = sorted_names(rec.epochs, 'train')
+  for _, n in ipairs(sorted_names(rec.epochs, 'validation')) do
+    local found = false
+    for _, m in ipairs(names) do found = found or m == n end
+    if not found then names[#names + 1] = n end
+  end
+  -- data: one block per metric (epoch-level rows: x train validation), then batch rows
+  local data = {}
+  for _, n in ipairs(names) do
+    data[#data + 1] = '# ' .. n .. ': epoch train validation'
+    for _, r in ipairs(rec.epochs) do
+      local t, v = r.train[n], r.validation[n]
+      data[#data + 1] = ('%d %s %s'):format(r.epoch + 1, t and fmt(t) or 'NaN', v and fmt(v) or 'NaN')
+    end
+    data[#data + 1] = '\n'
+  end
+  local per = rec.batches_per_epoch and rec.batches_per_epoch()
+  local has_batches = rec.batches and #rec.batches > 0 and per
+  for _, n in ipairs(names) do
+    data[#data + 1] = '# ' .. n .. ' per batch: epoch train'
+    for _, b in ipairs(rec.batches or {}) do
+      if b.train[n] and per then data[#data + 1] = ('%s %s'):format(fmt(b.epoch + b.nbatch / per), fmt(b.train[n])) end
+    end
+    data[#data + 1] = 'NaN NaN\n'
+  end
+  local dat, gp = path .. '.dat', path .. '.gp'
+  local f, err = io.open(dat, 'w')
+  if not f then raise('plot_metrics: cannot write ' .. dat .. ': ' .. tostring(err)) end
+  f:write(table.concat(data, '\n'), '\n')
+  f:close()
+  local k = #names
+  local script = {
+    ('set terminal ' .. term):format(300 * k),
+    ('set output %q'):format(path),
+    ('set multiplot layout %d,1 title %q'):format(k, opts.title or 'training curve'),
+    'set grid', 'set key outside right', 'set xlabel "epoch"', 'set style data linespoints',
+  }
+  for i, n in ipairs(names) do
+    script[#script + 1] = ('set ylabel %q'):format(n)
+    local parts = {}
+    if has_batches then
+      parts[#parts + 1] = ('%q index %d using 1:2 with lines lc rgb "#9ecae1" title "train (per %d batches)"'):format(
+        dat, k + i - 1, rec.every)
+    end
+    parts[#parts + 1] = ('%q index %d using 1:2 lc rgb "#1f77b4" pt 7 title "train"'):format(dat, i - 1)
+    parts[#parts + 1] = ('%q index %d using 1:3 lc rgb "#d62728" pt 5 title "validation"'):format(dat, i - 1)
+    script[#script + 1] = 'plot ' .. table.concat(parts, ', ')
+  end
+  script[#script + 1] = 'unset multiplot'
+  f, err = io.open(gp, 'w')
+  if not f then raise('plot_metrics: cannot write ' .. gp .. ': ' .. tostring(err)) end
+  f:write(table.concat(script, '\n'), '\n')
+  f:close()
+  local ok = os.execute(('%s %q 2>%q'):format(cmd, gp, path .. '.log'))
+  if ok ~= true and ok ~= 0 then
+    local lf = io.open(path .. '.log')
+    local log = lf and lf:read('*a') or ''
+    if lf then lf:close() end
+    raise(('plot_metrics: %s failed on %s: %s'):format(cmd, gp, log:gsub('%s+$', '')))
+  end
+  os.remove(path .. '.log')
+  return path
+end
+
+--- Adds mx.viz.
 function M.install(mx) mx.viz = M end
 
 return M

@@ -310,7 +310,7 @@ end
 local FIT_KEYS = {eval_data = 1, eval_metric = 1, epoch_end_callback = 1, batch_end_callback = 1,
   kvstore = 1, optimizer = 1, optimizer_params = 1, eval_end_callback = 1, eval_batch_end_callback = 1,
   initializer = 1, arg_params = 1, aux_params = 1, allow_missing = 1, force_rebind = 1, force_init = 1,
-  begin_epoch = 1, num_epoch = 1, validation_metric = 1, monitor = 1, all_ranks = 1}
+  begin_epoch = 1, num_epoch = 1, validation_metric = 1, monitor = 1, all_ranks = 1, plot = 1}
 
 -- The dist kvstore a module trains with (nil for local training).
 local function dist_store(self)
@@ -334,6 +334,9 @@ local function progress_bar(self, it, opts)
 end
 
 --- fit(train_iter, opts): trains for epochs begin_epoch .. num_epoch - 1 (see the top).
+--- Returns the last epoch's metrics: {epoch =, train = {name = value}, validation = {...}}.
+--- opts.plot = 'curve.png' (or .svg, or {path =, every = N}) records the metrics with
+--- mx.callback.LogMetrics and draws them at the end (gnuplot; a warning when missing).
 function BaseModule:fit(train_data, opts)
   opts = opts or {}
   for k in pairs(opts) do
@@ -362,6 +365,22 @@ function BaseModule:fit(train_data, opts)
   local leader = rank == 0 or opts.all_ranks
   local batch_cbs = opts.batch_end_callback or (leader and progress_bar(self, train_data, opts))
   local monitor = opts.monitor
+  -- plot = 'curve.png' | 'curve.svg' | {path =, every =}: metrics recorded and drawn at the end
+  local recorder
+  if opts.plot then
+    local plot = type(opts.plot) == 'table' and opts.plot or {path = opts.plot}
+    recorder = require('luamx.callback').LogMetrics{every = plot.every}
+    batch_cbs = M.as_list(batch_cbs)
+    local cbs = {}
+    for i, cb in ipairs(batch_cbs) do cbs[i] = cb end
+    cbs[#cbs + 1] = recorder.batch_end_callback
+    batch_cbs = cbs
+    local eval_end = {}
+    for i, cb in ipairs(M.as_list(opts.eval_end_callback)) do eval_end[i] = cb end
+    eval_end[#eval_end + 1] = recorder.eval_end_callback
+    opts = setmetatable({eval_end_callback = eval_end, _plot_path = plot.path}, {__index = opts})
+  end
+  local final = {epoch = nil, train = {}, validation = {}}
   for epoch = opts.begin_epoch or 0, opts.num_epoch - 1 do
     local tic = clock()
     eval_metric:reset()
@@ -386,6 +405,12 @@ function BaseModule:fit(train_data, opts)
       batch = nxt
     end
     if kv then kv:check_consistency(('batches in epoch %d'):format(epoch), nbatch) end
+    if nbatch == 0 then
+      self:_log('warning', ('Epoch[%d]: the training iterator gave no batch (is it exhausted? '
+        .. 'call reset() on it before fit)'):format(epoch))
+    end
+    final.epoch, final.train, final.validation = epoch, {}, {}
+    for _, nv in ipairs(name_values) do final.train[nv[1]] = nv[2] end
     if leader then
       for _, nv in ipairs(name_values) do
         self:_log('info', ('Epoch[%d] Train-%s=%f'):format(epoch, nv[1], nv[2]))
@@ -403,10 +428,16 @@ function BaseModule:fit(train_data, opts)
         epoch = epoch})
       for _, nv in ipairs(res) do
         if leader then self:_log('info', ('Epoch[%d] Validation-%s=%f'):format(epoch, nv[1], nv[2])) end
+        final.validation[nv[1]] = nv[2]
       end
     end
     reset_iter(train_data)
   end
+  if recorder and opts._plot_path then
+    local ok, err = pcall(recorder.plot, recorder, opts._plot_path)
+    if not ok then self:_log('warning', 'fit: plot not written: ' .. tostring(err)) end
+  end
+  return final
 end
 
 return M

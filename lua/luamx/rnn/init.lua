@@ -4,6 +4,7 @@
 -- package.path.
 local M = {}
 
+--- Adds mx.rnn (cells, encode_sentences, BucketSentenceIter).
 function M.install(mx)
   local rio = require 'luamx.rnn.io'
   local io_mod = require 'luamx.io'
