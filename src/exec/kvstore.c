@@ -21,6 +21,7 @@
 
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../device/device.h"
 #include "../tensor/dtype.h"
 #include "kvstore.h"
 
@@ -29,7 +30,7 @@ static const struct {
   const lmx_kv_backend *be;
 } backends[] = {
     {"local", &lmx_kv_local},
-    {"device", &lmx_kv_local}, /* CPU contexts: the reduction runs on the host */
+    {"device", &lmx_kv_local}, /* values on GPUs are summed by lmx_kv_sum_into */
     {"dist_sync", &lmx_kv_dist},
     {"dist_device_sync", &lmx_kv_dist},
 };
@@ -46,19 +47,60 @@ static const struct {
     }                                                                                      \
   } while (0)
 
+static int same_device(const lmx_ndarray *a, const lmx_ndarray *b) {
+  return a->st->dev_type == b->st->dev_type && a->st->dev_id == b->st->dev_id;
+}
+
+/* dst (+)= the sources on dst's device, by the device's sum-of-n primitive (on its
+ * stream); acc 0 overwrites. */
+static int sum_local(lmx_ndarray *dst, lmx_ndarray *const *src, int n, int acc) {
+  enum { STACK = 16 };
+  const void *stack[STACK], **p = n <= STACK ? stack : lmx_alloc((size_t)n * sizeof *p);
+  if (!p) return lmx_fail_nomem("the sum's pointer list", (size_t)n * sizeof *p);
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (same_device(src[i], dst)) p[k++] = lmx_nd_ptr(src[i]);
+  int rc = k ? lmx_device_sum_n(dst->st->dev, dst->st->dev_id, dst->dtype, lmx_nd_size(dst),
+                                lmx_nd_ptr(dst), p, k, acc)
+             : LMX_OK;
+  if (p != stack) lmx_free(p);
+  return rc;
+}
+
 int lmx_kv_sum_into(lmx_ndarray *dst, lmx_ndarray *const *src, int n) {
   char a[LMX_SHAPE_STRCAP], b[LMX_SHAPE_STRCAP];
+  int all_cpu = lmx_nd_is_cpu(dst), all_here = 1;
   for (int i = 0; i < n; i++) {
-    if (!lmx_nd_is_cpu(src[i]) || !lmx_nd_is_cpu(dst))
-      return lmx_fail(LMX_ERR_UNSUPPORTED,
-                      "sum: value %d is on %s(%d); only CPU arrays are reduced in this build",
-                      i + 1, src[i]->st->dev->name, src[i]->st->dev_id);
     if (!lmx_shape_equal(&src[i]->shape, &dst->shape))
       return lmx_fail(LMX_ERR_SHAPE, "sum: value %d has shape %s, expected %s", i + 1,
                       lmx_shape_str(&src[i]->shape, a), lmx_shape_str(&dst->shape, b));
     if (src[i]->dtype != dst->dtype)
       return lmx_fail(LMX_ERR_DTYPE, "sum: value %d has dtype %s, expected %s", i + 1,
                       lmx_dtype_str(src[i]->dtype), lmx_dtype_str(dst->dtype));
+    all_cpu &= lmx_nd_is_cpu(src[i]);
+    all_here &= same_device(src[i], dst);
+  }
+  if (!all_cpu || !all_here) {
+    /* On one device: its sum-of-n primitive. Across devices: the values on dst's device
+     * first, then every other one copied onto it (a temporary on dst's device) and added,
+     * in the order given. */
+    int here = 0;
+    for (int i = 0; i < n; i++) here += same_device(src[i], dst);
+    if (here) LMX_TRY(sum_local(dst, src, n, 0));
+    for (int i = 0; i < n; i++) {
+      if (same_device(src[i], dst)) continue;
+      if (!here++) { /* nothing on dst's device: start from a copy */
+        LMX_TRY(lmx_nd_copy(src[i], dst));
+        continue;
+      }
+      lmx_ndarray *t;
+      LMX_TRY(lmx_nd_create(&dst->shape, dst->dtype, dst->st->dev_type, dst->st->dev_id, 0, &t));
+      int rc = lmx_nd_copy(src[i], t);
+      if (rc == LMX_OK) rc = sum_local(dst, &t, 1, 1);
+      lmx_nd_release(t);
+      LMX_TRY(rc);
+    }
+    return LMX_OK;
   }
   int64_t m = lmx_nd_size(dst);
   switch (dst->dtype) {

@@ -17,7 +17,10 @@
  * the engine, the modules or Lua changes: they talk to the verbs only.
  *
  * The sum of n arrays lives in exactly one function, lmx_kv_sum_into: the local backend,
- * the dist backend's local step and the data-parallel group (group.c) all call it.
+ * the dist backend's local step and the data-parallel group (group.c) all call it. CPU
+ * arrays are summed by its own loop (the order the CPU tests pin); arrays on one other
+ * device by that device's sum-of-n primitive; arrays on several devices by copying each
+ * foreign one onto dst's device (through the host or peer copies) and adding it there.
  */
 #ifndef LMX_EXEC_KVSTORE_H
 #define LMX_EXEC_KVSTORE_H
