@@ -100,7 +100,7 @@ if(NOT LUAMX_WITH_CUDA)
   target_include_directories(test_cuda_fake BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/fake_cuda)
   target_include_directories(test_cuda_fake PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
     ${CMAKE_CURRENT_SOURCE_DIR}/tests)
-  target_compile_definitions(test_cuda_fake PRIVATE LUAMX_WITH_CUDA)
+  target_compile_definitions(test_cuda_fake PRIVATE LUAMX_WITH_CUDA LMX_CUDA_RUNTIME_ONLY)
   target_compile_options(test_cuda_fake PRIVATE ${LUAMX_WARNINGS})
   target_link_libraries(test_cuda_fake PRIVATE luamx_static)
   add_test(NAME c_test_cuda_fake COMMAND test_cuda_fake)

@@ -28,17 +28,17 @@ static inline double frand(unsigned *s) {
   return (double)((*s >> 8) & 0xffff) / 32768.0 - 1.0;
 }
 static inline float *rnd(int64_t n, unsigned *s) {
-  float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
+  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
   for (int64_t i = 0; i < n; i++) p[i] = (float)frand(s);
   return p;
 }
 static inline float *dup(const float *x, int64_t n) {
-  float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
+  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
   memcpy(p, x, (size_t)n * sizeof(float));
   return p;
 }
 static inline uint16_t *to16(const float *x, int64_t n) {
-  uint16_t *h = malloc((size_t)(n ? n : 1) * 2);
+  uint16_t *h = malloc((size_t)(n > 0 ? n : 1) * 2);
   for (int64_t i = 0; i < n; i++) h[i] = lmx_f32_to_f16(x[i]);
   return h;
 }

@@ -123,5 +123,6 @@ const lmx_device_ops lmx_cuda_device = {
     .fill = lmx_cuda_prim_fill, .add = lmx_cuda_prim_add, .sum_n = lmx_cuda_prim_sum_n,
     .convert = lmx_cuda_prim_convert, .binary = lmx_cuda_prim_binary,
     .scalar = lmx_cuda_prim_scalar, .random = lmx_cuda_prim_random,
+    .gemm = lmx_cuda_prim_gemm,
 #endif
 };

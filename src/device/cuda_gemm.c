@@ -10,10 +10,8 @@
 #include "../core/status.h"
 #include "../luamx.h"
 #include "../tensor/dtype.h"
+#include "cuda_prims.h"
 #include "device.h"
-
-int lmx_cuda_prim_gemm(int dev_id, int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                       double alpha, const void *A, const void *B, double beta, void *C);
 
 int lmx_cuda_prim_gemm(int dev_id, int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
                        double alpha, const void *A, const void *B, double beta, void *C) {

@@ -17,6 +17,9 @@ int lmx_cuda_prim_binary(int dev_id, int op, int dt, int ndim, const int64_t *os
                          const void *b);
 int lmx_cuda_prim_scalar(int dev_id, int op, int dt, int64_t n, void *out, const void *a,
                          double s, int reverse);
+/* row-major GEMM on the device's stream (src/device/cuda_gemm.c) */
+int lmx_cuda_prim_gemm(int dev_id, int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                       double alpha, const void *A, const void *B, double beta, void *C);
 int lmx_cuda_prim_random(int dev_id, int dist, int dt, int64_t n, void *p, double a, double b,
                          uint64_t seed, uint64_t offset);
 
