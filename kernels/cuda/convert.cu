@@ -13,7 +13,10 @@
 
 template <typename D, typename S>
 __global__ void k_convert(int64_t n, D *dst, const S *src) {
-  LMX_CU_GRID_LOOP(i, n) lmx_cu_st(dst, i, (double)lmx_cu_ld(src, i));
+  /* through the source's compute type, not always double: float16 -> float32 must keep a
+   * signalling NaN's bits (a float -> double conversion would quiet it), as the CPU does */
+  typedef typename lmx_cu_acc<S>::type A;
+  LMX_CU_GRID_LOOP(i, n) lmx_cu_st(dst, i, (A)lmx_cu_ld(src, i));
 }
 
 template <typename U>
