@@ -7,9 +7,10 @@
 --
 -- Invariants:
 -- * The library is loaded at run time (ffi.load of libreadline.so.8, libreadline.so,
---   libedit.so.2, in that order) and is optional: when none loads, or stdin is not a
---   terminal, or LUAMX_NO_READLINE is set, `read` is io.read with the prompt written
---   to stdout when stdin is a terminal (nothing is echoed into a pipe's output).
+--   libedit.so.2, in that order; LUAMX_READLINE names another) and is optional: when
+--   none loads, or stdin is not a terminal, or LUAMX_NO_READLINE is set, `read` is
+--   io.read with the prompt written to stdout when stdin is a terminal (nothing is
+--   echoed into a pipe's output).
 -- * Completion goes through readline's rl_attempted_completion_function, a Lua
 --   callback. LuaJIT forbids a callback to run inside an FFI call made from a JIT
 --   trace, so the function that calls readline() is excluded from compilation
@@ -67,7 +68,10 @@ local function load_lib()
   if os.getenv('LUAMX_NO_READLINE') then return nil end
   local ok = pcall(ffi.cdef, RL_CDEF)
   if not ok then return nil end
-  for _, name in ipairs {'libreadline.so.8', 'libreadline.so', 'libedit.so.2', 'libedit.so'} do
+  local names = {'libreadline.so.8', 'libreadline.so', 'libedit.so.2', 'libedit.so'}
+  local forced = os.getenv('LUAMX_READLINE') -- a library name or path to use instead
+  if forced and forced ~= '' then names = {forced} end
+  for _, name in ipairs(names) do
     local okl, lib = pcall(ffi.load, name)
     if okl and pcall(function() return lib.readline end) then return lib, name end
   end
