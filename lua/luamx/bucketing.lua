@@ -140,6 +140,8 @@ Pool.__tostring = function(p)
   return ('<BucketingPool: %d buckets, current %s>'):format(#p:keys(), tostring(p.current_key))
 end
 
+--- Installs this module as `mx.bucketing` (called once by `require 'luamx'`).
+-- @param mx the luamx module table
 function M.install(mx) mx.bucketing = M end
 
 return M

@@ -33,7 +33,15 @@ local function make(device_type, id, level)
   return c
 end
 
+--- The CPU context, as MXNet's `mx.cpu()`.
+-- @param id device id (defaults to 0; it does not select anything on the CPU)
+-- @return a Context
+-- @usage local a = mx.nd.zeros({2, 3}, mx.cpu())
 function M.cpu(id) return make('cpu', id, 2) end
+--- The context of GPU `id`, as MXNet's `mx.gpu(id)`.
+-- @param id device id (defaults to 0)
+-- @return a Context
+-- @usage local a = mx.nd.ones({2, 3}, mx.gpu(0))
 function M.gpu(id) return make('gpu', id, 2) end
 --- Number of usable GPUs: 0 without CUDA support, a driver or a device.
 function M.num_gpus() return tonumber(C.lmx_num_gpus()) end
@@ -73,6 +81,9 @@ function M.empty_cache(id)
   check(C.lmx_gpu_empty_cache(id, out), 2)
   return tonumber(out[0])
 end
+--- Whether `x` is a Context (as made by `cpu`, `gpu` or `from_code`).
+-- @param x any value
+-- @return boolean
 function M.is_context(x) return getmetatable(x) == Context end
 
 --- Context from (device code, id) as the engine reports it.

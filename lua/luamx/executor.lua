@@ -405,6 +405,8 @@ function Executor:set_monitor_callback(fn, monitor_all)
   self._monitor, self._monitor_all = fn, monitor_all
 end
 
+--- Text dump of the bound graph, as MXNet's `Executor.debug_str()`.
+-- @return string
 function Executor:debug_str()
   local s = ffi.new('const char *[1]')
   check(C.lmx_executor_debug_str(handle(self), s), 2)
@@ -418,12 +420,21 @@ function Executor:memory()
   return tonumber(a[0]), tonumber(b[0]), tonumber(c[0])
 end
 
+--- The graph the executor actually runs (after the engine's graph passes) as a Symbol,
+-- as MXNet's `Executor.get_optimized_symbol()`.
+-- @return a Symbol
 function Executor:get_optimized_symbol()
   return sym_mod.new_from(2, C.lmx_executor_optimized_symbol, handle(self))
 end
 
+--- Names of the bound arguments, in the order of `arg_arrays` (a fresh copy).
+-- @return list of strings
 function Executor:list_arguments() return {unpack(self._arg_names)} end
+--- Names of the outputs, in the order of `outputs` (a fresh copy).
+-- @return list of strings
 function Executor:list_outputs() return {unpack(self._out_names)} end
+--- Names of the auxiliary states, in the order of `aux_arrays` (a fresh copy).
+-- @return list of strings
 function Executor:list_auxiliary_states() return {unpack(self._aux_names)} end
 
 --- Frees the executor now (its arrays stay valid: they hold their storage).

@@ -191,6 +191,10 @@ function Group:_collect()
   end
 end
 
+--- The batch slice of each device of an executor group: the rows the engine gives each
+-- context (by its work load), as MXNet's `_split_input_slice`.
+-- @param self an executor group
+-- @return list of `{begin, end}` pairs (0-based, end exclusive), one per context
 function M.slices_of(self)
   local n = #self.contexts
   local b, e = ffi.new('int64_t[?]', n), ffi.new('int64_t[?]', n)
@@ -285,6 +289,10 @@ function Group:reshape(data_shapes, label_shapes)
   self:_collect()
 end
 
+--- Copies parameter values into every device's executor.
+-- @param arg_params table name -> NDArray of argument values
+-- @param aux_params table name -> NDArray of auxiliary-state values
+-- @param allow_extra when true, names the executors do not have are ignored instead of raising
 function Group:set_params(arg_params, aux_params, allow_extra)
   for _, e in ipairs(self.execs) do e:copy_params_from(arg_params, aux_params, allow_extra) end
 end
@@ -397,11 +405,17 @@ function Group:get_input_grads(merge_multi_context)
     merge_multi_context ~= false)
 end
 
+--- The state arrays of the executors (inputs named in `state_names`), per state then per device.
+-- @param merge_multi_context must be false or nil (merging is not supported)
+-- @return list (one per state) of lists (one per device) of NDArrays
 function Group:get_states(merge_multi_context)
   if merge_multi_context then raise('get_states: merge_multi_context = true is not supported') end
   return self.state_arrays
 end
 
+--- Sets the state arrays, either copied from `states` or filled with `value`.
+-- @param states list (per state) of lists (per device) of NDArrays, as `get_states` returns
+-- @param value a number every state array is filled with (give this or `states`, not both)
 function Group:set_states(states, value)
   if states ~= nil and value ~= nil then raise('set_states: give states or value, not both') end
   if states ~= nil then
@@ -447,13 +461,20 @@ Target.__index = function(t, k)
   if v ~= nil then return v end
   return group_of(t).execs[t._k][k]
 end
+--- Sets the monitor callback of this device's executor (as `Executor:set_monitor_callback`).
+-- @param fn called as `fn(name, array)` for each monitored array
+-- @param monitor_all when true, inputs of each node are monitored too, not only outputs
 function Target:set_monitor_callback(fn, monitor_all)
   local g = group_of(self)
   g._mon_fns[self._k] = fn
   g._mon_all = g._mon_all or monitor_all
   g:_install_callback()
 end
+--- Argument names of this device's executor.
+-- @return list of strings
 function Target:list_arguments() return group_of(self).execs[self._k]:list_arguments() end
+--- Auxiliary-state names of this device's executor.
+-- @return list of strings
 function Target:list_auxiliary_states() return group_of(self).execs[self._k]:list_auxiliary_states() end
 
 function Group:_install_callback()
@@ -524,11 +545,16 @@ setmetatable(Manager, {__call = function(cls, o)
   return self
 end})
 
+--- Installs a Monitor on every executor (not supported with bucketing, `sym_gen`).
+-- @param monitor a `mx.monitor.Monitor`
 function Manager:install_monitor(monitor)
   if self.sym_gen then raise('Monitoring is not implemented for bucketing') end
   self.execgrp:install_monitor(monitor)
 end
 
+--- Copies parameter values into the executors.
+-- @param arg_params table name -> NDArray of argument values
+-- @param aux_params table name -> NDArray of auxiliary-state values
 function Manager:set_params(arg_params, aux_params)
   self.execgrp:set_params(arg_params, aux_params)
 end
@@ -538,6 +564,9 @@ function Manager:copy_to(arg_params, aux_params)
   self.execgrp:get_params(arg_params, aux_params)
 end
 
+--- Loads a batch into the executors; with bucketing (`sym_gen`) it first selects (or
+-- builds, sharing memory with the default bucket) the group for `data_batch.bucket_key`.
+-- @param data_batch a DataBatch (`data`, `label`, and `bucket_key` when bucketing)
 function Manager:load_data_batch(data_batch)
   if self.sym_gen then
     local key = data_batch.bucket_key
@@ -562,8 +591,14 @@ local function current(self)
   return self.curr_execgrp
 end
 
+--- Runs forward on the current executor group.
+-- @param is_train whether this is a training pass (affects Dropout, BatchNorm, ...)
 function Manager:forward(is_train) current(self):forward({}, is_train and true or false) end
+--- Runs backward on the current executor group (after a `forward(true)`).
 function Manager:backward() current(self):backward() end
+--- Updates a metric with the current outputs.
+-- @param metric an EvalMetric
+-- @param labels list of label NDArrays of the batch
 function Manager:update_metric(metric, labels) current(self):update_metric(metric, labels) end
 
 local manager_props = {
@@ -579,6 +614,8 @@ Manager.__index = function(m, k)
   return nil
 end
 
+--- Installs this module as `mx.executor_manager`.
+-- @param mx the luamx module table
 function M.install(mx)
   mx.executor_manager = M
 end

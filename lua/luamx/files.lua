@@ -116,6 +116,8 @@ function M.load(path)
   return result
 end
 
+--- Installs `save` and `load` as `mx.nd.save` and `mx.nd.load`.
+-- @param mx the luamx module table
 function M.install(mx)
   mx.nd.save = M.save
   mx.nd.load = M.load

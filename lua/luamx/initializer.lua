@@ -157,6 +157,12 @@ M.class = class
 
 local function fill(arr, v) arr:fill(v) end
 
+--- Initialises one array, as MXNet's `Initializer.__call__(desc, arr)`: a parameter with
+-- an `__init__` attribute uses that initializer; otherwise the name's suffix decides
+-- (`weight`, `bias`, `gamma`, `beta`, moving statistics, ...).
+-- @param desc the parameter name, or an InitDesc-like table (`name`, `attrs`)
+-- @param arr the NDArray to fill
+-- @usage mx.init.Xavier():init_array('fc1_weight', w)
 function Initializer:init_array(desc, arr)
   if not nd.is_ndarray(arr) then raise('initializer: arr must be an NDArray, got ' .. type(arr)) end
   local name, attr = desc_parts(desc)
@@ -295,6 +301,9 @@ end
 M.Mixed.__call = function(self, desc, arr) return self:init_array(desc, arr) end
 
 -- FusedRNN lives with the cells (it needs their weight layout).
+--- Registers the FusedRNN initializer class (called by luamx.rnn, which knows the fused
+-- weight layout).
+-- @param cls the FusedRNN initializer class
 function M.install_fused(cls) REGISTRY.fusedrnn = cls end
 
 -- ------------------------------------------------------------------ create ---------
@@ -320,6 +329,9 @@ function M.create(spec, kwargs)
   return cls(kwargs or {})
 end
 
+--- Installs this module as `mx.init` and `mx.initializer`.
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx.init = M
   mx.initializer = M

@@ -180,6 +180,9 @@ local DataIter = {}
 DataIter.__index = DataIter
 M.DataIter = DataIter
 
+--- An iterator function over the remaining batches, for a generic `for` loop.
+-- @return function returning the next DataBatch, or nil at the end
+-- @usage for batch in it:iter() do ... end
 function DataIter:iter()
   return function() return self:next() end
 end
@@ -308,6 +311,8 @@ function NDArrayIter:hard_reset()
   self.cache = nil
 end
 
+--- Rewinds to the start of the data (reshuffling when `shuffle` is set); with
+-- `last_batch_handle = 'roll_over'` the incomplete last batch carries into the next epoch.
 function NDArrayIter:reset()
   if self.shuffle then self:_shuffle() end
   local n, bs, c = self.num_data, self.batch_size, self.cursor
@@ -334,6 +339,9 @@ function NDArrayIter:_rows()
   return rows
 end
 
+--- Number of padding rows in the current batch (wrapped from the start with `'pad'`,
+-- carried over with `'roll_over'`); 0 otherwise.
+-- @return number
 function NDArrayIter:getpad()
   local n, bs, c = self.num_data, self.batch_size, self.cursor
   if self.last_batch_handle == 'pad' and c + bs > n then return c + bs - n end
@@ -341,6 +349,10 @@ function NDArrayIter:getpad()
   return 0
 end
 
+--- Advances to the next batch.
+-- @return a DataBatch (`data`, `label`, `pad`, `provide_data`, `provide_label`), or nil at
+-- the end of the epoch (an incomplete tail batch is padded with `'pad'`, kept for the next
+-- epoch with `'roll_over'`, dropped otherwise)
 function NDArrayIter:next()
   self.cursor = self.cursor + self.batch_size
   if self.cursor >= self.num_data then return nil end
@@ -356,6 +368,9 @@ function NDArrayIter:next()
 end
 
 -- ------------------------------------------------------------------ file iterators -
+--- Installs this module as `mx.io` (adding `MNISTIter` and `CSVIter`).
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   M.MNISTIter = require('luamx.io.mnist').make(M)
   M.CSVIter = require('luamx.io.csv').make(M)

@@ -260,6 +260,8 @@ end
 
 KVStore.__tostring = function(kv) return ('<KVStore %s>'):format(kv.type) end
 
+--- Installs this module as `mx.kv` and `mx.kvstore`.
+-- @param mx the luamx module table
 function M.install(mx)
   mx.kv = M
   mx.kvstore = M

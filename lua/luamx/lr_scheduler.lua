@@ -108,6 +108,9 @@ function Multi:__call(num_update)
   return self.base_lr
 end
 
+--- Installs this module as `mx.lr_scheduler`.
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx.lr_scheduler = M
   return M

@@ -95,9 +95,11 @@ local function class(init)
 end
 M.class = class
 
+--- Clears both the local and the global accumulated values.
 function EvalMetric:reset()
   self.num_inst, self.sum_metric, self.global_num_inst, self.global_sum_metric = 0, 0, 0, 0
 end
+--- Clears the local accumulated values only (the global ones keep accumulating).
 function EvalMetric:reset_local() self.num_inst, self.sum_metric = 0, 0 end
 function EvalMetric:_add(sum, num)
   self.sum_metric = self.sum_metric + sum
@@ -106,10 +108,15 @@ function EvalMetric:_add(sum, num)
   self.global_num_inst = self.global_num_inst + num
 end
 function EvalMetric:_value(sum, num) return sum / num end
+--- The current (local) value of the metric; NaN when nothing was accumulated.
+-- @return name, value (a composite or multi-output metric returns lists)
+-- @usage local name, acc = metric:get()
 function EvalMetric:get()
   if self.num_inst == 0 then return self.name, 0 / 0 end
   return self.name, self:_value(self.sum_metric, self.num_inst)
 end
+--- The value accumulated since the last `reset` (across `reset_local` calls); NaN when empty.
+-- @return name, value
 function EvalMetric:get_global()
   if self.global_num_inst == 0 then return self.name, 0 / 0 end
   return self.name, self:_value(self.global_sum_metric, self.global_num_inst)
@@ -120,7 +127,11 @@ local function pairs_of(names, values)
   for i = 1, #names do out[i] = {names[i], values[i]} end
   return out
 end
+--- The current value as a list of `{name, value}` pairs.
+-- @return list of pairs
 function EvalMetric:get_name_value() return pairs_of(self:get()) end
+--- The global value as a list of `{name, value}` pairs.
+-- @return list of pairs
 function EvalMetric:get_global_name_value() return pairs_of(self:get_global()) end
 function EvalMetric.__tostring(m)
   local parts = {}
@@ -351,14 +362,25 @@ M.CompositeEvalMetric = class(function(self, metrics, o)
   for _, m in ipairs(metrics or {}) do self:add(m) end
 end)
 local Composite = M.CompositeEvalMetric
+--- Adds a child metric.
+-- @param m an EvalMetric, or anything `mx.metric.create` accepts (such as `'acc'`)
+-- @usage local m = mx.metric.CompositeEvalMetric(); m:add('acc'); m:add('ce')
 function Composite:add(m) self.metrics[#self.metrics + 1] = M.create(m) end
+--- The child metric at index `i` (1-based); raises when out of range.
+-- @param i index
+-- @return an EvalMetric
 function Composite:get_metric(i)
   local m = self.metrics[i]
   if not m then raise(('CompositeEvalMetric: metric index %s out of range (1..%d)'):format(tostring(i), #self.metrics)) end
   return m
 end
+--- Updates every child metric with the same labels and predictions.
+-- @param labels list of label NDArrays
+-- @param preds list of prediction NDArrays
 function Composite:update(labels, preds) for _, m in ipairs(self.metrics) do m:update(labels, preds) end end
+--- Resets every child metric (local and global values).
 function Composite:reset() for _, m in ipairs(self.metrics) do m:reset() end end
+--- Resets the local values of every child metric.
 function Composite:reset_local() for _, m in ipairs(self.metrics) do m:reset_local() end end
 local function gather(self, method)
   local names, values = {}, {}
@@ -372,7 +394,11 @@ local function gather(self, method)
   end
   return names, values
 end
+--- The current values of all child metrics.
+-- @return list of names, list of values
 function Composite:get() return gather(self, 'get') end
+--- The global values of all child metrics.
+-- @return list of names, list of values
 function Composite:get_global() return gather(self, 'get_global') end
 
 -- ------------------------------------------------------------------ create ---------
@@ -412,6 +438,9 @@ end
 --- Registers a metric class under a name for create().
 function M.register(name, cls) REGISTRY[name:lower()] = cls end
 
+--- Installs this module as `mx.metric`.
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx.metric = M
   return M

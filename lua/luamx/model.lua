@@ -17,6 +17,8 @@ local raise = capi.raise
 local M = {}
 local mx_ref
 
+--- Writes a log line to stderr (replace it to redirect checkpoint messages).
+-- @param msg the message
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 local function write_atomic(path, text)
@@ -30,6 +32,14 @@ local function write_atomic(path, text)
   if not rok then os.remove(tmp); raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
 end
 
+--- Saves a checkpoint as MXNet does: `prefix-symbol.json` (when `symbol` is given) and
+-- `prefix-NNNN.params` (parameters as `arg:name` / `aux:name`, copied to the CPU).
+-- @param prefix path prefix
+-- @param epoch epoch number (the NNNN in the file name)
+-- @param symbol the Symbol, or nil to write the parameters only
+-- @param arg_params table name -> NDArray
+-- @param aux_params table name -> NDArray
+-- @usage mx.model.save_checkpoint('mlp', 10, net, args, auxs)
 function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
@@ -61,6 +71,11 @@ function M.load_params(prefix, epoch)
   return arg, aux
 end
 
+--- Loads a checkpoint written by `save_checkpoint` (or by MXNet).
+-- @param prefix path prefix
+-- @param epoch epoch number
+-- @return symbol (nil when there is no `prefix-symbol.json`), arg_params, aux_params
+-- @usage local net, args, auxs = mx.model.load_checkpoint('mlp', 10)
 function M.load_checkpoint(prefix, epoch)
   local sym
   local path = prefix .. '-symbol.json'
@@ -73,6 +88,9 @@ function M.load_checkpoint(prefix, epoch)
   return sym, arg, aux
 end
 
+--- Copies this module's functions into `mx.model`.
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx_ref = mx
   mx.model = mx.model or {}

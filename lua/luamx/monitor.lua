@@ -28,6 +28,8 @@ local raise = capi.raise
 
 local M = {}
 
+--- Writes a log line to stderr (used by `toc_print`; replace it to redirect).
+-- @param msg the message
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 -- ------------------------------------------------------------------ patterns -------
@@ -194,11 +196,17 @@ function M.Monitor(interval, stat_func, pattern, sort, monitor_all)
                        exes = {}, step = 0, activated = false, queue = {}}, Monitor)
 end
 
+--- Executor callback: queues `stat_func(arr)` for `name` when the monitor is active and
+-- the name matches the pattern.
+-- @param name array name
+-- @param arr the NDArray
 function Monitor:stat_helper(name, arr)
   if not self.activated or not M.re_match(self.pattern, name) then return end
   self.queue[#self.queue + 1] = {self.step, name, self.stat_func(arr)}
 end
 
+--- Attaches the monitor to an executor (sets its monitor callback).
+-- @param exe an Executor (or anything with `set_monitor_callback`)
 function Monitor:install(exe)
   exe:set_monitor_callback(function(name, arr) self:stat_helper(name, arr) end, self.monitor_all)
   self.exes[#self.exes + 1] = exe
@@ -217,6 +225,7 @@ local function wait_all(self)
   end
 end
 
+--- Starts a batch: every `interval` batches it activates collection.
 function Monitor:tic()
   if self.step % self.interval == 0 then
     wait_all(self)
@@ -226,6 +235,9 @@ function Monitor:tic()
   self.step = self.step + 1
 end
 
+--- Ends a batch: when active, adds the stats of the matching arguments and auxiliary
+-- states and returns everything collected (sorted by name when `sort` is set).
+-- @return list of `{step, name, stat_string}` entries (empty when inactive)
 function Monitor:toc()
   if not self.activated then return {} end
   wait_all(self)
@@ -254,12 +266,16 @@ function Monitor:toc()
   return res
 end
 
+--- Calls `toc` and logs each entry as MXNet does (`Batch: step name value`).
 function Monitor:toc_print()
   for _, e in ipairs(self:toc()) do
     M.log(('Batch: %7d %-30s %s'):format(e[1], e[2], e[3]))
   end
 end
 
+--- Installs this module as `mx.monitor`.
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx.monitor = M
   return M
