@@ -36,6 +36,9 @@ M.logging = logging
 --- Where mx.logging writes (replaceable): stderr, as Python's logging does by default.
 function logging.write(msg) io.stderr:write(msg, '\n') io.stderr:flush() end
 
+--- Sets the threshold of `mx.logging` (messages below it are dropped).
+-- @param level a level name (`'debug'`, `'info'`, `'warning'`, `'error'`, any case) or number
+-- @usage mx.logging.set_level('warning')
 function logging.set_level(level)
   if type(level) == 'string' then level = logging[level:upper()] end
   if type(level) ~= 'number' then raise('mx.logging.set_level: expected a level name or number, got ' .. tostring(level)) end
@@ -82,8 +85,15 @@ local function shape_str(shape)
 end
 M.shape_str = shape_str
 
+--- Formats a list of names as `{a, b, c}` for messages.
+-- @param list list of strings (nil gives `{}`)
+-- @return string
 function M.names_str(list) return '{' .. table.concat(list or {}, ', ') .. '}' end
 
+--- Whether two shapes (lists of dimensions) are equal.
+-- @param a shape
+-- @param b shape
+-- @return boolean
 function M.same_shape(a, b)
   if #a ~= #b then return false end
   for i = 1, #a do if a[i] ~= b[i] then return false end end
@@ -123,6 +133,10 @@ function M.descs(shapes, who, what)
   return out
 end
 
+--- Wraps a single value in a list: nil gives `{}`, a non-empty plain list is returned as is,
+-- anything else (an NDArray, a string, ...) becomes `{x}`.
+-- @param x value or list
+-- @return list
 function M.as_list(x)
   if x == nil then return {} end
   if type(x) == 'table' and getmetatable(x) == nil and #x > 0 then return x end
@@ -201,11 +215,14 @@ function BaseModule:_check_ready(who, need_params)
   end
 end
 
+--- A training `forward(batch, true)` followed by `backward()`.
+-- @param batch a DataBatch
 function BaseModule:forward_backward(batch)
   self:forward(batch, true)
   self:backward()
 end
 
+--- Hook run before `forward` on a batch (MXNet uses it to pull sparse rows); does nothing here.
 function BaseModule:prepare() end
 
 --- score(iter, metric [, {num_batch=, batch_end_callback=, score_end_callback=,

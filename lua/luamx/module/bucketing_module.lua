@@ -86,24 +86,40 @@ end
 
 -- ------------------------------------------------------------------ properties -----
 local P = BucketingModule._props
+--- Property `default_bucket_key`: the bucket key given to the constructor.
+-- @param self the BucketingModule
 function P.default_bucket_key(self) return self._default_bucket_key end
+--- Property `symbol`: the current bucket's symbol (the default bucket's before binding).
+-- @param self the BucketingModule
 function P.symbol(self)
   if self._curr_module then return self._curr_module.symbol end
   return self._default_symbol
 end
+--- Property `data_names`: the current bucket's data names (the default ones before binding).
+-- @param self the BucketingModule
 function P.data_names(self)
   if self.binded then return self._curr_module.data_names end
   return self._default_data_names
 end
+--- Property `output_names`: the current bucket's output names (the default symbol's before binding).
+-- @param self the BucketingModule
 function P.output_names(self)
   if self.binded then return self._curr_module.output_names end
   return self._default_symbol:list_outputs()
 end
+--- Property `data_shapes`: the current bucket's data descriptions (needs a bound module).
+-- @param self the BucketingModule
 function P.data_shapes(self) self:_check_ready('data_shapes') return self._curr_module.data_shapes end
+--- Property `label_shapes`: the current bucket's label descriptions (needs a bound module).
+-- @param self the BucketingModule
 function P.label_shapes(self) self:_check_ready('label_shapes') return self._curr_module.label_shapes end
+--- Property `output_shapes`: the current bucket's output shapes (needs a bound module).
+-- @param self the BucketingModule
 function P.output_shapes(self) self:_check_ready('output_shapes') return self._curr_module.output_shapes end
 --- {key = Module} of the buckets created so far.
 function P.buckets(self) return self._buckets end
+--- Property `bucket_key`: the key of the current bucket.
+-- @param self the BucketingModule
 function P.bucket_key(self) return self._curr_bucket_key end
 
 -- ------------------------------------------------------------------ binding --------
@@ -167,6 +183,10 @@ function BucketingModule:switch_bucket(key, data_shapes, label_shapes)
 end
 
 -- ------------------------------------------------------------------ parameters -----
+--- Initialises the parameters (through the current bucket's module, whose arrays all
+-- buckets share); a no-op when already done unless `force_init`.
+-- @param o options as `Module:init_params`: `initializer`, `arg_params`, `aux_params`,
+-- `allow_missing`, `force_init`, `allow_extra`
 function BucketingModule:init_params(o)
   o = o or {}
   if self.params_initialized and not o.force_init then return end
@@ -175,6 +195,8 @@ function BucketingModule:init_params(o)
   self._params_dirty, self.params_initialized = false, true
 end
 
+--- Current parameter values (CPU copies, averaged over devices).
+-- @return arg_params, aux_params (tables name -> NDArray)
 function BucketingModule:get_params()
   self:_check_ready('get_params', true)
   self._curr_module._params_dirty = self._params_dirty or self._curr_module._params_dirty
@@ -183,6 +205,10 @@ function BucketingModule:get_params()
   return a, x
 end
 
+--- Assigns parameter values, as `Module:set_params`.
+-- @param arg_params table name -> NDArray
+-- @param aux_params table name -> NDArray
+-- @param o options: `allow_missing` (false), `force_init` (true), `allow_extra` (false)
 function BucketingModule:set_params(arg_params, aux_params, o)
   o = o or {}
   if not o.allow_missing then
@@ -198,6 +224,9 @@ function BucketingModule:set_params(arg_params, aux_params, o)
   self._params_dirty, self.params_initialized = true, true
 end
 
+--- Sets up the optimizer on the current bucket's module and shares it with every other
+-- bucket (and buckets made later); a no-op when already done unless `force_init`.
+-- @param o options as `Module:init_optimizer`: `kvstore`, `optimizer`, `optimizer_params`, `force_init`
 function BucketingModule:init_optimizer(o)
   o = o or {}
   self:_check_ready('init_optimizer', true)
@@ -218,6 +247,9 @@ function BucketingModule:init_optimizer(o)
 end
 
 -- ------------------------------------------------------------------ computation ----
+--- Prepares the module of `batch.bucket_key` (binding it when new) without changing
+-- the current bucket.
+-- @param batch a DataBatch
 function BucketingModule:prepare(batch)
   self:_check_ready('prepare', true)
   local key = batch.bucket_key
@@ -228,6 +260,10 @@ function BucketingModule:prepare(batch)
   self:switch_bucket(orig)
 end
 
+--- Switches to the bucket of `batch.bucket_key` (the default key when nil; binding it,
+-- sharing memory with the default bucket, when new) and runs forward there.
+-- @param batch a DataBatch (`bucket_key`, `provide_data`, `provide_label` used when present)
+-- @param is_train whether this is a training pass (defaults to `for_training`)
 function BucketingModule:forward(batch, is_train)
   self:_check_ready('forward', true)
   if type(batch) ~= 'table' then raise('forward: expected a DataBatch, got ' .. type(batch)) end
@@ -250,11 +286,14 @@ function BucketingModule:_shapes_of(batch, key, field)
   return out
 end
 
+--- Backward on the current bucket's module.
+-- @param out_grads gradients of the outputs (only for outputs that are not loss heads)
 function BucketingModule:backward(out_grads)
   self:_check_ready('backward', true)
   self._curr_module:backward(out_grads)
 end
 
+--- One optimizer step on the current bucket's module (needs `init_optimizer`).
 function BucketingModule:update()
   self:_check_ready('update', true)
   if not self.optimizer_initialized then raise('update: the optimizer is not initialized; call init_optimizer first') end
@@ -262,31 +301,49 @@ function BucketingModule:update()
   self._curr_module:update()
 end
 
+--- Outputs of the last forward on the current bucket.
+-- @param merge merge the devices' outputs (default true)
+-- @return list of NDArrays (per output, then per device when not merged)
 function BucketingModule:get_outputs(merge)
   self:_check_ready('get_outputs', true)
   return self._curr_module:get_outputs(merge)
 end
 
+--- Gradients of the inputs from the last backward (bind with `inputs_need_grad`).
+-- @param merge merge the devices' gradients (default true)
+-- @return list of NDArrays
 function BucketingModule:get_input_grads(merge)
   self:_check_ready('get_input_grads', true)
   return self._curr_module:get_input_grads(merge)
 end
 
+--- The state arrays of the current bucket's module, as `Module:get_states`.
+-- @param merge must be false or nil
+-- @return list (per state) of lists (per device) of NDArrays
 function BucketingModule:get_states(merge)
   self:_check_ready('get_states', true)
   return self._curr_module:get_states(merge)
 end
 
+--- Sets the state arrays of the current bucket's module, as `Module:set_states`.
+-- @param states list (per state) of lists (per device) of NDArrays
+-- @param value a number to fill every state with (instead of `states`)
 function BucketingModule:set_states(states, value)
   self:_check_ready('set_states', true)
   self._curr_module:set_states(states, value)
 end
 
+--- Updates a metric with the current bucket's outputs.
+-- @param eval_metric an EvalMetric
+-- @param labels list of label NDArrays of the batch
+-- @param pre_sliced whether the labels are already split per device
 function BucketingModule:update_metric(eval_metric, labels, pre_sliced)
   self:_check_ready('update_metric', true)
   self._curr_module:update_metric(eval_metric, labels, pre_sliced)
 end
 
+--- Installs a Monitor on every bucket's module (and on those made later).
+-- @param mon a `mx.monitor.Monitor`
 function BucketingModule:install_monitor(mon)
   self:_check_ready('install_monitor')
   self._monitor = mon

@@ -116,13 +116,29 @@ setmetatable(Module, {__index = base.BaseModule, __call = new})
 
 -- ------------------------------------------------------------------ properties -----
 local P = Module._props
+--- Property `symbol`: the module's Symbol.
+-- @param self the Module
 function P.symbol(self) return self._symbol end
+--- Property `data_names`: list of data input names.
+-- @param self the Module
 function P.data_names(self) return self._data_names end
+--- Property `label_names`: list of label input names.
+-- @param self the Module
 function P.label_names(self) return self._label_names end
+--- Property `output_names`: list of the symbol's output names.
+-- @param self the Module
 function P.output_names(self) return self._output_names end
+--- Property `param_names`: arguments that are neither data, labels nor states.
+-- @param self the Module
 function P.param_names(self) return self._param_names end
+--- Property `data_shapes`: the data descriptions given to `bind` (needs a bound module).
+-- @param self the Module
 function P.data_shapes(self) self:_check_ready('data_shapes') return self._data_shapes end
+--- Property `label_shapes`: the label descriptions given to `bind` (`{}` when none).
+-- @param self the Module
 function P.label_shapes(self) self:_check_ready('label_shapes') return self._label_shapes or {} end
+--- Property `output_shapes`: `{name, shape}` of each output (needs a bound module).
+-- @param self the Module
 function P.output_shapes(self) self:_check_ready('output_shapes') return self._exec_group.output_shapes end
 
 -- ------------------------------------------------------------------ bind -----------
@@ -528,32 +544,52 @@ function Module:backward(out_grads)
   self._exec_group:backward(out_grads)
 end
 
+--- Outputs of the last forward.
+-- @param merge merge the devices' outputs into one array each (default true)
+-- @return list of NDArrays (per output, then per device when not merged)
+-- @usage mod:forward(batch, false); local prob = mod:get_outputs()[1]
 function Module:get_outputs(merge)
   self:_check_ready('get_outputs', true)
   return self._exec_group:get_outputs(merge ~= false)
 end
 
+--- Gradients of the data inputs from the last backward (bind with `inputs_need_grad = true`).
+-- @param merge merge the devices' gradients (default true)
+-- @return list of NDArrays
 function Module:get_input_grads(merge)
   self:_check_ready('get_input_grads', true)
   if not self.inputs_need_grad then raise('get_input_grads: bind with inputs_need_grad = true first') end
   return self._exec_group:get_input_grads(merge ~= false)
 end
 
+--- The state arrays (inputs named in `state_names`).
+-- @param merge must be false or nil (merging is not supported)
+-- @return list (per state) of lists (per device) of NDArrays
 function Module:get_states(merge)
   self:_check_ready('get_states', true)
   return self._exec_group:get_states(merge)
 end
 
+--- Sets the state arrays: copies `states` in, or fills them all with `value`.
+-- @param states list (per state) of lists (per device) of NDArrays
+-- @param value a number (give this or `states`, not both)
 function Module:set_states(states, value)
   self:_check_ready('set_states', true)
   self._exec_group:set_states(states, value)
 end
 
+--- Updates a metric with the outputs of the last forward, per device on its rows.
+-- @param eval_metric an EvalMetric
+-- @param labels the batch's list of label NDArrays (required)
+-- @param pre_sliced whether the labels are already split per device
+-- @usage mod:update_metric(metric, batch.label)
 function Module:update_metric(eval_metric, labels, pre_sliced)
   if labels == nil then raise('update_metric: labels are required (the batch\'s label list)') end
   self._exec_group:update_metric(eval_metric, labels, pre_sliced)
 end
 
+--- Installs a Monitor on the module's executors.
+-- @param mon a `mx.monitor.Monitor`
 function Module:install_monitor(mon)
   self:_check_ready('install_monitor')
   self._exec_group:install_monitor(mon)
@@ -562,12 +598,16 @@ end
 -- ------------------------------------------------------------------ checkpoints ----
 local write_atomic = base.write_atomic
 
+--- Saves the optimizer states to a file (through the kvstore when it runs the updates).
+-- @param fname file path
 function Module:save_optimizer_states(fname)
   if not self.optimizer_initialized then raise('save_optimizer_states: the optimizer is not initialized') end
   if self._update_on_kvstore then self._kvstore:save_optimizer_states(fname)
   else nd.save(fname, self._updater:get_states()) end
 end
 
+--- Loads optimizer states saved by `save_optimizer_states` (needs `init_optimizer` first).
+-- @param fname file path
 function Module:load_optimizer_states(fname)
   if not self.optimizer_initialized then raise('load_optimizer_states: the optimizer is not initialized') end
   if self._update_on_kvstore then self._kvstore:load_optimizer_states(fname)
