@@ -180,6 +180,10 @@ local function sym_mult(self, key, out)
   end
 end
 
+--- Sets per-parameter learning-rate multipliers, as MXNet's `set_lr_mult`: the symbol's
+-- `__lr_mult__` attributes first, then the entries of `t` (which win).
+-- @param t table parameter name -> multiplier
+-- @usage opt:set_lr_mult({fc1_weight = 0.1})
 function Optimizer:set_lr_mult(t)
   self._user_lr_mult = t
   self.lr_mult = {}
@@ -187,6 +191,10 @@ function Optimizer:set_lr_mult(t)
   for k, v in pairs(t) do self.lr_mult[k] = v end
 end
 
+--- Sets per-parameter weight-decay multipliers, as MXNet's `set_wd_mult`: parameters whose
+-- names do not end in `_weight` or `_gamma` get 0, then the symbol's `__wd_mult__`
+-- attributes, then the entries of `t` (which win).
+-- @param t table parameter name -> multiplier
 function Optimizer:set_wd_mult(t)
   self._user_wd_mult = t
   self.wd_mult = {}
@@ -197,6 +205,8 @@ function Optimizer:set_wd_mult(t)
   for k, v in pairs(t) do self.wd_mult[k] = v end
 end
 
+--- Sets the base learning rate; raises when an `lr_scheduler` is set (change that instead).
+-- @param lr the new learning rate
 function Optimizer:set_learning_rate(lr)
   if self.lr_scheduler then
     raise('set_learning_rate: the optimizer has an lr_scheduler; change the scheduler instead')
@@ -204,6 +214,8 @@ function Optimizer:set_learning_rate(lr)
   self.lr = lr
 end
 
+--- The current learning rate: the scheduler's value at `num_update`, or `lr`.
+-- @return number
 function Optimizer:learning_rate()
   if self.lr_scheduler then return self.lr_scheduler(self.num_update) end
   return self.lr
@@ -238,6 +250,9 @@ function Optimizer:_get_wd(index)
   return wd
 end
 
+--- The state an optimizer keeps per weight (momentum, ...); the base class keeps none.
+-- Subclasses take `(index, weight)` and return an NDArray, a list of them, or nil.
+-- @return nil
 function Optimizer:create_state() return nil end
 
 function Optimizer:__tostring()
@@ -425,6 +440,13 @@ function M.AdaDelta:update(index, weight, grad, state)
 end
 
 -- ------------------------------------------------------------------ create ---------
+--- Creates an optimizer by registered name (case-insensitive), as `mx.optimizer.create`;
+-- an optimizer object is returned as is.
+-- @param name the name (`'sgd'`, `'adam'`, ...) or an optimizer
+-- @param params constructor options (`learning_rate`, `wd`, `rescale_grad`, `clip_gradient`,
+-- `lr_scheduler`, and the optimizer's own, such as `momentum`)
+-- @return an Optimizer
+-- @usage local opt = mx.optimizer.create('sgd', {learning_rate = 0.1, momentum = 0.9})
 function M.create(name, params)
   if type(name) == 'table' and getmetatable(name) and name.update then return name end
   if type(name) ~= 'string' then raise('mx.optimizer.create: name must be a string, got ' .. type(name)) end
@@ -438,6 +460,8 @@ function M.create(name, params)
   return cls(params)
 end
 
+--- Registers an optimizer class for `create`, under the lower-cased `cls._name`.
+-- @param cls the optimizer class
 function M.register(cls) REGISTRY[cls._name:lower()] = cls end
 
 -- ------------------------------------------------------------------ Updater --------
@@ -455,6 +479,11 @@ local function index_of(key)
   return key:sub(2)
 end
 
+--- An Updater for `opt`: callable as `updater(index, grad, weight)`, creating and keeping
+-- the optimizer state of each index, as MXNet's `get_updater`.
+-- @param opt an Optimizer
+-- @return an Updater
+-- @usage local upd = mx.optimizer.get_updater(opt); upd(1, grad, weight)
 function M.get_updater(opt)
   if type(opt) ~= 'table' or not opt.update then
     raise('mx.optimizer.get_updater: expected an optimizer, got ' .. type(opt))
@@ -530,9 +559,14 @@ function Updater:set_states(blob)
   for index, c in pairs(counts) do opt._index_update_count[index] = c end
 end
 
+--- Saves the states (`get_states`) to a file with `mx.nd.save`.
+-- @param path file path
 function Updater:save_states(path) nd.save(path, self:get_states()) end
 
 
+--- Installs this module as `mx.optimizer` (with `mx.optimizer.lr_scheduler`).
+-- @param mx the luamx module table
+-- @return this module
 function M.install(mx)
   mx.optimizer = M
   mx.optimizer.lr_scheduler = require 'luamx.lr_scheduler'

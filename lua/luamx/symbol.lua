@@ -89,9 +89,19 @@ local function list(s, kind, level)
   return r
 end
 
+--- Names of the arguments (inputs that are not auxiliary states), in graph order.
+-- @return list of strings
+-- @usage mx.sym.FullyConnected{data = mx.sym.var('data'), num_hidden = 10, name = 'fc'}:list_arguments()
+-- -- {'data', 'fc_weight', 'fc_bias'}
 function methods:list_arguments() return list(self, C.LMX_SYM_ARGUMENTS, 2) end
+--- Names of the outputs (`name_output`, ...).
+-- @return list of strings
 function methods:list_outputs() return list(self, C.LMX_SYM_OUTPUTS, 2) end
+--- Names of the auxiliary states (such as BatchNorm's `moving_mean`, `moving_var`).
+-- @return list of strings
 function methods:list_auxiliary_states() return list(self, C.LMX_SYM_AUX_STATES, 2) end
+--- Names of all inputs: arguments and auxiliary states, in graph order.
+-- @return list of strings
 function methods:list_inputs() return list(self, C.LMX_SYM_INPUTS, 2) end
 
 --- Shallow attributes of the head node (hidden keys appear as __k__ and k).
@@ -113,6 +123,9 @@ function methods:attr_dict()
 end
 
 local str_buf = ffi.new('const char *[1]')
+--- The value of attribute `key` on the head node.
+-- @param key attribute name
+-- @return string, or nil when not set
 function methods:attr(key)
   if type(key) ~= 'string' then error('attr: key must be a string', 2) end
   check(C.lmx_symbol_get_attr(handle(self, 2), key, str_buf), 2)
@@ -133,36 +146,52 @@ local function sym_name(s)
   return str_buf[0] ~= nil and ffi.string(str_buf[0]) or nil
 end
 
+--- Number of outputs.
+-- @return number
 function methods:num_outputs()
   check(C.lmx_symbol_num_outputs(handle(self, 2), n_buf), 2)
   return n_buf[0]
 end
 
+--- A grouped symbol of every node's outputs (`name_output` for each), as MXNet's `get_internals`.
+-- @return a Symbol
+-- @usage local fc1 = net:get_internals()['fc1_output']
 function methods:get_internals() return new_from(2, C.lmx_symbol_get_internals, handle(self, 2)) end
 
+--- The inputs of the head node, grouped.
+-- @return a Symbol, or nil for a variable
 function methods:get_children()
   local c = new_from(2, C.lmx_symbol_get_children, handle(self, 2))
   if c:num_outputs() == 0 then return nil end
   return c
 end
 
+--- The graph as MXNet-compatible JSON.
+-- @return string
 function methods:tojson()
   check(C.lmx_symbol_tojson(handle(self, 2), str_buf), 2)
   return ffi.string(str_buf[0])
 end
 
+--- A readable dump of the graph.
+-- @return string
 function methods:debug_str()
   check(C.lmx_symbol_debug_str(handle(self, 2), str_buf), 2)
   return ffi.string(str_buf[0])
 end
 
+--- Writes the graph as JSON to a file (loadable by `mx.sym.load` and MXNet).
+-- @param path file path
 function methods:save(path)
   if type(path) ~= 'string' then error('save: path must be a string', 2) end
   check(C.lmx_symbol_save(handle(self, 2), path), 2)
 end
 
+--- A deep copy of the symbol.
+-- @return a Symbol
 function methods:copy() return new_from(2, C.lmx_symbol_copy, handle(self, 2)) end
 
+--- Frees the symbol's handle now instead of at collection; using it afterwards raises.
 function methods:free()
   local h = rawget(self, '_h')
   if h then
@@ -190,6 +219,10 @@ local function select_output(s, key, level)
   end
   return select_output(s, found, level)
 end
+--- One output: by 1-based index or by output name (`s[i]` and `s.name_output` do the same).
+-- @param self the Symbol
+-- @param key index or output name
+-- @return a Symbol
 methods.get_output = function(self, key) return select_output(self, key, 2) end
 
 Symbol.__index = function(s, k)

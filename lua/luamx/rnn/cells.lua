@@ -58,6 +58,7 @@ function Base:param(name, opts)
   return v
 end
 
+--- Resets the step and begin-state counters (used in generated names); `unroll` calls it.
 function Base:reset() self._counter, self._init_counter = -1, -1 end
 
 --- begin_state([func [, opts]]): one symbol per state_info entry.
@@ -114,6 +115,14 @@ local function normalize(length, inputs, layout, merge)
 end
 M.normalize = normalize
 
+--- Unrolls the cell over `length` steps, as MXNet's `BaseRNNCell.unroll`.
+-- @param length number of time steps
+-- @param inputs one symbol with a T axis (split per step) or a list of `length` symbols
+-- @param begin_state list of state symbols (defaults to `begin_state()`)
+-- @param layout `'NTC'` (default) or `'TNC'`
+-- @param merge_outputs true: one symbol with the T axis; false or nil: a list per step
+-- @return outputs, list of final states
+-- @usage local outs, states = cell:unroll(10, data, nil, 'NTC', true)
 function Base:unroll(length, inputs, begin_state, layout, merge_outputs)
   self:reset()
   layout = layout or 'NTC'
@@ -209,25 +218,39 @@ end
 -- ------------------------------------------------------------------ Sequential -----
 M.SequentialRNNCell = class(function(self) self._cells, self._prefix = {}, '' end)
 local Seq = M.SequentialRNNCell
+--- Appends a cell to the stack (its parameters join this cell's).
+-- @param cell an RNN cell
+-- @return self, for chaining
 function Seq:add(cell)
   self._cells[#self._cells + 1] = cell
   for k, v in pairs(cell._params) do self._params[k] = v end
   return self
 end
+--- The state descriptions of all stacked cells, in order.
+-- @return list of `{shape =, __layout__ =}`
 function Seq:state_info()
   local out = {}
   for _, c in ipairs(self._cells) do for _, i in ipairs(c:state_info()) do out[#out + 1] = i end end
   return out
 end
+--- Resets the counters of this cell and of every stacked cell.
 function Seq:reset()
   Base.reset(self)
   for _, c in ipairs(self._cells) do c:reset() end
 end
+--- Initial states of all stacked cells, in order.
+-- @param func called as `func(name, opts)` for each state (defaults to zeros of the state shape)
+-- @param opts extra options merged into each call of `func` (shape and `__layout__` added)
+-- @return list of symbols
 function Seq:begin_state(func, opts)
   local out = {}
   for _, c in ipairs(self._cells) do for _, s in ipairs(c:begin_state(func, opts)) do out[#out + 1] = s end end
   return out
 end
+--- One time step through every stacked cell, each taking its own slice of `states`.
+-- @param inputs the step's input symbol
+-- @param states list of state symbols (all cells, in order)
+-- @return output symbol, list of next states
 function Seq:step(inputs, states)
   self._counter = self._counter + 1
   local p, next_states = 1, {}
@@ -242,6 +265,14 @@ function Seq:step(inputs, states)
   end
   return inputs, next_states
 end
+--- Unrolls each stacked cell in turn over the whole sequence (only the last one applies
+-- `merge_outputs`); arguments and results as `BaseRNNCell:unroll`.
+-- @param length number of time steps
+-- @param inputs one symbol with a T axis or a list of `length` symbols
+-- @param begin_state list of state symbols (defaults to `begin_state()`)
+-- @param layout `'NTC'` (default) or `'TNC'`
+-- @param merge_outputs true: one symbol with the T axis; false or nil: a list per step
+-- @return outputs, list of final states
 function Seq:unroll(length, inputs, begin_state, layout, merge_outputs)
   self:reset()
   begin_state = begin_state or self:begin_state()
@@ -333,13 +364,24 @@ M.FusedRNNCell = class(function(self, num_hidden, num_layers, mode, bidirectiona
   self._parameter = self:param('parameters', {attr = {__init__ = fi:dumps()}})
 end)
 local Fused = M.FusedRNNCell
+--- The fused states: `h` (and `c` for LSTM), each of shape
+-- `(layers * directions, batch, num_hidden)` in layout `LNC`.
+-- @return list of `{shape =, __layout__ =}`
 function Fused:state_info()
   local b = self._bidirectional and 2 or 1
   local info = {{shape = {b * self._num_layers, 0, self._num_hidden}, __layout__ = 'LNC'}}
   if self._mode == 'lstm' then info[2] = {shape = {b * self._num_layers, 0, self._num_hidden}, __layout__ = 'LNC'} end
   return info
 end
+--- Not supported: a fused cell runs whole sequences only; raises (use `unroll`).
 function Fused:step() raise('FusedRNNCell cannot be stepped; use unroll') end
+--- Unrolls as one `RNN` operator over the whole sequence.
+-- @param length number of time steps
+-- @param inputs one symbol with a T axis or a list of `length` symbols
+-- @param begin_state list of state symbols (defaults to `begin_state()`)
+-- @param layout `'NTC'` (default) or `'TNC'`
+-- @param merge_outputs true: one symbol with the T axis; false or nil: a list per step
+-- @return outputs, list of final states (empty unless `get_next_state` was set)
 function Fused:unroll(length, inputs, begin_state, layout, merge_outputs)
   local sym = S()
   self:reset()
@@ -362,6 +404,9 @@ function Fused:unroll(length, inputs, begin_state, layout, merge_outputs)
   return outputs, out_states
 end
 
+--- Installs the cell classes into `mx.rnn` and the FusedRNN initializer as `mx.init.FusedRNN`.
+-- @param rnn the `mx.rnn` table
+-- @param mxmod the luamx module table
 function M.install(rnn, mxmod)
   mx = mxmod
   for _, k in ipairs({'BaseRNNCell', 'RNNCell', 'LSTMCell', 'GRUCell', 'SequentialRNNCell', 'FusedRNNCell', 'FusedRNN'}) do

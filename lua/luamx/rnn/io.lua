@@ -23,6 +23,8 @@ local raise = capi.raise
 
 local M = {}
 
+--- Writes a log line to stderr (used for warnings such as discarded sentences; replaceable).
+-- @param msg the message
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 --- encode_sentences(sentences, vocab=nil, invalid_label=-1, invalid_key='\n',

@@ -15,6 +15,9 @@ local C, check = capi.C, capi.check
 local M = {}
 local MAXD = tonumber(C.LMX_MAX_NDIM)
 
+--- Adds `infer_shape`, `infer_shape_partial`, `infer_type` and `infer_type_partial` to the
+-- symbol methods (called by luamx.symbol).
+-- @param S the luamx.symbol internals (`methods`, `handle`, `cstrings`, `list`)
 function M.install(S)
   local methods, handle, cstrings, list = S.methods, S.handle, S.cstrings, S.list
 

@@ -15,6 +15,9 @@ local C, check = capi.C, capi.check
 
 local M = {}
 
+--- Adds symbol creation (`Variable`/`var`, `Group`, `load`, `load_json`, one constructor per registered
+-- operator), the arithmetic metamethods and composition by call (called by luamx.symbol).
+-- @param S the luamx.symbol internals (`Symbol`, `methods`, `wrap`, `new_from`, ...)
 function M.install(S)
   local Symbol, methods, wrap, is_symbol = S.Symbol, S.methods, S.wrap, S.is_symbol
   local new_from, handle, cstrings, param_string = S.new_from, S.handle, S.cstrings, S.param_string
