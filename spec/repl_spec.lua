@@ -98,6 +98,27 @@ describe('REPL pieces', function()
     assert.is_truthy(t:find('NDArray of shape {2, 3}, float32', 1, true), t)
   end)
 
+  it('Ctrl-C is not swallowed by a pcall in library code', function()
+    -- a child process: SIGINT is blocked there, raised while a pcall runs, then the
+    -- code after the pcall must be stopped too (the interrupt stays raised until run ends)
+    local script = table.concat({
+      "package.path = " .. ("%q"):format(SRC .. '/lua/?.lua;' .. SRC .. '/lua/?/init.lua;') .. " .. package.path",
+      "local ffi = require 'ffi'; ffi.cdef 'int raise(int sig);'",
+      "local intr = require 'luamx.repl.interrupt'; assert(intr.block())",
+      "local function f()",
+      "  local ok = pcall(function() ffi.C.raise(2); local x = 0; for i = 1, 1e7 do x = x + i end end)",
+      "  local y = 0; for i = 1, 3e8 do y = y + i end",
+      "  return 'ran on after the pcall', ok",
+      "end",
+      "jit.off(f, true)",
+      "print(intr.run(function(e) return e end, f))",
+      "print(intr.run(function(e) return e end, function() return 'next run unaffected' end))"}, '\n')
+    local out = sh('luajit -e ' .. q(script))
+    assert.is_truthy(out:find('false\t[^\n]*interrupted %(Ctrl%-C%)'), out)
+    assert.is_falsy(out:find('ran on after the pcall', 1, true), out)
+    assert.is_truthy(out:find('true\tnext run unaffected', 1, true), out)
+  end)
+
   it('pretty-prints nested tables with limits and colours only when asked', function()
     local big = {}
     for i = 1, 50 do big[i] = i end

@@ -65,8 +65,14 @@ end
 
 local function pack(...) return {n = select('#', ...), ...} end
 
+-- Sticky: once a Ctrl-C has been taken, every later tick raises again until run()
+-- returns, so a pcall in library code that catches the first error cannot swallow it.
+local fired = false
 local function hook()
-  if M.take() then error(M.INTERRUPTED, 2) end
+  if fired or M.take() then
+    fired = true
+    error(M.INTERRUPTED, 2)
+  end
 end
 jit.off(hook)
 
@@ -75,9 +81,12 @@ jit.off(hook)
 function M.run(handler, fn, ...)
   M.take()
   local args, n = {...}, select('#', ...)
+  fired = false
   if blocked then debug.sethook(hook, '', M.HOOK_COUNT) end
-  local res = pack(xpcall(function() return fn(unpack(args, 1, n)) end, handler))
+  local res = pack(xpcall(function() return fn(unpack(args, 1, n)) end,
+    function(e) debug.sethook(); return handler(e) end))
   debug.sethook()
+  fired = false
   return unpack(res, 1, res.n)
 end
 
