@@ -21,17 +21,24 @@
 
 #if !defined(LUAMX_CUDA_SIM) && defined(__has_include)
 #if __has_include(<nccl.h>)
+#pragma GCC diagnostic push /* nccl.h declares f() for f(void) */
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
-_Static_assert(LMX_NCCL_INT8 == ncclInt8 && LMX_NCCL_UINT8 == ncclUint8 &&
-                   LMX_NCCL_INT32 == ncclInt32 && LMX_NCCL_INT64 == ncclInt64 &&
-                   LMX_NCCL_FLOAT16 == ncclFloat16 && LMX_NCCL_FLOAT32 == ncclFloat32 &&
-                   LMX_NCCL_FLOAT64 == ncclFloat64 && LMX_NCCL_BFLOAT16 == ncclBfloat16,
+#pragma GCC diagnostic pop
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(LMX_NCCL_INT8, ncclInt8) && SAME(LMX_NCCL_UINT8, ncclUint8) &&
+                   SAME(LMX_NCCL_INT32, ncclInt32) && SAME(LMX_NCCL_INT64, ncclInt64) &&
+                   SAME(LMX_NCCL_FLOAT16, ncclFloat16) && SAME(LMX_NCCL_FLOAT32, ncclFloat32) &&
+                   SAME(LMX_NCCL_FLOAT64, ncclFloat64) && SAME(LMX_NCCL_BFLOAT16, ncclBfloat16),
                "nccl_types.h disagrees with nccl.h (ncclDataType_t)");
-_Static_assert(LMX_NCCL_SUM == ncclSum && LMX_NCCL_SUCCESS == ncclSuccess &&
-                   LMX_NCCL_INVALID_USAGE == ncclInvalidUsage,
+_Static_assert(SAME(LMX_NCCL_SUM, ncclSum) && SAME(LMX_NCCL_SUCCESS, ncclSuccess) &&
+                   SAME(LMX_NCCL_SYSTEM_ERROR, ncclSystemError) &&
+                   SAME(LMX_NCCL_INVALID_ARGUMENT, ncclInvalidArgument) &&
+                   SAME(LMX_NCCL_INVALID_USAGE, ncclInvalidUsage),
                "nccl_types.h disagrees with nccl.h (ncclRedOp_t, ncclResult_t)");
 _Static_assert(sizeof(ncclDataType_t) == sizeof(int) && sizeof(ncclResult_t) == sizeof(int),
                "NCCL's enums are not int-sized");
+#undef SAME
 #endif
 #endif
 
