@@ -198,6 +198,54 @@ describe("the 'nccl' kvstore", function()
   end)
 end)
 
+describe("the 'nccl' kvstore under allocation failures", function()
+  local ffi = require 'ffi'
+  local C = mx.capi.C
+  after_each(function() C.lmx_debug_alloc_fail_at(0) end)
+
+  local function live_blocks()
+    local n = ffi.new('int64_t[1]')
+    C.lmx_debug_alloc_stats(n, nil, nil)
+    return tonumber(n[0])
+  end
+  local function full_gc() collectgarbage('collect'); collectgarbage('collect') end
+
+  it('a first push failing at its Nth allocation fails cleanly, then works; nothing leaks', function()
+    local function two(shape, a, b)
+      return {mx.nd.full(shape, a, {ctx = g0}), mx.nd.full(shape, b, {ctx = g1})}
+    end
+    local vals = {two({3}, 1, 2), two({5}, 3, 4), two({300000}, 1, 1)}
+    local outs = {two({3}, 0, 0), two({5}, 0, 0), two({300000}, 0, 0)}
+    local keys = {'s', 't', 'big'}
+    local function store()
+      local kv = mx.kv.create('nccl')
+      kv:init(keys, {mx.nd.zeros{3}, mx.nd.zeros{5}, mx.nd.zeros{300000}})
+      return kv
+    end
+    store():pushpull(keys, vals, outs) -- warm up what a process makes once
+    full_gc()
+    local before = live_blocks()
+    local kv = store()
+    local n = 0
+    while true do
+      n = n + 1
+      assert(n < 200, 'the push never succeeded')
+      C.lmx_debug_alloc_fail_at(n)
+      local ok, err = pcall(kv.pushpull, kv, keys, vals, outs)
+      C.lmx_debug_alloc_fail_at(0)
+      if ok then break end
+      assert.truthy(tostring(err):find('out of memory', 1, true), tostring(err))
+    end
+    assert.is_true(n > 1, 'no allocation was ever made, so nothing was tested')
+    assert.are.same({3, 3, 3}, outs[1][2]:totable())
+    assert.are.same({7, 7, 7, 7, 7}, outs[2][1]:totable())
+    assert.are.equal(600000, mx.nd.sum(outs[3][2]):asscalar())
+    kv = nil -- luacheck: ignore
+    full_gc()
+    assert.are.equal(before, live_blocks())
+  end)
+end)
+
 describe("Module with two GPU contexts and kvstore 'nccl'", function()
   it("matches 'device' and one context on the whole batch", function()
     local net, batch = mlp(), batch_of(ramp({8, 20}, 4), ramp({8}, 1, 10))
