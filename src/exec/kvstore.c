@@ -12,7 +12,8 @@
  * all-reduces) exists in CUDA builds and is refused with a message in the others;
  * "dist_async" is refused with a message.
  * Invariants: buffers are made at init, so push and pull allocate nothing (the dist
- * backend's fusion buffers are made once, at its first push). Keys are strings (Lua
+ * backend's fusion buffers and the nccl backend's all-reduce buffers are made at their
+ * first push). Keys are strings (Lua
  * turns integer keys into their decimal text); a store holds one reference to each of
  * its arrays. The updater is a host function pointer called on the calling thread,
  * during push; a non-zero return fails the push.
