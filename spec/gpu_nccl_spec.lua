@@ -259,4 +259,19 @@ describe("Module with two GPU contexts and kvstore 'nccl'", function()
       assert.is_true(max_rel(an[name], w) < 1e-4, ('parameter %s: nccl vs one context'):format(name))
     end
   end)
+
+  it('also with the updates on the devices (MXNET_UPDATE_ON_KVSTORE=0: push, then pull the sums)', function()
+    local ffi = require 'ffi'
+    pcall(ffi.cdef, 'int setenv(const char *, const char *, int); int unsetenv(const char *);')
+    local net, batch = mlp(), batch_of(ramp({8, 20}, 2), ramp({8}, 3, 10))
+    local p = start_params(net, batch)
+    ffi.C.setenv('MXNET_UPDATE_ON_KVSTORE', '0', 1)
+    local ok, an = pcall(train, net, {g0, g1}, batch, p, 3, 'nccl')
+    ffi.C.unsetenv('MXNET_UPDATE_ON_KVSTORE')
+    assert(ok, an)
+    local a1 = train(net, g0, batch, p, 3)
+    for name, w in pairs(a1) do
+      assert.is_true(max_rel(an[name], w) < 1e-4, ('parameter %s: nccl vs one context'):format(name))
+    end
+  end)
 end)
