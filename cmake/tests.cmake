@@ -113,6 +113,14 @@ if(LUAMX_CUDA_SIM)
     set_property(TEST gpu_runtime_spec APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
   endif()
   set_property(TEST c_test_cuda_runtime APPEND PROPERTY ENVIRONMENT "LUAMX_SIM_GPU_MEM=268435456")
+  # the nccl kvstore on a machine with one GPU: both contexts are gpu(0), summed without NCCL
+  if(BUSTED)
+    add_test(NAME gpu_nccl_spec_1gpu
+      COMMAND ${LUAJIT} ${BUSTED} --output=plainTerminal ${CMAKE_CURRENT_SOURCE_DIR}/spec/gpu_nccl_spec.lua
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(gpu_nccl_spec_1gpu PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV};LUAMX_SIM_GPUS=1"
+      TIMEOUT 900)
+  endif()
 endif()
 
 # Specs that start other programs (the luamx command, LDoc, gnuplot, Graphviz's dot):

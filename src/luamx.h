@@ -916,8 +916,12 @@ typedef int (*lmx_kv_states_fn)(void *user);
  *    that do not answer are named and the call fails; default 120),
  *    LUAMX_DIST_SMALL_BYTES (1 MiB: smaller keys are fused into buffers of
  *    LUAMX_DIST_FUSION_BYTES, 4 MiB), LUAMX_DIST_CHUNK_BYTES (16 MiB: larger keys are
- *    reduced in chunks of this size).
- * Errors: LMX_ERR_UNSUPPORTED for "nccl" (no NCCL in this build), "dist_async" (no
+ *    reduced in chunks of this size);
+ *  - "nccl" (CUDA builds): one worker; values on several GPUs summed on the GPUs by NCCL
+ *    all-reduces (libnccl.so.2, opened at the first such push), keys up to
+ *    LUAMX_NCCL_BUCKET_BYTES (1 MiB) fused into buckets; values on CPU contexts or on
+ *    one GPU twice are summed as "device" does.
+ * Errors: LMX_ERR_UNSUPPORTED for "nccl" in a build without CUDA, "dist_async" (no
  * parameter servers) and a dist type whose plugin or MPI library cannot be loaded (the
  * message says what to install); LMX_ERR_IO when MPI fails to start; LMX_ERR_ARG for
  * other names. out: one reference. For a dist type, every worker creates its stores in

@@ -10,8 +10,9 @@
 -- Keys are integers or strings (MXNet: one kind per store); the engine stores them as
 -- text and the updater gets them back as given. Types: 'local' and 'device' (the same on
 -- CPU contexts), 'dist_sync' and 'dist_device_sync' (several workers under mpirun, MPI
--- all-reduces; rank 0 of 1 outside mpirun). 'nccl' and 'dist_async' are refused by the
--- engine with a message naming what is missing. kv.rank, kv.num_workers and
+-- all-reduces; rank 0 of 1 outside mpirun), 'nccl' (CUDA builds: values on several GPUs
+-- summed by NCCL all-reduces, see docs/gpu.md; refused with a message without CUDA).
+-- 'dist_async' is refused by the engine with a message naming what is missing. kv.rank, kv.num_workers and
 -- kv:barrier() come from the engine (src/exec/kvstore.c and its backends).
 -- A list of keys in push / pushpull goes to the engine in one call, so a dist store
 -- fuses small keys into few all-reduces (Module:update pushes all its parameters so).

@@ -13,6 +13,11 @@
 #include <stdlib.h>
 
 #include "../core/status.h"
+#ifdef LUAMX_CUDA_SIM
+#include <string.h>
+
+#include "lmx_sim.h"
+#endif
 
 typedef struct lib_info {
   const char *name, *soname, *package;
@@ -78,7 +83,31 @@ int lmx_cuda_lib_open(int lib, void **handle) {
   return rc;
 }
 
+#ifdef LUAMX_CUDA_SIM
+/* The simulator build's NCCL is kernels/cuda/sim/sim_nccl.cc (a real libnccl would want
+ * real GPUs). LUAMX_SIM_NCCL=missing makes it look uninstalled, for the specs of the
+ * error path: the open is tried under a soname that cannot exist, so the message is the
+ * loader's own. */
+static int sim_nccl_sym(const char *name, void **fn) {
+  const char *m = getenv("LUAMX_SIM_NCCL");
+  if (m && strcmp(m, "missing") == 0) {
+    void *h;
+    const lib_info *L = &g_libs[LMX_LIB_NCCL];
+    return lmx_cuda_lib_open_soname("libnccl.so.2 (simulated as missing: LUAMX_SIM_NCCL)",
+                                    L->name, L->package, &h);
+  }
+  void *p = lmx_sim_nccl_symbol(name);
+  if (!p)
+    return lmx_fail(LMX_ERR_NOTFOUND, "NCCL (simulated) has no symbol %s", name);
+  *fn = p;
+  return LMX_OK;
+}
+#endif
+
 int lmx_cuda_lib_sym(int lib, const char *name, void **fn) {
+#ifdef LUAMX_CUDA_SIM
+  if (lib == LMX_LIB_NCCL) return sim_nccl_sym(name, fn);
+#endif
   void *h;
   LMX_TRY(lmx_cuda_lib_open(lib, &h));
   dlerror();

@@ -8,9 +8,12 @@
  * otherwise the sum becomes the stored value. pull copies the stored value into every
  * output ("sum gradients, run the update once, broadcast the weights").
  * Backends are chosen by type name from `backends[]` below (see kvstore.h for the
- * verbs and how to add one). "nccl" and "dist_async" are refused with a message.
+ * verbs and how to add one). "nccl" (kv_nccl.c: the GPUs of one process summed by NCCL
+ * all-reduces) exists in CUDA builds and is refused with a message in the others;
+ * "dist_async" is refused with a message.
  * Invariants: buffers are made at init, so push and pull allocate nothing (the dist
- * backend's fusion buffers are made once, at its first push). Keys are strings (Lua
+ * backend's fusion buffers and the nccl backend's all-reduce buffers are made at their
+ * first push). Keys are strings (Lua
  * turns integer keys into their decimal text); a store holds one reference to each of
  * its arrays. The updater is a host function pointer called on the calling thread,
  * during push; a non-zero return fails the push.
@@ -33,6 +36,9 @@ static const struct {
     {"device", &lmx_kv_local}, /* values on GPUs are summed by lmx_kv_sum_into */
     {"dist_sync", &lmx_kv_dist},
     {"dist_device_sync", &lmx_kv_dist},
+#ifdef LUAMX_WITH_CUDA
+    {"nccl", &lmx_kv_nccl},
+#endif
 };
 
 /* ---------------------------------------------------------------- the sum ---- */
@@ -134,7 +140,8 @@ int lmx_kv_create(const char *type, lmx_kvstore **out) {
   if (!be && strcmp(type, "nccl") == 0)
     return lmx_fail(LMX_ERR_UNSUPPORTED,
                     "kvstore 'nccl': this build has no NCCL support "
-                    "(built without CUDA/NCCL); use 'local' or 'device'");
+                    "(built without CUDA: configure with -DLUAMX_CUDA=ON); use 'local' or "
+                    "'device'");
   if (!be && strcmp(type, "dist_async") == 0)
     return lmx_fail(LMX_ERR_UNSUPPORTED,
                     "kvstore 'dist_async': asynchronous updates need parameter servers, "

@@ -10,7 +10,7 @@
  * integer all workers must agree on, and the optimizer-state save/load hooks (who writes
  * the file, who reads it).
  *
- * Adding a backend (for example a GPU `nccl` one): write src/exec/kv_<name>.c defining
+ * Adding a backend (kv_nccl.c is the latest): write src/exec/kv_<name>.c defining
  * `const lmx_kv_backend lmx_kv_<name>` with the verbs below (reuse lmx_kvf_* helpers of
  * the front where the engine has nothing better, as kv_local.c does), declare it here,
  * and add one line {"<type>", &lmx_kv_<name>} to the table in kvstore.c. Nothing else in
@@ -67,6 +67,9 @@ struct lmx_kv_backend {
 
 extern const lmx_kv_backend lmx_kv_local;
 extern const lmx_kv_backend lmx_kv_dist;
+#ifdef LUAMX_WITH_CUDA
+extern const lmx_kv_backend lmx_kv_nccl; /* kv_nccl.c: GPUs of one process through NCCL */
+#endif
 
 /* dst = sum of the n arrays src[0..n) (dst may be one of them): CPU arrays of one shape
  * and one dtype (any dtype; float16 summed in float32); allocates nothing. THE sum. */

@@ -16,6 +16,8 @@ void rt_set_last(cudaError_t e);
 void rt_set_sticky(int dev, cudaError_t e);
 /* A fault injected with lmx_sim_inject_fault for dev's next launch (cleared), or 0. */
 int rt_take_injected(int dev);
+/* Whether [p, p + bytes) lies inside one live cudaMalloc block; its device into *dev. */
+bool rt_device_range(const void *p, size_t bytes, int *dev);
 
 }  // namespace lmx_sim
 

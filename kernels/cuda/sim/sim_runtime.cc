@@ -145,6 +145,10 @@ int rt_take_injected(int dev) {
   devs[(size_t)dev].injected = 0;
   return v;
 }
+bool rt_device_range(const void *p, size_t bytes, int *dev) {
+  std::lock_guard<std::mutex> lk(mu);
+  return is_device_locked(p, bytes, dev);
+}
 }  // namespace lmx_sim
 
 extern "C" {

@@ -31,6 +31,12 @@ void lmx_sim_stats(long long *launches, long long *threads, long long *barriers)
  * divergent warp operation), "" when none. */
 const char *lmx_sim_last_failure(void);
 
+/* The simulated NCCL (sim_nccl.cc): the entry point called `name` (ncclCommInitAll,
+ * ncclCommDestroy, ncclGroupStart, ncclGroupEnd, ncclAllReduce, ncclGetErrorString),
+ * with NCCL's signature, or NULL. cuda_libs returns these for LMX_LIB_NCCL in the SIM
+ * build. */
+void *lmx_sim_nccl_symbol(const char *name);
+
 #ifdef __cplusplus
 }
 #endif
