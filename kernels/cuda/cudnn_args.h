@@ -27,6 +27,12 @@
 extern "C" {
 #endif
 
+#ifdef __CUDACC__ /* the two inline formulas also run in cudnn_exec.cu's kernels */
+#define LMX_DNN_HD __host__ __device__
+#else
+#define LMX_DNN_HD
+#endif
+
 enum { LMX_DNN_USE = 0, LMX_DNN_REFUSE = 1 };
 enum { LMX_DNN_FLOAT, LMX_DNN_HALF };                   /* data and compute types */
 enum { LMX_DNN_MATH_FMA, LMX_DNN_MATH_TENSOR_OP };      /* conv math mode */
@@ -133,12 +139,12 @@ size_t lmx_dnn_bn_ws(int64_t C);
  * moving arrays: the training call runs with factor 1 into two scratch vectors (the batch
  * mean and unbiased variance), and a small kernel folds them with this formula after
  * turning the variance back into the biased one (lmx_dnn_bn_biased). */
-static inline double lmx_dnn_bn_fold(double running, double batch, double f) {
+LMX_DNN_HD static inline double lmx_dnn_bn_fold(double running, double batch, double f) {
   return running * (1.0 - f) + batch * f;
 }
 
 /* The biased variance of n samples from the unbiased one (n >= 2). */
-static inline double lmx_dnn_bn_biased(double unbiased, int64_t n) {
+LMX_DNN_HD static inline double lmx_dnn_bn_biased(double unbiased, int64_t n) {
   return unbiased * (double)(n - 1) / (double)n;
 }
 
