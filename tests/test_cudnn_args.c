@@ -4,6 +4,9 @@
  * Convolution 1-D / 2-D / 3-D with groups, pads, strides and dilation; Pooling modes and
  * the conventions cuDNN cannot express; BatchNorm calls, factors, workspace offsets and
  * the moving-statistics fold against MXNet's formula; every refusal with its reason.
+ * In real builds with cuDNN (LUAMX_HAVE_CUDNN) also the loader's switch: LUAMX_CUDNN=0
+ * (the c_test_cudnn_args_off run) keeps cuDNN off, otherwise it is on exactly when
+ * libcudnn.so.9 opens (all its symbols resolve), and the build's minimum eps.
  * Prints "N passed, N failed"; exits non-zero on failure. */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +14,12 @@
 
 #include "../kernels/cuda/cudnn_args.h"
 #include "luamx.h"
+#ifdef LUAMX_HAVE_CUDNN
+#include <stdlib.h>
+
+#include "../kernels/cuda/cu_dnn.h"
+#include "device/cuda_libs.h"
+#endif
 
 static int g_pass, g_fail;
 #define CHECK(cond, ...)                                                                  \
@@ -256,7 +265,24 @@ static void bn_cases(void) {
   CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE, "no data gradient");
 }
 
+#ifdef LUAMX_HAVE_CUDNN
+static void loader_cases(void) {
+  const char *env = getenv("LUAMX_CUDNN");
+  void *h = NULL;
+  int off = env && strcmp(env, "0") == 0;
+  int present = lmx_cuda_lib_open(LMX_LIB_CUDNN, &h) == LMX_OK;
+  CHECK(lmx_cu_dnn_ready() == (!off && present), "ready %d (LUAMX_CUDNN %s, library %s)",
+        lmx_cu_dnn_ready(), env ? env : "unset", present ? "present" : "missing");
+  CHECK(lmx_cu_dnn_bn_min_eps() >= 0 && lmx_cu_dnn_bn_min_eps() <= 1e-5, "min eps %g",
+        lmx_cu_dnn_bn_min_eps());
+  CHECK(strcmp(lmx_cu_dnn_status_str(0), "") == 0, "no text for 0");
+}
+#endif
+
 int main(void) {
+#ifdef LUAMX_HAVE_CUDNN
+  loader_cases();
+#endif
   conv_cases();
   pool_cases();
   bn_cases();
