@@ -60,8 +60,8 @@ static void conv_cases(void) {
   CHECK(lmx_dnn_conv_derive(&r, &a, why, sizeof why) == LMX_DNN_USE, "%s", why);
   CHECK(a.x.nd == 4 && dims_are(a.x.dim, 4, (int[]){2, 4, 8, 7}), "x dims");
   CHECK(dims_are(a.x.stride, 4, (int[]){224, 56, 7, 1}), "x strides");
-  CHECK(dims_are(a.y.dim, 4, (int[]){2, 6, 4, 5}) && dims_are(a.y.stride, 4, (int[]){120, 20, 5, 1}),
-        "y");
+  CHECK(dims_are(a.y.dim, 4, (int[]){2, 6, 4, 5}) &&
+            dims_are(a.y.stride, 4, (int[]){120, 20, 5, 1}), "y");
   CHECK(a.w_nd == 4 && dims_are(a.w_dim, 4, (int[]){6, 2, 3, 2}), "filter [F, C/G, k]");
   CHECK(a.sp == 2 && dims_are(a.pad, 2, (int[]){1, 0}) && dims_are(a.stride, 2, (int[]){2, 1}) &&
             dims_are(a.dilate, 2, (int[]){1, 2}), "conv desc");
@@ -104,8 +104,8 @@ static void conv_cases(void) {
   CHECK(lmx_dnn_conv_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "empty"),
         "%s", why);
   b = r, b.g.out[2] = 6;
-  CHECK(lmx_dnn_conv_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "output size"),
-        "%s", why);
+  CHECK(lmx_dnn_conv_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE &&
+            strstr(why, "output size"), "%s", why);
   b = r, b.N = 1 << 20, b.g.in[1] = 1 << 12; /* 2^20 * 4 * 4096 * 7 elements */
   b.g.out[1] = ((1 << 12) + 2 - 3) / 2 + 1;
   CHECK(lmx_dnn_conv_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "int"),
@@ -170,9 +170,11 @@ static void pool_cases(void) {
   /* refusals */
   lmx_dnn_pool_req b = r;
   b.type = LMX_DNN_REQ_POOL_SUM;
-  CHECK(lmx_dnn_pool_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "sum"), "%s", why);
+  CHECK(lmx_dnn_pool_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "sum"),
+        "%s", why);
   b.type = LMX_DNN_REQ_POOL_LP;
-  CHECK(lmx_dnn_pool_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "lp"), "%s", why);
+  CHECK(lmx_dnn_pool_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "lp"),
+        "%s", why);
   b = r, b.dt = LMX_FLOAT64;
   CHECK(lmx_dnn_pool_derive(&b, &a, why, sizeof why) == LMX_DNN_REFUSE, "float64");
   b = r, b.layout = 4;
@@ -197,8 +199,8 @@ static void bn_cases(void) {
   lmx_dnn_bn_req r = bn_req(0);
   CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE, "%s", why);
   CHECK(a.call == LMX_DNN_BN_TRAINING && a.fold_moving && a.count == 40, "training call");
-  CHECK(dims_are(a.x.dim, 4, (int[]){4, 3, 10, 1}) && dims_are(a.x.stride, 4, (int[]){30, 10, 1, 1}),
-        "x [outer, C, inner, 1]");
+  CHECK(dims_are(a.x.dim, 4, (int[]){4, 3, 10, 1}) &&
+            dims_are(a.x.stride, 4, (int[]){30, 10, 1, 1}), "x [outer, C, inner, 1]");
   CHECK(dims_are(a.param.dim, 4, (int[]){1, 3, 1, 1}), "param tensor");
   CHECK(fabs(a.exp_avg_factor - 0.1) < 1e-15 && a.eps == 1e-3, "factor %g", a.exp_avg_factor);
   CHECK(a.alpha_data == 1 && a.beta_data == 0 && !a.ones_scale, "write");
@@ -225,7 +227,8 @@ static void bn_cases(void) {
         "float16");
   /* refusals */
   r = bn_req(0), r.min_eps = 1e-5, r.eps = 1e-6;
-  CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "eps"), "%s", why);
+  CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "eps"),
+        "%s", why);
   r = bn_req(0), r.eps = 0;
   CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE, "eps 0");
   r = bn_req(0), r.outer = 1, r.inner = 1;
@@ -240,8 +243,9 @@ static void bn_cases(void) {
   CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE, "no output");
   /* backward */
   r = bn_req(1);
-  CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE && a.call == LMX_DNN_BN_BACKWARD &&
-            a.beta_data == 0 && a.beta_param == 0 && !a.dscale_scratch && !a.dbias_scratch,
+  CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE &&
+            a.call == LMX_DNN_BN_BACKWARD && a.beta_data == 0 && a.beta_param == 0 &&
+            !a.dscale_scratch && !a.dbias_scratch,
         "backward: %s", why);
   r.req[0] = 3, r.req[1] = 3, r.req[2] = 3;
   CHECK(lmx_dnn_bn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE && a.beta_data == 1 &&

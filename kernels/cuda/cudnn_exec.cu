@@ -110,11 +110,17 @@ extern "C" const char *lmx_cu_dnn_status_str(int rc) {
   return D.GetErrorString((cudnnStatus_t)(rc - LMX_CU_DNN_ESTATUS));
 }
 
-extern "C" double lmx_cu_dnn_bn_min_eps(void) { return CUDNN_BN_MIN_EPSILON; }
+extern "C" double lmx_cu_dnn_bn_min_eps(void) {
+  return CUDNN_BN_MIN_EPSILON;
+}
 
-static int st_rc(cudnnStatus_t st) { return st == CUDNN_STATUS_SUCCESS ? 0 : LMX_CU_DNN_ESTATUS + (int)st; }
+static int st_rc(cudnnStatus_t st) {
+  return st == CUDNN_STATUS_SUCCESS ? 0 : LMX_CU_DNN_ESTATUS + (int)st;
+}
 
-static int not_supported(cudnnStatus_t st) { return st / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000; }
+static int not_supported(cudnnStatus_t st) {
+  return st / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000;
+}
 
 /* ---- the device's handle, locked for one operation ------------------------------- */
 
@@ -139,9 +145,13 @@ static int begin(lmx_cu_stream s, session *ss) {
   return 0;
 }
 
-static void end(session *ss) { pthread_mutex_unlock(&g_dev_lock[ss->dev]); }
+static void end(session *ss) {
+  pthread_mutex_unlock(&g_dev_lock[ss->dev]);
+}
 
-static cudnnDataType_t dtype(int t) { return t == LMX_DNN_HALF ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+static cudnnDataType_t dtype(int t) {
+  return t == LMX_DNN_HALF ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
 
 /* a tensor descriptor (NULL on failure) */
 static cudnnTensorDescriptor_t tdesc(const lmx_dnn_tensor *t, int data_type) {
@@ -179,16 +189,16 @@ static int conv_make(const lmx_dnn_conv_args *a, conv_descs *d) {
   d->b = a->bias ? tdesc(&a->b, a->data_type) : NULL;
   if (!d->x || !d->y || (a->bias && !d->b)) return -1;
   if (D.CreateFilterDescriptor(&d->w) != CUDNN_STATUS_SUCCESS) return d->w = NULL, -1;
-  if (D.SetFilterNdDescriptor(d->w, dtype(a->data_type), CUDNN_TENSOR_NCHW, a->w_nd,
-                                   a->w_dim) != CUDNN_STATUS_SUCCESS)
+  if (D.SetFilterNdDescriptor(d->w, dtype(a->data_type), CUDNN_TENSOR_NCHW, a->w_nd, a->w_dim) !=
+      CUDNN_STATUS_SUCCESS)
     return -1;
   if (D.CreateConvolutionDescriptor(&d->c) != CUDNN_STATUS_SUCCESS) return d->c = NULL, -1;
   if (D.SetConvolutionNdDescriptor(d->c, a->sp, a->pad, a->stride, a->dilate,
-                                        CUDNN_CROSS_CORRELATION, dtype(a->compute_type)) !=
-          CUDNN_STATUS_SUCCESS ||
+                                   CUDNN_CROSS_CORRELATION,
+                                   dtype(a->compute_type)) != CUDNN_STATUS_SUCCESS ||
       D.SetConvolutionGroupCount(d->c, a->groups) != CUDNN_STATUS_SUCCESS ||
-      D.SetConvolutionMathType(d->c, a->math == LMX_DNN_MATH_TENSOR_OP
-                                              ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH) !=
+      D.SetConvolutionMathType(
+          d->c, a->math == LMX_DNN_MATH_TENSOR_OP ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH) !=
           CUDNN_STATUS_SUCCESS)
     return -1;
   return 0;
@@ -219,8 +229,7 @@ static int cache_get(int dev, int dir, size_t ws, const lmx_dnn_conv_args *a, in
   return hit;
 }
 
-static void cache_put(int dev, int dir, size_t ws, const lmx_dnn_conv_args *a, int algo,
-                      int math) {
+static void cache_put(int dev, int dir, size_t ws, const lmx_dnn_conv_args *a, int algo, int math) {
   pthread_mutex_lock(&g_cache_lock);
   algo_entry *e = &g_cache[g_cache_next];
   g_cache_next = (g_cache_next + 1) % CACHE_N;
@@ -242,8 +251,8 @@ static int pick(const P *perf, int n, size_t ws, int data_type, int *algo, int *
 }
 
 /* chooses (or recalls) the algorithm of one direction and its math mode */
-static int choose(const session *ss, int dir, const lmx_dnn_conv_args *a, conv_descs *d,
-                  size_t ws, int *algo, int *math) {
+static int choose(const session *ss, int dir, const lmx_dnn_conv_args *a, conv_descs *d, size_t ws,
+                  int *algo, int *math) {
   if (cache_get(ss->dev, dir, ws, a, algo, math)) return 0;
   int n = 0, rc = -1;
   cudnnStatus_t st;
@@ -253,13 +262,11 @@ static int choose(const session *ss, int dir, const lmx_dnn_conv_args *a, conv_d
     if (st == CUDNN_STATUS_SUCCESS) rc = pick(p, n, ws, a->data_type, algo, math);
   } else if (dir == DIR_BWD_DATA) {
     cudnnConvolutionBwdDataAlgoPerf_t p[NPERF];
-    st = D.GetConvolutionBackwardDataAlgorithm_v7(ss->h, d->w, d->y, d->c, d->x, NPERF, &n,
-                                                       p);
+    st = D.GetConvolutionBackwardDataAlgorithm_v7(ss->h, d->w, d->y, d->c, d->x, NPERF, &n, p);
     if (st == CUDNN_STATUS_SUCCESS) rc = pick(p, n, ws, a->data_type, algo, math);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t p[NPERF];
-    st = D.GetConvolutionBackwardFilterAlgorithm_v7(ss->h, d->x, d->y, d->c, d->w, NPERF,
-                                                         &n, p);
+    st = D.GetConvolutionBackwardFilterAlgorithm_v7(ss->h, d->x, d->y, d->c, d->w, NPERF, &n, p);
     if (st == CUDNN_STATUS_SUCCESS) rc = pick(p, n, ws, a->data_type, algo, math);
   }
   if (!rc) cache_put(ss->dev, dir, ws, a, *algo, *math);
@@ -280,11 +287,13 @@ extern "C" int lmx_cu_dnn_conv_fwd(lmx_cu_stream s, const lmx_dnn_conv_args *a, 
   if (!conv_make(a, &d) && !choose(&ss, DIR_FWD, a, &d, ws_bytes, &algo, &math) &&
       set_math(&d, math) == CUDNN_STATUS_SUCCESS) {
     float one = 1.f, beta = acc ? 1.f : 0.f;
-    cudnnStatus_t st = D.ConvolutionForward(ss.h, &one, d.x, x, d.w, w, d.c,
-                                                 (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes,
-                                                 &beta, d.y, y);
-    if (not_supported(st)) rc = LMX_CU_DNN_SKIP;
-    else rc = st_rc(st);
+    cudnnStatus_t st =
+        D.ConvolutionForward(ss.h, &one, d.x, x, d.w, w, d.c, (cudnnConvolutionFwdAlgo_t)algo, ws,
+                             ws_bytes, &beta, d.y, y);
+    if (not_supported(st))
+      rc = LMX_CU_DNN_SKIP;
+    else
+      rc = st_rc(st);
     if (!rc && a->bias) rc = st_rc(D.AddTensor(ss.h, &one, d.b, b, &one, d.y, y));
   }
   conv_free(&d);
@@ -309,8 +318,8 @@ extern "C" int lmx_cu_dnn_conv_bwd(lmx_cu_stream s, const lmx_dnn_conv_args *a, 
       cudnnStatus_t st = set_math(&d, mf);
       if (st == CUDNN_STATUS_SUCCESS)
         st = D.ConvolutionBackwardFilter(ss.h, &one, d.x, x, d.y, dy, d.c,
-                                              (cudnnConvolutionBwdFilterAlgo_t)af, ws, ws_bytes,
-                                              &b1, d.w, dw);
+                                         (cudnnConvolutionBwdFilterAlgo_t)af, ws, ws_bytes, &b1,
+                                         d.w, dw);
       rc = not_supported(st) ? LMX_CU_DNN_SKIP : st_rc(st);
       wrote = !rc;
     }
@@ -318,8 +327,8 @@ extern "C" int lmx_cu_dnn_conv_bwd(lmx_cu_stream s, const lmx_dnn_conv_args *a, 
       cudnnStatus_t st = set_math(&d, md);
       if (st == CUDNN_STATUS_SUCCESS)
         st = D.ConvolutionBackwardData(ss.h, &one, d.w, w, d.y, dy, d.c,
-                                            (cudnnConvolutionBwdDataAlgo_t)ad, ws, ws_bytes, &b0,
-                                            d.x, dx);
+                                       (cudnnConvolutionBwdDataAlgo_t)ad, ws, ws_bytes, &b0, d.x,
+                                       dx);
       rc = not_supported(st) && !wrote ? LMX_CU_DNN_SKIP : st_rc(st);
     }
     if (!rc && db && a->bias)
@@ -344,8 +353,8 @@ static int pool_run(lmx_cu_stream s, const lmx_dnn_pool_args *a, const void *x, 
   cudnnPoolingDescriptor_t p = NULL;
   int rc = LMX_CU_DNN_SKIP;
   if (dx && dyd && D.CreatePoolingDescriptor(&p) == CUDNN_STATUS_SUCCESS) {
-    if (D.SetPoolingNdDescriptor(p, mode, CUDNN_PROPAGATE_NAN, a->sp, a->window,
-                                      a->pad, a->stride) == CUDNN_STATUS_SUCCESS) {
+    if (D.SetPoolingNdDescriptor(p, mode, CUDNN_PROPAGATE_NAN, a->sp, a->window, a->pad,
+                                 a->stride) == CUDNN_STATUS_SUCCESS) {
       float one = 1.f, beta = acc ? 1.f : 0.f;
       cudnnStatus_t st =
           dy ? D.PoolingBackward(ss.h, p, &one, dyd, y, dyd, dy, dx, x, &beta, dx, out)
@@ -386,21 +395,25 @@ __global__ void k_bn_fold(float *mmean, float *mvar, const float *bmean, const f
 }
 
 /* the inference outputs mean / invstd, as norm.cu writes them */
-__global__ void k_bn_inf_stats(const float *mmean, const float *mvar, float *mean,
-                               float *invstd, double eps, int n) {
+__global__ void k_bn_inf_stats(const float *mmean, const float *mvar, float *mean, float *invstd,
+                               double eps, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   mean[i] = mmean[i];
   invstd[i] = (float)(1.0 / sqrt((double)mvar[i] + eps));
 }
 
-static unsigned blocks(int n) { return (unsigned)((n + 255) / 256); }
+static unsigned blocks(int n) {
+  return (unsigned)((n + 255) / 256);
+}
 
-static char *at(void *ws, size_t off) { return (char *)ws + off; }
+static char *at(void *ws, size_t off) {
+  return (char *)ws + off;
+}
 
-extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, const void *x,
-                                 void *y, const void *gamma, const void *beta, void *mean,
-                                 void *invstd, void *mmean, void *mvar, void *ws) {
+extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, const void *x, void *y,
+                                 const void *gamma, const void *beta, void *mean, void *invstd,
+                                 void *mmean, void *mvar, void *ws) {
   session ss;
   if (begin(s, &ss)) return LMX_CU_DNN_SKIP;
   cudnnTensorDescriptor_t dx = tdesc(&a->x, a->data_type), dp = tdesc(&a->param, LMX_DNN_FLOAT);
@@ -416,9 +429,8 @@ extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
     }
     cudnnStatus_t st;
     if (a->call == LMX_DNN_BN_INFERENCE) {
-      st = D.BatchNormalizationForwardInference(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx,
-                                                     x, dx, y, dp, scale, beta, mmean, mvar,
-                                                     a->eps);
+      st = D.BatchNormalizationForwardInference(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx, x, dx,
+                                                y, dp, scale, beta, mmean, mvar, a->eps);
     } else {
       /* batch mean and unbiased variance into scratch: factor 1 over zeros */
       cudaError_t e = cudaMemsetAsync(bm, 0, (size_t)C * sizeof(float), (cudaStream_t)s);
@@ -427,15 +439,15 @@ extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
         rc = (int)e;
         break;
       }
-      st = D.BatchNormalizationForwardTraining(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx,
-                                                    x, dx, y, dp, scale, beta, 1.0, bm, bv,
-                                                    a->eps, mean, invstd);
+      st =
+          D.BatchNormalizationForwardTraining(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx, x, dx, y,
+                                              dp, scale, beta, 1.0, bm, bv, a->eps, mean, invstd);
     }
     rc = not_supported(st) ? LMX_CU_DNN_SKIP : st_rc(st);
     if (rc) break;
     if (a->call == LMX_DNN_BN_INFERENCE)
-      LMX_LAUNCH(k_bn_inf_stats, blocks(C), 256, 0, s, (const float *)mmean,
-                 (const float *)mvar, (float *)mean, (float *)invstd, a->eps, C);
+      LMX_LAUNCH(k_bn_inf_stats, blocks(C), 256, 0, s, (const float *)mmean, (const float *)mvar,
+                 (float *)mean, (float *)invstd, a->eps, C);
     else if (a->fold_moving)
       LMX_LAUNCH(k_bn_fold, blocks(C), 256, 0, s, (float *)mmean, (float *)mvar, bm, bv,
                  a->exp_avg_factor, (long long)a->count, C);
@@ -466,9 +478,9 @@ extern "C" int lmx_cu_dnn_bn_bwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
       LMX_LAUNCH(k_fill1, blocks(C), 256, 0, s, ones, C);
       if ((rc = lmx_cu_last_error())) break;
     }
-    cudnnStatus_t st = D.BatchNormalizationBackward(
-        ss.h, CUDNN_BATCHNORM_SPATIAL, &ad, &bd, &ap, &bp, dxd, x, dxd, dy, dxd, dx, dp, scale,
-        ds, db, a->eps, mean, invstd);
+    cudnnStatus_t st =
+        D.BatchNormalizationBackward(ss.h, CUDNN_BATCHNORM_SPATIAL, &ad, &bd, &ap, &bp, dxd, x, dxd,
+                                     dy, dxd, dx, dp, scale, ds, db, a->eps, mean, invstd);
     rc = not_supported(st) ? LMX_CU_DNN_SKIP : st_rc(st);
     if (!rc && a->zero_dscale && dgamma)
       rc = (int)cudaMemsetAsync(dgamma, 0, (size_t)C * sizeof(float), (cudaStream_t)s);
