@@ -23,6 +23,13 @@ endforeach()
 # The gradient checker's device modes (tests/gradcheck_device.h): every op with a kernel
 # on gpu(0) against the CPU (skips without a GPU context), and the same machinery with
 # cpu(1) in the GPU's place, so it is exercised in every build.
+# The cuDNN derivation test also checks the run-time switch where cuDNN is built in.
+if(LUAMX_WITH_CUDNN)
+  target_compile_definitions(test_cudnn_args PRIVATE LUAMX_HAVE_CUDNN)
+  target_include_directories(test_cudnn_args PRIVATE ${CUDNN_INCLUDE_DIR})
+  add_test(NAME c_test_cudnn_args_off COMMAND test_cudnn_args)
+  set_tests_properties(c_test_cudnn_args_off PROPERTIES ENVIRONMENT "LUAMX_CUDNN=0")
+endif()
 add_test(NAME c_test_gradcheck_agree COMMAND test_gradcheck --agree)
 add_test(NAME c_test_gradcheck_agree_self COMMAND test_gradcheck --agree-self)
 

@@ -4,7 +4,10 @@
  * momentum during forward; outputs mean and var hold the mean and 1/sqrt(var + eps) used.
  * float16 data keeps gamma, beta, mean, var and the moving statistics in float32 (the
  * op's infer_type); LayerNorm keeps every array in the data dtype.
+ * Real builds with cuDNN first offer BatchNorm to it (dnn.c; its workspace holds cuDNN's
+ * ones and scratch vectors); what cudnn_args.c refuses runs here.
  */
+#include "dnn.h"
 #include "nn_util.h"
 #include "../nn_plan.h"
 
@@ -43,6 +46,17 @@ static int req_add(const lmx_op_ctx *c, const char *what) {
                      c->dev_id);
 }
 
+/* cuDNN's ones and scratch vectors (none without cuDNN); in[1] is gamma [C] */
+size_t lmx_cuda_ws_BatchNorm(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+#ifdef LUAMX_HAVE_CUDNN
+  return in[1].ndim == 1 ? lmx_dnn_bn_ws(in[1].dim[0]) : 0;
+#else
+  (void)in;
+  return 0;
+#endif
+}
+
 int lmx_cuda_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                            const int *req, const lmx_tensor *aux) {
   lmx_cpu_bn b;
@@ -52,6 +66,10 @@ int lmx_cuda_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   LMX_TRY(vec_check(c, &aux[1], b.C, pt, "aux 'moving_var'"));
   if (req[0]) LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return req_add(c, "mean/var");
+#ifdef LUAMX_HAVE_CUDNN
+  int rc = lmx_cudnn_bn_fwd(c, &b, in, out, req, aux);
+  if (rc != LMX_CUDNN_OWN) return rc;
+#endif
   LMX_CU_TRY(c, lmx_cu_bn_fwd(LMX_CU_S(c), dt, &b, in[0].data, req[0] ? out[0].data : NULL,
                               in[1].data, in[2].data, out[1].data, out[2].data, aux[0].data,
                               aux[1].data, req[0] == LMX_REQ_ADD), "lmx_cu_bn_fwd");
@@ -69,6 +87,10 @@ int lmx_cuda_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   for (int i = 0; i < 3; i++)
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, in[i].dtype, "input gradient"));
+#ifdef LUAMX_HAVE_CUDNN
+  int rc = lmx_cudnn_bn_bwd(c, &b, og, in, out, ig, req);
+  if (rc != LMX_CUDNN_OWN) return rc;
+#endif
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   LMX_CU_TRY(c, lmx_cu_bn_bwd(LMX_CU_S(c), dt, &b, in[0].data, og[0].data, in[1].data,
                               out[1].data, out[2].data, req[0] ? ig[0].data : NULL,

@@ -1,0 +1,69 @@
+/* cu_dnn.h — Convolution, Pooling and BatchNorm through cuDNN (cudnn_exec.cu), for the
+ * configurations lmx_dnn_*_derive (cudnn_args.h) accepted. Declared and defined only in
+ * real CUDA builds that found cudnn.h (LUAMX_HAVE_CUDNN); the simulator build and
+ * builds without the header use the own kernels only.
+ *
+ * Every function enqueues on stream s (the current device's luamx stream), never
+ * synchronises and never allocates device memory: temporaries come from the op's
+ * workspace `ws` of `ws_bytes`. Pointers are device pointers of the current device;
+ * NULL gradient targets are skipped. acc: 1 adds into the target (req 'add': beta 1),
+ * 0 overwrites it (beta 0).
+ * Returns 0; LMX_CU_DNN_SKIP when cuDNN is not usable (built without it, LUAMX_CUDNN=0
+ * in the environment, libcudnn.so.9 or a symbol missing, a descriptor or algorithm
+ * cuDNN refuses, or NOT_SUPPORTED from the first call that writes) — nothing has been
+ * written then and the caller runs its own kernels; LMX_CU_DNN_ESTATUS + the
+ * cudnnStatus_t of any later failure; or a cudaError_t code of an own launch.
+ * Thread safety: any thread; calls on one device are serialised by a per-device lock
+ * (the device's cudnnHandle is shared and its stream set per call).
+ */
+#ifndef LMX_KERNELS_CU_DNN_H
+#define LMX_KERNELS_CU_DNN_H
+
+#include <stddef.h>
+
+#include "cu_base.h"
+#include "cudnn_args.h"
+
+LMX_CU_BEGIN
+
+enum { LMX_CU_DNN_SKIP = -4, LMX_CU_DNN_ESTATUS = 20000 };
+
+/* 1 when cuDNN is enabled and loaded (LUAMX_CUDNN is read, and the library and its
+ * symbols resolved, once per process); 0 otherwise. */
+int lmx_cu_dnn_ready(void);
+/* cudnnGetErrorString of an LMX_CU_DNN_ESTATUS code ("" when cuDNN is not loaded). */
+const char *lmx_cu_dnn_status_str(int rc);
+/* CUDNN_BN_MIN_EPSILON of the headers this file was built with. */
+double lmx_cu_dnn_bn_min_eps(void);
+
+/* y[N, F, sp] (+)= conv(x[N, C, sp], w[F, C/G, k]) (+ b[F], when a->bias) */
+int lmx_cu_dnn_conv_fwd(lmx_cu_stream s, const lmx_dnn_conv_args *a, const void *x,
+                        const void *w, const void *b, void *y, int acc, void *ws,
+                        size_t ws_bytes);
+/* dx (+)= ∂/∂x, dw (+)= ∂/∂w, db (+)= Σ dy per filter (each when not NULL; acc[3]) */
+int lmx_cu_dnn_conv_bwd(lmx_cu_stream s, const lmx_dnn_conv_args *a, const void *x,
+                        const void *w, const void *dy, void *dx, void *dw, void *db,
+                        const int *acc, void *ws, size_t ws_bytes);
+
+/* y (+)= pool(x); dx (+)= pooling gradient from dy, x and the forward's y */
+int lmx_cu_dnn_pool_fwd(lmx_cu_stream s, const lmx_dnn_pool_args *a, const void *x, void *y,
+                        int acc);
+int lmx_cu_dnn_pool_bwd(lmx_cu_stream s, const lmx_dnn_pool_args *a, const void *x,
+                        const void *y, const void *dy, void *dx, int acc);
+
+/* BatchNorm forward (a->call TRAINING or INFERENCE): y (+)= (x - mean)·invstd·gamma +
+ * beta; mean / invstd [C] receive the statistics used (batch, or the moving ones);
+ * training with a->fold_moving folds the batch statistics into mmean / mvar with the
+ * momentum (biased variance). gamma .. mvar are float32 [C]. */
+int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, const void *x, void *y,
+                      const void *gamma, const void *beta, void *mean, void *invstd,
+                      void *mmean, void *mvar, void *ws);
+/* BatchNorm backward from the forward's saved mean / invstd: dx (alpha/beta_data), and
+ * dgamma / dbeta (alpha/beta_param; scratch or zeroed as a says). */
+int lmx_cu_dnn_bn_bwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, const void *x, const void *dy,
+                      const void *gamma, const void *mean, const void *invstd, void *dx,
+                      void *dgamma, void *dbeta, void *ws);
+
+LMX_CU_END
+
+#endif

@@ -1,0 +1,35 @@
+/* dnn.h — private to the CUDA glue: the cuDNN branch of Convolution, Pooling and
+ * BatchNorm (dnn.c), present in real CUDA builds with cudnn.h (LUAMX_HAVE_CUDNN).
+ * Each returns LMX_OK (done through cuDNN), LMX_CUDNN_OWN (nothing written: run the own
+ * kernels) or an error status naming the op, the node, the call and the device. They
+ * take the caller's already-checked plan and tensors. */
+#ifndef LMX_OPS_CUDA_DNN_H
+#define LMX_OPS_CUDA_DNN_H
+
+#include "../../../kernels/cuda/cudnn_args.h"
+#include "../nn_plan.h"
+#include "nn_util.h"
+
+enum { LMX_CUDNN_OWN = -1 };
+
+#ifdef LUAMX_HAVE_CUDNN
+/* Convolution (not Deconvolution): y (+)= conv(x, w) + b; gradients where req */
+int lmx_cudnn_conv_fwd(const lmx_op_ctx *c, const lmx_conv_dims *d, const lmx_tensor *in,
+                       const lmx_tensor *out, int acc);
+int lmx_cudnn_conv_bwd(const lmx_op_ctx *c, const lmx_conv_dims *d, const lmx_tensor *og,
+                       const lmx_tensor *in, const lmx_tensor *ig, const int *req);
+/* Pooling on the plan's normalized geometry g (type LMX_POOL_*, incl count_include_pad) */
+int lmx_cudnn_pool_fwd(const lmx_op_ctx *c, const lmx_cpu_geom *g, int type, int incl,
+                       const lmx_tensor *x, const lmx_tensor *y, int acc);
+int lmx_cudnn_pool_bwd(const lmx_op_ctx *c, const lmx_cpu_geom *g, int type, int incl,
+                       const lmx_tensor *x, const lmx_tensor *y, const lmx_tensor *dy,
+                       const lmx_tensor *dx, int acc);
+/* BatchNorm with norm.c's setup b (the op's arrays as its glue passes them) */
+int lmx_cudnn_bn_fwd(const lmx_op_ctx *c, const lmx_cpu_bn *b, const lmx_tensor *in,
+                     const lmx_tensor *out, const int *req, const lmx_tensor *aux);
+int lmx_cudnn_bn_bwd(const lmx_op_ctx *c, const lmx_cpu_bn *b, const lmx_tensor *og,
+                     const lmx_tensor *in, const lmx_tensor *out, const lmx_tensor *ig,
+                     const int *req);
+#endif
+
+#endif
