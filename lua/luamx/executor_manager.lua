@@ -359,6 +359,8 @@ end
 
 --- backward(out_grads): out_grads in the merged (whole-batch) shapes, or nil.
 function Group:backward(out_grads)
+  local okv = self._overlap_kv
+  if okv and not rawget(okv, '_h') then self:set_overlap(nil) end -- the store was freed
   local n = out_grads and #out_grads or 0
   local arr = ffi.new('lmx_ndarray *[?]', n + 1)
   for i = 1, n do arr[i - 1] = out_grads[i] and nd.handle(out_grads[i]) or nil end
@@ -380,7 +382,7 @@ function Group:set_overlap(kv, names)
   local cn = ffi.new('const char *[?]', #names + 1)
   for i, n in ipairs(names) do cn[i - 1] = n end
   local armed = ffi.new('int[1]')
-  check(C.lmx_group_set_overlap(self._g, kv and kv._h or nil, #names, cn, armed), 2)
+  check(C.lmx_group_set_overlap(self._g, kv and rawget(kv, '_h') or nil, #names, cn, armed), 2)
   self._overlap_kv = kv -- kept alive while the group may use it
   return armed[0] == 1
 end

@@ -86,7 +86,7 @@ local function fit_mlp(nsteps, opts)
       if step == 5 then opts.at_step() end
     end
   end
-  local nup, allocs = 0, 0
+  local nup, allocs, up_allocs = 0, 0, 0
   local total = ffi.new('int64_t[1]')
   local function count()
     mx.nd.waitall()
@@ -98,7 +98,10 @@ local function fit_mlp(nsteps, opts)
     mod.update = function(self)
       nup = nup + 1
       if nup == 5 and opts.before_update then opts.before_update() end
-      return up(self)
+      if nup <= 10 or not opts.count_allocs then return up(self) end
+      local a = count()
+      up(self)
+      up_allocs = up_allocs + count() - a
     end
     mod.forward_backward = function(self, batch)
       if nup < 10 or not opts.count_allocs then return fb(self, batch) end
@@ -111,7 +114,10 @@ local function fit_mlp(nsteps, opts)
                optimizer_params = {learning_rate = 0.1, momentum = 0.9},
                initializer = mx.init.Xavier(), batch_end_callback = cb})
   io.write(('R%d overlap %s\n'):format(rank, tostring(mod._overlap)))
-  if opts.count_allocs then io.write(('R%d forward_backward allocations %d\n'):format(rank, allocs)) end
+  if opts.count_allocs then
+    io.write(('R%d forward_backward allocations %d\n'):format(rank, allocs))
+    io.write(('R%d update allocations %d\n'):format(rank, up_allocs))
+  end
   return mod
 end
 

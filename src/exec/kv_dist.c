@@ -10,11 +10,13 @@
  * fusion buffers of up to LUAMX_DIST_FUSION_BYTES (4 MiB) per dtype, one all-reduce per
  * buffer; larger keys are reduced straight from the pushed value when there is one per
  * key, in chunks of LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where
- * every worker must be running, which matters on oversubscribed cores). A key is updated as soon as its sum is in, before the next
- * keys are reduced. The overlapped push (below, LUAMX_DIST_OVERLAP=1, the default)
- * starts these all-reduces during backward instead, as gradients become final. The data all-reduces are OpenMPI's blocking ones (its non-blocking
- * MPI_Iallreduce measured at about half their speed here); only the control all-reduce in
- * front of them is non-blocking, because that is where a missing or different rank shows.
+ * every worker must be running, which matters on oversubscribed cores). A key is
+ * updated as soon as its sum is in, before the next keys are reduced. In the plain push
+ * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
+ * measured at about half their speed here), behind a non-blocking control all-reduce,
+ * because that is where a missing or different rank shows. The overlapped push (below;
+ * LUAMX_DIST_OVERLAP=0 turns it off) starts non-blocking all-reduces during backward,
+ * as gradients become final, and polls them with the deadline too.
  * Checks: every verb starts with a small control all-reduce of (verb, signature of its
  * keys, shapes and dtypes, or of the checked value); the control is also the barrier.
  * Workers that disagree get an error naming the key and the ranks (an all-gather of the
