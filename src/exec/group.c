@@ -49,6 +49,8 @@
 
 enum { JOB_NONE = 0, JOB_LOAD = 1, JOB_FORWARD = 2, JOB_BACKWARD = 3 };
 
+static void ov_unhook(lmx_group *g);
+
 typedef struct {
   const char *name; /* borrowed from the executor (its monitor names) */
   lmx_ndarray *arr; /* a copy */
@@ -297,8 +299,6 @@ int lmx_grp_forward(lmx_group *g, int n, const char *const *names, lmx_ndarray *
 
 int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
   LMX_TRY(lmx_grp_check_bound(g));
-  if (g->ov_armed)
-    LMX_TRY(lmx_kv_overlap_begin(g->ov_kv, g->ov_n, g->ov_key, g->ov_val, g->ov_order));
   if (n > g->nheads)
     return lmx_fail(LMX_ERR_ARG,
                     "group: backward: %d out_grads given, the symbol has %d "
@@ -319,6 +319,8 @@ int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
     g->job_src[h] = head_grads[h];
   }
   g->job_n = n;
+  if (g->ov_armed)
+    LMX_TRY(lmx_kv_overlap_begin(g->ov_kv, g->ov_n, g->ov_key, g->ov_val, g->ov_order));
   return run(g, JOB_BACKWARD);
 }
 
@@ -471,6 +473,7 @@ void lmx_grp_destroy(lmx_group *g) {
   for (int i = 0; g->w && i < g->n; i++) lmx_free(g->w[i].q);
   for (int k = 0; k < g->nin; k++) lmx_free(g->in_name[k]);
   for (int k = 0; k < g->nparam; k++) lmx_free(g->param_name[k]);
+  ov_unhook(g);
   for (int k = 0; g->ov_names && k < g->ov_n; k++) lmx_free(g->ov_names[k]);
   lmx_free(g->ov_names), lmx_free(g->ov_key), lmx_free(g->ov_order), lmx_free(g->ov_pos);
   lmx_free(g->ov_tmp), lmx_free(g->ov_val);
@@ -680,10 +683,17 @@ static int ov_hook(int step, const int *args, int n, void *user) {
 }
 
 /* Key indices, gradients, finality order and the hook, for the current executors. */
+static void ov_unhook(lmx_group *g) {
+  lmx_executor *h = g->ov_exec; /* the executor hooked last (held: it may outlive g) */
+  if (h && h->hook == ov_hook && h->hook_user == g) h->hook = NULL, h->hook_user = NULL;
+  lmx_exec_release(h);
+  g->ov_exec = NULL;
+  g->ov_armed = 0;
+}
+
 static int ov_derive(lmx_group *g) {
   lmx_executor *x = g->bound ? g->exec[0] : NULL;
-  if (g->ov_armed && x && x->hook == ov_hook) x->hook = NULL, x->hook_user = NULL;
-  g->ov_armed = 0;
+  ov_unhook(g);
   lmx_free(g->ov_key), lmx_free(g->ov_order), lmx_free(g->ov_pos), lmx_free(g->ov_tmp);
   lmx_free(g->ov_val);
   g->ov_key = g->ov_order = g->ov_pos = g->ov_tmp = NULL, g->ov_val = NULL;
@@ -709,7 +719,8 @@ static int ov_derive(lmx_group *g) {
     g->ov_order[j] = k;
   }
   x->hook = ov_hook, x->hook_user = g;
-  g->ov_armed = 1;
+  lmx_exec_retain(x);
+  g->ov_exec = x, g->ov_armed = 1;
   return LMX_OK;
 }
 

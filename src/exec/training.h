@@ -112,6 +112,7 @@ struct lmx_group {
   int ov_n, ov_armed;
   char **ov_names;
   int *ov_key, *ov_order, *ov_pos, *ov_tmp; /* ov_pos: per argument of exec[0] */
+  lmx_executor *ov_exec;                    /* the hooked executor (one reference) */
   lmx_ndarray **ov_val;
 };
 
