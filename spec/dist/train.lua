@@ -1,7 +1,7 @@
 -- Worker of dist_train_spec / dist_fault_spec: luajit train.lua MODE OUT [kvstore]
 --   mlp     W1 MLP (784-512-512-10, SGD lr 0.1 momentum 0.9) for 20 steps, global batch
 --           2*B split over the workers (worker r takes rows r*b.. of every global batch);
---           rank 0 saves the parameters to OUT
+--           rank 0 saves the parameters to OUT (mlp48: global batch 48, for 3 workers)
 --   bucket  the same for a BucketingModule (embedding + FC, buckets 3 and 5)
 --   kill    rank 1 kills itself with SIGKILL at step 5 of a long run
 --   hang    rank 1 stops calling the kvstore at step 5 (sleeps 120 s)
@@ -24,6 +24,7 @@ local rank, workers = probe.rank, probe.num_workers
 probe:free()
 
 local B, STEPS = 32, 20 -- global batch 2*B... per worker 2*B/workers
+if mode == 'mlp48' then mode, B = 'mlp', 24 end -- global batch 48: 2 or 3 workers
 local global = 2 * B
 local b = global / workers
 local function value(i, j) return math.sin(i * 0.37 + j * 0.011) end
