@@ -29,13 +29,9 @@
  * which equals a one-context run within float rounding; input gradients stay per slice.
  * Reshape binds new executors against the group's original ones (parameters, gradients,
  * aux and pool shared), as MXNet reshapes _default_execs.
- * Overlap with a dist kvstore (lmx_grp_set_overlap, one context only: with several,
- * the sum over contexts would have to come first, and the workers are not the MPI
- * thread): backward begins the store's overlapped push of the parameters, and the
- * executor's gradient hook tells the store which of them became final after each
- * step, so their all-reduces run while the earlier layers' backward does; the
- * module's update (pushpull of the same keys) then waits and updates. The hook, the
- * key indices and the finality order are derived again at each bind / reshape.
+ * Overlap with a dist kvstore (group_overlap.c): backward begins the store's
+ * overlapped push before running the steps; the hook and lists are derived again at
+ * each bind / reshape (install).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -48,8 +44,6 @@
 #include "kvstore.h"
 
 enum { JOB_NONE = 0, JOB_LOAD = 1, JOB_FORWARD = 2, JOB_BACKWARD = 3 };
-
-static void ov_unhook(lmx_group *g);
 
 typedef struct {
   const char *name; /* borrowed from the executor (its monitor names) */
@@ -473,10 +467,7 @@ void lmx_grp_destroy(lmx_group *g) {
   for (int i = 0; g->w && i < g->n; i++) lmx_free(g->w[i].q);
   for (int k = 0; k < g->nin; k++) lmx_free(g->in_name[k]);
   for (int k = 0; k < g->nparam; k++) lmx_free(g->param_name[k]);
-  ov_unhook(g);
-  for (int k = 0; g->ov_names && k < g->ov_n; k++) lmx_free(g->ov_names[k]);
-  lmx_free(g->ov_names), lmx_free(g->ov_key), lmx_free(g->ov_order), lmx_free(g->ov_pos);
-  lmx_free(g->ov_tmp), lmx_free(g->ov_val);
+  lmx_grp_ov_release(g);
   void *arrays[] = {g->dev_type, g->dev_id,   g->workload, g->begin,    g->end,        g->exec,
                     g->orig,     g->sum_src,  g->w,        g->in_name,  g->param_name, g->in_shape,
                     g->in_axis,  g->in_dtype, g->in_req,   g->param_req};
@@ -670,81 +661,6 @@ static int derive(lmx_group *g) {
   return LMX_OK;
 }
 
-/* ---- overlap with the dist kvstore ------------------------------------------------ */
-
-/* The executor's gradient hook: the finished arguments as push positions. */
-static int ov_hook(int step, const int *args, int n, void *user) {
-  (void)step;
-  lmx_group *g = user;
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    if (g->ov_pos[args[i]] >= 0) g->ov_tmp[m++] = g->ov_pos[args[i]];
-  return m ? lmx_kv_overlap_ready(g->ov_kv, m, g->ov_tmp) : LMX_OK;
-}
-
-/* Key indices, gradients, finality order and the hook, for the current executors. */
-static void ov_unhook(lmx_group *g) {
-  lmx_executor *h = g->ov_exec; /* the executor hooked last (held: it may outlive g) */
-  if (h && h->hook == ov_hook && h->hook_user == g) h->hook = NULL, h->hook_user = NULL;
-  lmx_exec_release(h);
-  g->ov_exec = NULL;
-  g->ov_armed = 0;
-}
-
-static int ov_derive(lmx_group *g) {
-  lmx_executor *x = g->bound ? g->exec[0] : NULL;
-  ov_unhook(g);
-  lmx_free(g->ov_key), lmx_free(g->ov_order), lmx_free(g->ov_pos), lmx_free(g->ov_tmp);
-  lmx_free(g->ov_val);
-  g->ov_key = g->ov_order = g->ov_pos = g->ov_tmp = NULL, g->ov_val = NULL;
-  if (!g->ov_kv || !x || g->n != 1 || g->ov_n < 1 || !lmx_kv_overlap_on(g->ov_kv)) return LMX_OK;
-  size_t n = (size_t)g->ov_n + 1, na = (size_t)x->plan.nargs + 1;
-  g->ov_key = lmx_calloc(n, sizeof(int)), g->ov_order = lmx_calloc(n, sizeof(int));
-  g->ov_tmp = lmx_calloc(n, sizeof(int)), g->ov_pos = lmx_calloc(na, sizeof(int));
-  g->ov_val = lmx_calloc(n, sizeof *g->ov_val);
-  if (!g->ov_key || !g->ov_order || !g->ov_tmp || !g->ov_pos || !g->ov_val)
-    return lmx_fail_nomem("the group's overlap lists", (n + na) * sizeof(int) * 4);
-  for (int a = 0; a < x->plan.nargs; a++) g->ov_pos[a] = -1;
-  for (int k = 0; k < g->ov_n; k++) {
-    int a = arg_index(x, g->ov_names[k]);
-    g->ov_key[k] = lmx_kv_key_index(g->ov_kv, g->ov_names[k]);
-    if (a < 0 || g->ov_key[k] < 0 || !x->grads[a] || x->grad_req[a] != LMX_REQ_WRITE ||
-        g->ov_pos[a] >= 0 || x->grad_final[a] < -1)
-      return LMX_OK; /* not a case for overlap: the plain push */
-    g->ov_pos[a] = k, g->ov_val[k] = x->grads[a], g->ov_tmp[k] = a;
-    /* insertion by finality step, ties in push order (ov_tmp: scratch, the arguments) */
-    int j = k;
-    while (j > 0 && x->grad_final[g->ov_tmp[g->ov_order[j - 1]]] > x->grad_final[a])
-      g->ov_order[j] = g->ov_order[j - 1], j--;
-    g->ov_order[j] = k;
-  }
-  x->hook = ov_hook, x->hook_user = g;
-  lmx_exec_retain(x);
-  g->ov_exec = x, g->ov_armed = 1;
-  return LMX_OK;
-}
-
-int lmx_grp_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const *names, int *armed) {
-  if (armed) *armed = 0;
-  char **copy = NULL;
-  if (kv && n > 0) {
-    copy = lmx_calloc((size_t)n, sizeof *copy);
-    int ok = copy != NULL;
-    for (int k = 0; ok && k < n; k++) ok = (copy[k] = lmx_strdup(names[k])) != NULL;
-    if (!ok) {
-      for (int k = 0; copy && k < n; k++) lmx_free(copy[k]);
-      lmx_free(copy);
-      return lmx_fail_nomem("the group's overlap keys", (size_t)n * 32);
-    }
-  }
-  for (int k = 0; g->ov_names && k < g->ov_n; k++) lmx_free(g->ov_names[k]);
-  lmx_free(g->ov_names);
-  g->ov_names = copy, g->ov_n = copy ? n : 0, g->ov_kv = copy ? kv : NULL;
-  LMX_TRY(ov_derive(g));
-  if (armed) *armed = g->ov_armed;
-  return LMX_OK;
-}
-
 /* Binds every context against bases[i] (may be NULL) into fresh[]; all or nothing. */
 static int bind_all(lmx_group *g, lmx_executor *const *bases, lmx_executor **fresh) {
   int rc = LMX_OK;
@@ -765,7 +681,7 @@ static int install(lmx_group *g, lmx_executor **fresh) {
   g->bound = 1;
   int rc = derive(g);
   if (rc == LMX_OK) rc = lmx_grp_set_monitor(g, g->mon, g->mon_user, g->mon_all);
-  if (rc == LMX_OK) rc = ov_derive(g);
+  if (rc == LMX_OK) rc = lmx_grp_ov_derive(g);
   if (rc == LMX_OK) rc = lmx_grp_start_workers(g);
   if (rc != LMX_OK) g->bound = 0;
   return rc;

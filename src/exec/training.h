@@ -3,7 +3,7 @@
  *   bucket.c   lmx_train_bind (bind sharing parameters, gradients, aux states by name
  *              and the memory pool of a base executor) and the bucketing pool
  *   group.c    the data-parallel executor group (slices, per-context workers, merge,
- *              gradient sum)
+ *              gradient sum); group_overlap.c its hook for the dist kvstore's overlap
  *   kvstore.c  the kvstore front and lmx_kv_sum_into (dst = sum of arrays); backends
  *              kv_local.c, kv_dist.c (kvstore.h)
  *
@@ -140,6 +140,10 @@ int lmx_grp_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int a
  * applies (kv offers it, one context, every one of them with a gradient, req write);
  * kv NULL turns it off. The caller keeps kv alive while set. */
 int lmx_grp_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const *names, int *armed);
+/* group_overlap.c for group.c: the hook and lists for the current executors (at each
+ * install), and everything released (destroy). */
+int lmx_grp_ov_derive(lmx_group *g);
+void lmx_grp_ov_release(lmx_group *g);
 
 /* ---- kvstore.c (the front; kvstore.h has the backend interface) ---- */
 typedef struct lmx_kvstore lmx_kvstore;
