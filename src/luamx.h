@@ -723,6 +723,29 @@ typedef void (*lmx_monitor_fn)(const char *name, lmx_ndarray *arr, void *user);
 LMX_API int lmx_executor_set_monitor(lmx_executor *exe, lmx_monitor_fn fn, void *user,
                                      int monitor_all);
 
+/* Gradient finality, known at bind: the backward pass is a list of steps, and the
+ * gradient of an argument is final after the last step that writes or adds into its
+ * array (several uses of one argument, shared weights, add into one array, so only the
+ * last use counts). steps[a] (a < n, the argument count) gets that backward step's
+ * index, 0-based among the backward steps (*num_steps of them); -1 when no step writes
+ * the gradient (it is zero-filled, or left as is with req add, before the first step);
+ * -2 when the argument has no gradient (req null). With req add, "final" means final
+ * for this backward pass (the caller decides when accumulation ends). */
+LMX_API int lmx_executor_grad_final(const lmx_executor *exe, int *steps, int n, int *num_steps);
+
+/* Gradient hook: called by backward with the n arguments (indices into the argument
+ * list) whose gradients became final after backward step `step` (-1: before the first
+ * step), in step order, each argument once per pass. args is borrowed for the call.
+ * Runs on the thread that called backward, during that call, between two steps; a
+ * non-zero return fails the backward with that status (set a message with it, or the
+ * executor names the step). Backward still allocates nothing. */
+typedef int (*lmx_grad_final_fn)(int step, const int *args, int n, void *user);
+
+/* Installs (fn != NULL) or removes (fn NULL) the gradient hook. An executor bound by a
+ * group (lmx_group_*) that trains with a dist kvstore's overlap uses the hook itself:
+ * do not replace it there. */
+LMX_API int lmx_executor_set_grad_hook(lmx_executor *exe, lmx_grad_final_fn fn, void *user);
+
 /* The plan as text (MXNet's debug_str: every op of the forward and backward graph, its
  * inputs and attributes, then a "Memory plan:" line and MXNet's two "Total" lines).
  * Borrowed from the executor until its next debug_str call. */
@@ -892,6 +915,23 @@ LMX_API int lmx_group_input_grad(lmx_group *g, int i, int ctx, lmx_ndarray **out
  * executors of later reshapes). The caller keeps fn and user valid while installed. */
 LMX_API int lmx_group_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user,
                                   int monitor_all);
+
+/* Overlap of a dist kvstore's all-reduces with backward: from now on each backward
+ * starts kv's reduction of the n parameters `names` (the keys, in the order of the
+ * lmx_kvstore_pushpull that follows, with one value per key: the group's gradient
+ * arrays) and starts the all-reduce of each gradient, or of a fused bucket of small
+ * ones in reverse layer order, as soon as the executor knows it is final; that
+ * pushpull then waits for the sums and updates. The result equals the plain pushpull's
+ * (bit-identical on 2 workers). *armed (may be NULL) gets 1 when overlap applies: kv
+ * is a dist store of more than one worker without LUAMX_DIST_OVERLAP=0, the group has
+ * ONE context, and every name is a parameter with grad_req write (req add accumulates
+ * over several backwards, so its gradient is not final after one); otherwise backward
+ * and pushpull work as before. kv NULL turns it off. The caller keeps kv alive while it
+ * is set (after a bind or reshape it applies to the new executors). A backward that no
+ * pushpull of those keys follows costs its all-reduces (the next kvstore call or
+ * backward completes and drops them). */
+LMX_API int lmx_group_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const *names,
+                                  int *armed);
 
 /* ---- kvstore ---- */
 

@@ -77,5 +77,7 @@ mx.nd.waitall()
 if kv then kv:barrier() end
 local dt = B.now() - t0
 if rank == 0 then
-  print(('RESULT %s %d %.1f %.3f'):format(which, workers, done * workers / dt, tu / dt))
+  local m = mod._curr_module or mod
+  print(('RESULT %s %d %.1f %.3f %s'):format(which, workers, done * workers / dt, tu / dt,
+                                             m._overlap and 'on' or 'off'))
 end

@@ -405,6 +405,21 @@ function Executor:set_monitor_callback(fn, monitor_all)
   self._monitor, self._monitor_all = fn, monitor_all
 end
 
+--- Gradient finality (`lmx_executor_grad_final`): for each argument name, the backward
+-- step after which its gradient is final (0-based; -1: no step writes it; absent: no
+-- gradient), and the number of backward steps.
+-- @return table name -> step, number of backward steps
+function Executor:grad_final()
+  local n = #self._arg_names
+  local steps, nb = ffi.new('int[?]', n + 1), ffi.new('int[1]')
+  check(C.lmx_executor_grad_final(handle(self), steps, n, nb), 2)
+  local t = {}
+  for i, name in ipairs(self._arg_names) do
+    if steps[i - 1] >= -1 then t[name] = steps[i - 1] end
+  end
+  return t, nb[0]
+end
+
 --- Text dump of the bound graph, as MXNet's `Executor.debug_str()`.
 -- @return string
 function Executor:debug_str()

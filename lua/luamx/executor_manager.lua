@@ -359,12 +359,32 @@ end
 
 --- backward(out_grads): out_grads in the merged (whole-batch) shapes, or nil.
 function Group:backward(out_grads)
+  local okv = self._overlap_kv
+  if okv and not rawget(okv, '_h') then self:set_overlap(nil) end -- the store was freed
   local n = out_grads and #out_grads or 0
   local arr = ffi.new('lmx_ndarray *[?]', n + 1)
   for i = 1, n do arr[i - 1] = out_grads[i] and nd.handle(out_grads[i]) or nil end
   local rc = c_backward(self._g, n, arr)
   raise_monitor_error(self)
   check(rc, 2)
+end
+
+--- Overlaps a dist kvstore's all-reduces with backward (`lmx_group_set_overlap`): each
+-- backward starts the reduction of the parameters `names` (the keys of the pushpull that
+-- follows, in its order) as their gradients become final. A no-op unless `kv` is a dist
+-- store of several workers, the group has one context and every parameter has
+-- grad_req 'write'; `kv` nil turns it off.
+-- @param kv a KVStore or nil
+-- @param names list of parameter names (the kvstore keys)
+-- @return true when overlap applies
+function Group:set_overlap(kv, names)
+  names = names or {}
+  local cn = ffi.new('const char *[?]', #names + 1)
+  for i, n in ipairs(names) do cn[i - 1] = n end
+  local armed = ffi.new('int[1]')
+  check(C.lmx_group_set_overlap(self._g, kv and rawget(kv, '_h') or nil, #names, cn, armed), 2)
+  self._overlap_kv = kv -- kept alive while the group may use it
+  return armed[0] == 1
 end
 
 --- Sums gradients over the contexts into every context's gradient arrays.

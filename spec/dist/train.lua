@@ -1,11 +1,15 @@
 -- Worker of dist_train_spec / dist_fault_spec: luajit train.lua MODE OUT [kvstore]
 --   mlp     W1 MLP (784-512-512-10, SGD lr 0.1 momentum 0.9) for 20 steps, global batch
 --           2*B split over the workers (worker r takes rows r*b.. of every global batch);
---           rank 0 saves the parameters to OUT
+--           rank 0 saves the parameters to OUT (mlp48: global batch 48, for 3 workers)
 --   bucket  the same for a BucketingModule (embedding + FC, buckets 3 and 5)
 --   kill    rank 1 kills itself with SIGKILL at step 5 of a long run
 --   hang    rank 1 stops calling the kvstore at step 5 (sleeps 120 s)
 --   error   rank 1 raises a Lua error at step 5
+--   killov  rank 1 kills itself with SIGKILL at step 5 between its backward and its update,
+--           so that the others are inside an overlapped push (all-reduces in flight)
+--   hangov  the same, but rank 1 sleeps 120 s there
+--   allocs  the mlp run, printing the engine allocations of steps 11-20's forward_backward
 --   batches rank 1 has one batch fewer per epoch than the others
 --   shape   rank 1's first FC layer has 3 more hidden units
 local mx = require 'luamx'
@@ -20,6 +24,7 @@ local rank, workers = probe.rank, probe.num_workers
 probe:free()
 
 local B, STEPS = 32, 20 -- global batch 2*B... per worker 2*B/workers
+if mode == 'mlp48' then mode, B = 'mlp', 24 end -- global batch 48: 2 or 3 workers
 local global = 2 * B
 local b = global / workers
 local function value(i, j) return math.sin(i * 0.37 + j * 0.011) end
@@ -82,9 +87,38 @@ local function fit_mlp(nsteps, opts)
       if step == 5 then opts.at_step() end
     end
   end
+  local nup, allocs, up_allocs = 0, 0, 0
+  local total = ffi.new('int64_t[1]')
+  local function count()
+    mx.nd.waitall()
+    require('luamx.capi').C.lmx_debug_alloc_stats(nil, nil, total)
+    return tonumber(total[0])
+  end
+  if opts.before_update or opts.count_allocs then
+    local up, fb = mod.update, mod.forward_backward
+    mod.update = function(self)
+      nup = nup + 1
+      if nup == 5 and opts.before_update then opts.before_update() end
+      if nup <= 10 or not opts.count_allocs then return up(self) end
+      local a = count()
+      up(self)
+      up_allocs = up_allocs + count() - a
+    end
+    mod.forward_backward = function(self, batch)
+      if nup < 10 or not opts.count_allocs then return fb(self, batch) end
+      local a = count()
+      fb(self, batch)
+      allocs = allocs + count() - a
+    end
+  end
   mod:fit(it, {kvstore = kvtype, optimizer = 'sgd', num_epoch = opts.epochs or 1,
                optimizer_params = {learning_rate = 0.1, momentum = 0.9},
                initializer = mx.init.Xavier(), batch_end_callback = cb})
+  io.write(('R%d overlap %s\n'):format(rank, tostring(mod._overlap)))
+  if opts.count_allocs then
+    io.write(('R%d forward_backward allocations %d\n'):format(rank, allocs))
+    io.write(('R%d update allocations %d\n'):format(rank, up_allocs))
+  end
   return mod
 end
 
@@ -120,9 +154,16 @@ elseif mode == 'bucket' then
   mx.random.seed(5)
   mod:fit(it, {kvstore = kvtype, num_epoch = 1, optimizer_params = {learning_rate = 0.5, momentum = 0.9},
                initializer = mx.init.Xavier()})
+  io.write(('R%d overlap %s\n'):format(rank, tostring(mod._curr_module._overlap)))
   save(mod)
 elseif mode == 'kill' then
   fit_mlp(200, {at_step = rank1(function() os.execute('kill -9 ' .. ffi.C.getpid()) end)})
+elseif mode == 'allocs' then
+  fit_mlp(STEPS, {count_allocs = true})
+elseif mode == 'killov' then
+  fit_mlp(200, {before_update = rank1(function() os.execute('kill -9 ' .. ffi.C.getpid()) end)})
+elseif mode == 'hangov' then
+  fit_mlp(200, {before_update = rank1(function() ffi.C.sleep(120) end)})
 elseif mode == 'hang' then
   fit_mlp(200, {at_step = rank1(function() ffi.C.sleep(120) end)})
 elseif mode == 'error' then

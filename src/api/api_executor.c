@@ -280,6 +280,25 @@ int lmx_executor_set_monitor(lmx_executor *exe, lmx_monitor_fn fn, void *user, i
   return LMX_OK;
 }
 
+int lmx_executor_grad_final(const lmx_executor *exe, int *steps, int n, int *num_steps) {
+  LMX_ENTER();
+  LMX_NEED(exe, "lmx_executor_grad_final", "exe");
+  if (n < 0 || (n > 0 && !steps))
+    return lmx_fail(LMX_ERR_ARG, "lmx_executor_grad_final: bad steps list (n = %d)", n);
+  for (int a = 0; a < n && a < exe->plan.nargs; a++) steps[a] = exe->grad_final[a];
+  for (int a = exe->plan.nargs; a < n; a++) steps[a] = -2;
+  if (num_steps) *num_steps = exe->nbwd_steps;
+  return LMX_OK;
+}
+
+int lmx_executor_set_grad_hook(lmx_executor *exe, lmx_grad_final_fn fn, void *user) {
+  LMX_ENTER();
+  LMX_NEED(exe, "lmx_executor_set_grad_hook", "exe");
+  exe->hook = fn;
+  exe->hook_user = fn ? user : NULL;
+  return LMX_OK;
+}
+
 int lmx_executor_debug_str(lmx_executor *exe, const char **text) {
   LMX_ENTER();
   LMX_NEED(exe, "lmx_executor_debug_str", "exe");

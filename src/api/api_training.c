@@ -256,6 +256,17 @@ int lmx_group_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int
   return lmx_grp_set_monitor(g, fn, user, monitor_all);
 }
 
+int lmx_group_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const *names,
+                          int *armed) {
+  LMX_ENTER();
+  LMX_NEED(g, "lmx_group_set_overlap", "g");
+  if (kv && (n < 0 || (n > 0 && !names)))
+    return lmx_fail(LMX_ERR_ARG, "lmx_group_set_overlap: bad names list (n = %d)", n);
+  for (int k = 0; kv && k < n; k++)
+    if (!names[k]) return lmx_fail(LMX_ERR_ARG, "lmx_group_set_overlap: names[%d] is NULL", k);
+  return lmx_grp_set_overlap(g, kv, n, names, armed);
+}
+
 /* ---- kvstore ---- */
 
 int lmx_kvstore_new(const char *type, lmx_kvstore **out) {

@@ -11,7 +11,7 @@
 #ifndef LMX_DIST_MPI_ABI_H
 #define LMX_DIST_MPI_ABI_H
 
-enum { LMX_MPI_ABI_VERSION = 1 };
+enum { LMX_MPI_ABI_VERSION = 2 };
 enum { LMX_MPI_SUM = 0, LMX_MPI_MAX = 1 };
 
 typedef struct lmx_mpi_ops {
@@ -19,9 +19,12 @@ typedef struct lmx_mpi_ops {
   /* Initializes MPI once per process (a later call returns the same answer). Without
    * a launcher in the environment (no mpirun) it does not start MPI: rank 0 of 1. */
   int (*init)(int *rank, int *size, char *err, int cap);
-  /* Starts an in-place all-reduce of count elements of luamx dtype `dtype` (the
-   * LMX_FLOAT32... codes) with op LMX_MPI_SUM or LMX_MPI_MAX; *req is its handle. */
-  int (*iallreduce)(void *buf, int count, int dtype, int op, int *req, char *err, int cap);
+  /* Starts an all-reduce of count elements of luamx dtype `dtype` (the LMX_FLOAT32...
+   * codes) with op LMX_MPI_SUM or LMX_MPI_MAX: buf = reduction of src over ranks (src
+   * NULL: in place on buf); *req is its handle. Both buffers stay in use until the
+   * request finishes. */
+  int (*iallreduce)(const void *src, void *buf, int count, int dtype, int op, int *req, char *err,
+                    int cap);
   /* Blocking all-reduce (OpenMPI's tuned algorithms, about twice the speed of the
    * non-blocking one here): dst = sum over ranks of src (src NULL: in place on dst). Used
    * only after a control all-reduce has shown that every rank is in the same call. */

@@ -167,13 +167,14 @@ static int p_allreduce(const void *src, void *dst, int count, int dtype, int op,
   return rc == MPI_SUCCESS ? 0 : fail(err, cap, "MPI_Allreduce", rc);
 }
 
-static int p_iallreduce(void *buf, int count, int dtype, int op, int *req, char *err, int cap) {
+static int p_iallreduce(const void *src, void *buf, int count, int dtype, int op, int *req, char *err,
+                        int cap) {
   MPI_Datatype t;
   MPI_Op o;
   if (type_op(dtype, op, &t, &o, err, cap) != 0) return -1;
   int s = free_slot(err, cap);
   if (s < 0) return -1;
-  int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, t, o, S.data, &S.slot[s]);
+  int rc = MPI_Iallreduce(src ? src : MPI_IN_PLACE, buf, count, t, o, S.data, &S.slot[s]);
   if (rc != MPI_SUCCESS) return fail(err, cap, "MPI_Iallreduce", rc);
   *req = s;
   return 0;

@@ -78,6 +78,11 @@ typedef struct {
 
 typedef void (*lmx_monitor_cb)(const char *name, lmx_ndarray *arr, void *user);
 
+/* Called after backward step `step` (0-based among the backward steps; -1: before the
+ * first one) with the n arguments whose gradients no later step of this pass writes.
+ * A non-zero return fails the backward (the hook sets the message). */
+typedef int (*lmx_grad_hook)(int step, const int *args, int n, void *user);
+
 struct lmx_executor {
   lmx_refcount rc;
   lmx_symbol *sym; /* as bound */
@@ -95,6 +100,14 @@ struct lmx_executor {
   lmx_ndarray *ws[LMX_PLAN_MAX_CTX];
   int forward_done;
   int no_share;
+  /* gradient finality (steps.c): grad_final[a] is the backward step after which the
+   * gradient of argument a is final in a backward pass (-1: before the first, because
+   * no step writes it; -2: no gradient). The same as lists per step: the arguments
+   * final after backward step s are final_args[final_at[s + 1] .. final_at[s + 2]). */
+  int *grad_final, *final_at, *final_args;
+  int nbwd_steps;
+  lmx_grad_hook hook;
+  void *hook_user;
   /* monitor.c */
   lmx_monitor_cb mon;
   void *mon_user;

@@ -11,6 +11,11 @@
  * callbacks fire on the calling thread too. Array work outside kernels (gradient add,
  * zero fills) goes through the array's device table (src/device/device.h).
  * Errors name the operator and node (kernels' messages), the head, the argument.
+ * Gradient hook: when one is set, backward calls it before the first backward step
+ * with the arguments whose gradients no step writes, and after every step that makes
+ * some gradient final with those arguments (steps.c's lists; the call allocates
+ * nothing). It runs on the calling thread between two steps; the dist kvstore starts
+ * the all-reduce of those gradients from it while the earlier layers' backward runs.
  */
 #include <string.h>
 
@@ -42,7 +47,8 @@ void lmx_exec_release(lmx_executor *x) {
   free_names(x->out_names, p->nheads);
   free_names(x->groups, x->ngroups);
   void *arrays[] = {x->ent, x->args, x->grads, x->aux, x->head_grads, x->grad_req,
-                    x->steps, x->tens, x->reqs, x->group_type, x->group_id};
+                    x->steps, x->tens, x->reqs, x->group_type, x->group_id,
+                    x->grad_final, x->final_at, x->final_args};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) lmx_free(arrays[i]);
   lmx_plan_release(p);
   lmx_pool_release(x->pool);
@@ -139,7 +145,20 @@ int lmx_exec_backward(lmx_executor *x, lmx_ndarray *const *hg, int n, int is_tra
     LMX_TRY(lmx_device_fill(g->st->dev, g->st->dev_id, lmx_nd_ptr(g), g->dtype, lmx_nd_size(g),
                             0.0));
   }
-  for (int i = x->nfwd_steps; i < x->nsteps; i++) LMX_TRY(run_step(x, &x->steps[i], is_train));
+  if (!x->hook) {
+    for (int i = x->nfwd_steps; i < x->nsteps; i++) LMX_TRY(run_step(x, &x->steps[i], is_train));
+    return LMX_OK;
+  }
+  for (int s = -1; s < x->nbwd_steps; s++) {
+    if (s >= 0) LMX_TRY(run_step(x, &x->steps[x->nfwd_steps + s], is_train));
+    int b = x->final_at[s + 1], e = x->final_at[s + 2];
+    if (b == e) continue;
+    lmx_clear_error();
+    int rc = x->hook(s, x->final_args + b, e - b, x->hook_user);
+    if (rc != LMX_OK)
+      return lmx_errmsg()[0] ? rc
+                             : lmx_fail(rc, "backward: the gradient hook failed after step %d", s);
+  }
   return LMX_OK;
 }
 

@@ -29,6 +29,9 @@
  * which equals a one-context run within float rounding; input gradients stay per slice.
  * Reshape binds new executors against the group's original ones (parameters, gradients,
  * aux and pool shared), as MXNet reshapes _default_execs.
+ * Overlap with a dist kvstore (group_overlap.c): backward begins the store's
+ * overlapped push before running the steps; the hook and lists are derived again at
+ * each bind / reshape (install).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -310,6 +313,8 @@ int lmx_grp_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
     g->job_src[h] = head_grads[h];
   }
   g->job_n = n;
+  if (g->ov_armed)
+    LMX_TRY(lmx_kv_overlap_begin(g->ov_kv, g->ov_n, g->ov_key, g->ov_val, g->ov_order));
   return run(g, JOB_BACKWARD);
 }
 
@@ -462,6 +467,7 @@ void lmx_grp_destroy(lmx_group *g) {
   for (int i = 0; g->w && i < g->n; i++) lmx_free(g->w[i].q);
   for (int k = 0; k < g->nin; k++) lmx_free(g->in_name[k]);
   for (int k = 0; k < g->nparam; k++) lmx_free(g->param_name[k]);
+  lmx_grp_ov_release(g);
   void *arrays[] = {g->dev_type, g->dev_id,   g->workload, g->begin,    g->end,        g->exec,
                     g->orig,     g->sum_src,  g->w,        g->in_name,  g->param_name, g->in_shape,
                     g->in_axis,  g->in_dtype, g->in_req,   g->param_req};
@@ -675,6 +681,7 @@ static int install(lmx_group *g, lmx_executor **fresh) {
   g->bound = 1;
   int rc = derive(g);
   if (rc == LMX_OK) rc = lmx_grp_set_monitor(g, g->mon, g->mon_user, g->mon_all);
+  if (rc == LMX_OK) rc = lmx_grp_ov_derive(g);
   if (rc == LMX_OK) rc = lmx_grp_start_workers(g);
   if (rc != LMX_OK) g->bound = 0;
   return rc;

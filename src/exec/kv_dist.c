@@ -10,10 +10,13 @@
  * fusion buffers of up to LUAMX_DIST_FUSION_BYTES (4 MiB) per dtype, one all-reduce per
  * buffer; larger keys are reduced straight from the pushed value when there is one per
  * key, in chunks of LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where
- * every worker must be running, which matters on oversubscribed cores). A key is updated as soon as its sum is in, before the next
- * keys are reduced. The data all-reduces are OpenMPI's blocking ones (its non-blocking
- * MPI_Iallreduce measured at about half their speed here); only the control all-reduce in
- * front of them is non-blocking, because that is where a missing or different rank shows.
+ * every worker must be running, which matters on oversubscribed cores). A key is
+ * updated as soon as its sum is in, before the next keys are reduced. In the plain push
+ * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
+ * measured at about half their speed here), behind a non-blocking control all-reduce,
+ * because that is where a missing or different rank shows. The overlapped push (below;
+ * LUAMX_DIST_OVERLAP=0 turns it off) starts non-blocking all-reduces during backward,
+ * as gradients become final, and polls them with the deadline too.
  * Checks: every verb starts with a small control all-reduce of (verb, signature of its
  * keys, shapes and dtypes, or of the checked value); the control is also the barrier.
  * Workers that disagree get an error naming the key and the ranks (an all-gather of the
@@ -39,7 +42,7 @@
 #include "../tensor/dtype.h"
 #include "kvstore.h"
 
-enum { K_INIT = 1, K_PUSH = 2, K_BARRIER = 3, K_CHECK = 4, K_STATES = 5 };
+enum { K_INIT = 1, K_PUSH = 2, K_BARRIER = 3, K_CHECK = 4, K_STATES = 5, K_OPUSH = 6 };
 
 static lmx_mpi_ops mpi;
 static int mpi_loaded;
@@ -50,6 +53,8 @@ typedef struct {
   size_t small_bytes, fuse_bytes, chunk_bytes;
   char *fuse;  /* fusion buffers, made at the first push, grown when keys need more */
   size_t fuse_cap;
+  int overlap; /* LUAMX_DIST_OVERLAP (default 1): offer the overlapped push */
+  struct ovs *ov; /* the overlapped push's state, made at its first begin */
   char err[512];
 } dist;
 
@@ -188,7 +193,8 @@ static uint64_t key_sig(uint64_t h, const lmx_kv_entry *e) {
 static const char *kind_name(int k) {
   switch (k) {
   case K_INIT: return "init";
-  case K_PUSH: return "push";
+  case K_PUSH:
+  case K_OPUSH: return "push";
   case K_BARRIER: return "barrier";
   case K_CHECK: return "check";
   default: return "optimizer states";
@@ -206,6 +212,7 @@ static void describe(char *buf, size_t cap, int kind, int n, lmx_kv_entry *const
                             lmx_shape_str(&e[k]->value->shape, s), lmx_dtype_str(e[k]->value->dtype));
     len = len < cap ? len : cap - 1;
   }
+  if (kind == K_OPUSH && len < cap - 1) snprintf(buf + len, cap - len, " (overlapped with backward)");
 }
 
 enum { DESC = 480 };
@@ -236,22 +243,314 @@ static int disagree(lmx_kvstore *kv, const char *mine, double deadline) {
 }
 
 /* The control all-reduce every verb starts with: all ranks must present the same
- * (kind, sig). It is also the barrier. */
+ * (kind, sig). It is also the barrier. Started and finished apart so that the
+ * overlapped push can start it before backward and finish it at the first gradient. */
+typedef struct {
+  int64_t v[4], s;
+  int kind, req;
+  double deadline;
+} ctl;
+
+static int control_start(lmx_kvstore *kv, ctl *c, int kind, uint64_t sig) {
+  dist *d = kv->state;
+  c->kind = kind, c->s = (int64_t)(sig >> 2);
+  c->v[0] = kind, c->v[1] = -kind, c->v[2] = c->s, c->v[3] = -c->s;
+  c->deadline = now() + d->timeout;
+  return started(kv, mpi.iallreduce(NULL, c->v, 4, LMX_INT64, LMX_MPI_MAX, &c->req, d->err,
+                                    (int)sizeof d->err),
+                 kind_name(kind));
+}
+
+static int control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, const char *what,
+                       int64_t value) {
+  char w[96];
+  snprintf(w, sizeof w, "%s%s%s", kind_name(c->kind), n ? " of key " : "", n ? e[0]->key : "");
+  LMX_TRY(wait_op(kv, c->req, c->deadline, w));
+  if (c->v[0] == c->kind && -c->v[1] == c->kind && c->v[2] == c->s && -c->v[3] == c->s)
+    return LMX_OK;
+  char mine[DESC];
+  describe(mine, sizeof mine, c->kind, n, e, what, value);
+  return disagree(kv, mine, c->deadline);
+}
+
 static int control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
                    const char *what, int64_t value) {
+  ctl c;
+  LMX_TRY(control_start(kv, &c, kind, sig));
+  return control_end(kv, &c, n, e, what, value);
+}
+
+/* ------------------------------------------------- the overlapped push ---- */
+
+/* One push whose all-reduces start during backward (lmx_kv_overlap_*, driven by the
+ * data-parallel group through the executor's gradient hook).
+ * begin(keys in push order, their gradient arrays, the order in which backward makes
+ * them final) lays the keys out in buckets along the finality order (reverse layer
+ * order): consecutive small keys of one dtype share a fusion bucket of up to
+ * LUAMX_DIST_FUSION_BYTES, a large key is a bucket of its own, reduced from the
+ * gradient into the merge buffer in chunks. It starts the control all-reduce (kind
+ * K_OPUSH: a rank that pushes without overlap disagrees with a message) and returns.
+ * ready(positions) counts keys down; the first call finishes the control (deadline and
+ * disagreement as every verb), then every bucket whose keys are all final is started,
+ * in bucket order (the same on every rank: the plan orders them), with non-blocking
+ * all-reduces issued on this (the MPI) thread, and those in flight are tested so that
+ * MPI progresses between backward steps. push of the same keys and arrays then starts
+ * what is left, waits for each key's bucket (deadline LUAMX_DIST_TIMEOUT, a silent
+ * rank is named as lost) and updates the keys in push order, as the plain push does:
+ * the sums are the same additions (bit-identical for 2 workers; with more, MPI's
+ * algorithm for a size decides the order of the additions, so within float rounding).
+ * Any other verb first completes a session (drain); a push of other keys or arrays, or
+ * a second begin, drains it and drops it. Nothing is allocated once the arrays have
+ * grown to the largest key list. */
+static int fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *total);
+static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv);
+
+typedef struct ovs {
+  int state; /* 0 none, 1 control in flight, 2 control done */
+  ctl c;
+  int n, cap, nb, next, nreq, rcap;
+  int *idx;            /* [cap] kv entry index per key, push order */
+  lmx_ndarray **v;     /* [cap] gradient arrays */
+  lmx_kv_entry **e;    /* [cap] refreshed from idx before use */
+  int *order;          /* [cap] push positions in finality order */
+  int *bucket;         /* [cap] per push position: its bucket */
+  size_t *off;         /* [cap] per push position: offset in the fusion buffer (small) */
+  int *left;           /* [cap] per bucket: keys not final yet */
+  int *bfirst;         /* [cap + 1] per bucket: first index into order */
+  int *req0, *nreqs;   /* [cap] per bucket: first request and count (req0 -1: not started) */
+  int *req;            /* [rcap] request handles; -1 once finished */
+} ovs;
+
+static void ov_free(ovs *o) {
+  if (!o) return;
+  void *a[] = {o->idx, o->v, o->e, o->order, o->bucket, o->off, o->left, o->bfirst, o->req0,
+               o->nreqs, o->req};
+  for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) lmx_free(a[i]);
+  lmx_free(o);
+}
+
+static int ov_grow(dist *d, int n, int nreq) {
+  if (!d->ov && !(d->ov = lmx_calloc(1, sizeof *d->ov)))
+    return lmx_fail_nomem("the overlapped push", sizeof *d->ov);
+  ovs *o = d->ov;
+  int ok = 1;
+#define LMX_OV_GROW_(f, cnt)                                           \
+  do {                                                                 \
+    void *q_ = lmx_realloc(o->f, ((size_t)(cnt) + 1) * sizeof *o->f); \
+    if (q_) o->f = q_;                                                 \
+    else ok = 0;                                                       \
+  } while (0)
+  if (n > o->cap) {
+    LMX_OV_GROW_(idx, n);
+    LMX_OV_GROW_(v, n);
+    LMX_OV_GROW_(e, n);
+    LMX_OV_GROW_(order, n);
+    LMX_OV_GROW_(bucket, n);
+    LMX_OV_GROW_(off, n);
+    LMX_OV_GROW_(left, n);
+    LMX_OV_GROW_(bfirst, n + 1);
+    LMX_OV_GROW_(req0, n);
+    LMX_OV_GROW_(nreqs, n);
+    if (ok) o->cap = n;
+  }
+  if (ok && nreq > o->rcap) {
+    LMX_OV_GROW_(req, nreq);
+    if (ok) o->rcap = nreq;
+  }
+#undef LMX_OV_GROW_
+  return ok ? LMX_OK : lmx_fail_nomem("the overlapped push", (size_t)n * 64);
+}
+
+static void ov_entries(lmx_kvstore *kv) {
+  ovs *o = ((dist *)kv->state)->ov;
+  for (int k = 0; k < o->n; k++) o->e[k] = &kv->e[o->idx[k]];
+}
+
+/* Starts bucket b's all-reduces. */
+static int ov_start_bucket(lmx_kvstore *kv, int b) {
   dist *d = kv->state;
-  int64_t s = (int64_t)(sig >> 2), v[4] = {kind, -kind, s, -s};
-  double deadline = now() + d->timeout;
-  int req;
-  LMX_TRY(started(kv, mpi.iallreduce(v, 4, LMX_INT64, LMX_MPI_MAX, &req, d->err, (int)sizeof d->err),
-                  kind_name(kind)));
+  ovs *o = d->ov;
+  int k0 = o->order[o->bfirst[b]];
+  lmx_ndarray *m = o->e[k0]->merge;
+  int dt = m->dtype, esz = lmx_dtype_size(dt), req;
   char w[96];
-  snprintf(w, sizeof w, "%s%s%s", kind_name(kind), n ? " of key " : "", n ? e[0]->key : "");
-  LMX_TRY(wait_op(kv, req, deadline, w));
-  if (v[0] == kind && -v[1] == kind && v[2] == s && -v[3] == s) return LMX_OK;
-  char mine[DESC];
-  describe(mine, sizeof mine, kind, n, e, what, value);
-  return disagree(kv, mine, deadline);
+  snprintf(w, sizeof w, "push of key %s", o->e[k0]->key);
+  o->req0[b] = o->nreq, o->nreqs[b] = 0;
+  if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: from the gradient, in chunks */
+    const char *src = lmx_nd_ptr(o->v[k0]);
+    int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
+    for (int64_t c = 0; c < cnt; c += per) {
+      size_t at = (size_t)c * (size_t)esz;
+      LMX_TRY(started(kv, mpi.iallreduce(src + at, (char *)lmx_nd_ptr(m) + at,
+                                         (int)(cnt - c < per ? cnt - c : per), dt, LMX_MPI_SUM,
+                                         &req, d->err, (int)sizeof d->err), w));
+      o->req[o->nreq++] = req, o->nreqs[b]++;
+    }
+    return LMX_OK;
+  }
+  size_t first = o->off[k0], end = first;
+  for (int j = o->bfirst[b]; j < o->bfirst[b + 1]; j++) {
+    int k = o->order[j];
+    size_t kb = lmx_nd_bytes(o->e[k]->merge), pad = ((kb + 63) & ~(size_t)63) - kb;
+    memcpy(d->fuse + o->off[k], lmx_nd_ptr(o->v[k]), kb);
+    memset(d->fuse + o->off[k] + kb, 0, pad);
+    end = o->off[k] + kb + pad;
+  }
+  LMX_TRY(started(kv, mpi.iallreduce(NULL, d->fuse + first, (int)((end - first) / (size_t)esz), dt,
+                                     LMX_MPI_SUM, &req, d->err, (int)sizeof d->err), w));
+  o->req[o->nreq++] = req, o->nreqs[b] = 1;
+  return LMX_OK;
+}
+
+/* Finishes the control (once) and starts the ready buckets in order (all with force). */
+static int ov_advance(lmx_kvstore *kv, int force) {
+  ovs *o = ((dist *)kv->state)->ov;
+  if (o->state == 1) {
+    o->state = 2;
+    LMX_TRY(control_end(kv, &o->c, o->n, o->e, NULL, 0));
+  }
+  while (o->next < o->nb && (force || o->left[o->next] == 0)) LMX_TRY(ov_start_bucket(kv, o->next++));
+  return LMX_OK;
+}
+
+/* Tests the requests in flight, oldest first, up to the first unfinished one. */
+static int ov_progress(lmx_kvstore *kv) {
+  dist *d = kv->state;
+  ovs *o = d->ov;
+  for (int r = 0; r < o->nreq; r++) {
+    if (o->req[r] < 0) continue;
+    int t = mpi.test(o->req[r], d->err, (int)sizeof d->err);
+    if (t < 0) return started(kv, -1, "push");
+    if (t == 0) break;
+    o->req[r] = -1;
+  }
+  return LMX_OK;
+}
+
+/* Waits for bucket b's requests. */
+static int ov_wait_bucket(lmx_kvstore *kv, int b, double deadline) {
+  ovs *o = ((dist *)kv->state)->ov;
+  char w[96];
+  snprintf(w, sizeof w, "push of key %s", o->e[o->order[o->bfirst[b]]]->key);
+  for (int r = o->req0[b]; r < o->req0[b] + o->nreqs[b]; r++)
+    if (o->req[r] >= 0) {
+      LMX_TRY(wait_op(kv, o->req[r], deadline, w));
+      o->req[r] = -1;
+    }
+  return LMX_OK;
+}
+
+/* Completes the session (every bucket reduced); it stays for push to consume. */
+static int ov_drain(lmx_kvstore *kv) {
+  dist *d = kv->state;
+  ovs *o = d->ov;
+  if (!o || !o->state) return LMX_OK;
+  ov_entries(kv);
+  LMX_TRY(ov_advance(kv, 1));
+  double deadline = now() + d->timeout;
+  for (int b = 0; b < o->nb; b++) LMX_TRY(ov_wait_bucket(kv, b, deadline));
+  return LMX_OK;
+}
+
+static int d_overlap_on(const lmx_kvstore *kv) {
+  const dist *d = kv->state;
+  return d->overlap && d->size > 1;
+}
+
+static int d_ov_begin(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const *values,
+                      const int *order) {
+  dist *d = kv->state;
+  LMX_TRY(usable(kv));
+  if (d->ov && d->ov->state) { /* a session nobody pushed: complete it and drop it */
+    LMX_TRY(ov_drain(kv));
+    d->ov->state = 0;
+  }
+  if (!d_overlap_on(kv) || n < 1) return LMX_OK;
+  for (int k = 0; k < n; k++) /* only single CPU gradients of the key's shape and dtype */
+    if (!direct(&kv->e[idx[k]], values + k, 1)) return LMX_OK;
+  int nreq = 0;
+  for (int k = 0; k < n; k++) {
+    size_t b = lmx_nd_bytes(kv->e[idx[k]].merge);
+    nreq += b >= d->small_bytes ? (int)((b + d->chunk_bytes - 1) / d->chunk_bytes) : 1;
+  }
+  LMX_TRY(ov_grow(d, n, nreq));
+  ovs *o = d->ov;
+  o->n = n;
+  memcpy(o->idx, idx, (size_t)n * sizeof *idx);
+  memcpy(o->v, values, (size_t)n * sizeof *values);
+  memcpy(o->order, order, (size_t)n * sizeof *order);
+  ov_entries(kv);
+  size_t need;
+  fused_bytes(d, n, o->e, &need);
+  if (need > d->fuse_cap) {
+    char *fb = lmx_realloc(d->fuse, need);
+    if (!fb) return lmx_fail_nomem("the kvstore's fusion buffer", need);
+    d->fuse = fb, d->fuse_cap = need;
+  }
+  /* buckets along the finality order; the signature covers keys and order */
+  uint64_t sig = 1469598103934665603ull;
+  for (int k = 0; k < n; k++) sig = key_sig(sig, o->e[k]);
+  sig = fnv(sig, order, (size_t)n * sizeof *order);
+  size_t at = 0, in_bucket = 0;
+  int prev_dt = -1, prev_small = 0;
+  o->nb = 0;
+  for (int j = 0; j < n; j++) {
+    lmx_ndarray *m = o->e[order[j]]->merge;
+    size_t kb = lmx_nd_bytes(m), padded = (kb + 63) & ~(size_t)63;
+    int small = kb < d->small_bytes;
+    if (!(small && prev_small && m->dtype == prev_dt && in_bucket + kb <= d->fuse_bytes)) {
+      o->bfirst[o->nb] = j, o->left[o->nb] = 0, o->req0[o->nb] = -1, o->nreqs[o->nb] = 0;
+      o->nb++, in_bucket = 0;
+    }
+    o->bucket[order[j]] = o->nb - 1, o->left[o->nb - 1]++;
+    if (small) o->off[order[j]] = at, at += padded, in_bucket += padded;
+    prev_dt = m->dtype, prev_small = small;
+  }
+  o->bfirst[o->nb] = n;
+  o->next = 0, o->nreq = 0;
+  LMX_TRY(control_start(kv, &o->c, K_OPUSH, sig));
+  o->state = 1;
+  return LMX_OK;
+}
+
+static int d_ov_ready(lmx_kvstore *kv, int n, const int *pos) {
+  dist *d = kv->state;
+  ovs *o = d->ov;
+  if (!o || !o->state) return LMX_OK;
+  LMX_TRY(usable(kv));
+  for (int i = 0; i < n; i++) o->left[o->bucket[pos[i]]]--;
+  ov_entries(kv);
+  if (o->next < o->nb && o->left[o->next] == 0) LMX_TRY(ov_advance(kv, 0));
+  return ov_progress(kv);
+}
+
+/* The push of a begun session: 1 in *used when it was this push's (same keys, arrays). */
+static int ov_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                   int nv, int *used) {
+  dist *d = kv->state;
+  ovs *o = d->ov;
+  *used = 0;
+  if (!o || !o->state) return LMX_OK;
+  int same = nv == 1 && n == o->n;
+  for (int k = 0; same && k < n; k++) same = e[k] == &kv->e[o->idx[k]] && values[k] == o->v[k];
+  if (!same) { /* not this session's push: complete it and drop it */
+    LMX_TRY(ov_drain(kv));
+    o->state = 0;
+    return LMX_OK;
+  }
+  *used = 1;
+  ov_entries(kv);
+  int rc = ov_advance(kv, 1);
+  double deadline = now() + d->timeout;
+  for (int k = 0; k < n && rc == LMX_OK; k++) { /* in push order, as the plain push */
+    int b = o->bucket[k];
+    rc = ov_wait_bucket(kv, b, deadline);
+    size_t kb = lmx_nd_bytes(e[k]->merge);
+    if (rc == LMX_OK && kb < d->small_bytes) memcpy(lmx_nd_ptr(e[k]->merge), d->fuse + o->off[k], kb);
+    if (rc == LMX_OK) rc = lmx_kvf_apply(kv, e[k]);
+  }
+  o->state = 0;
+  return rc;
 }
 
 /* ---------------------------------------------------------- the verbs ---- */
@@ -269,6 +568,8 @@ static int d_open(lmx_kvstore *kv) {
   d->chunk_bytes = (size_t)env_num("LUAMX_DIST_CHUNK_BYTES", 16 << 20);
   d->fuse_bytes = (size_t)env_num("LUAMX_DIST_FUSION_BYTES", 4 << 20);
   d->small_bytes = (size_t)env_num("LUAMX_DIST_SMALL_BYTES", 1 << 20);
+  const char *ov = getenv("LUAMX_DIST_OVERLAP");
+  d->overlap = !(ov && (strcmp(ov, "0") == 0 || strcmp(ov, "off") == 0 || strcmp(ov, "false") == 0));
   if (d->small_bytes > d->chunk_bytes) d->small_bytes = d->chunk_bytes;
   if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
   kv->state = d;
@@ -278,6 +579,7 @@ static int d_open(lmx_kvstore *kv) {
 static void d_close(lmx_kvstore *kv) {
   dist *d = kv->state;
   if (!d) return;
+  ov_free(d->ov);
   lmx_free(d->fuse);
   lmx_free(d);
 }
@@ -285,6 +587,7 @@ static void d_close(lmx_kvstore *kv) {
 static int d_init(lmx_kvstore *kv, int n, lmx_kv_entry *const *e) {
   dist *d = kv->state;
   LMX_TRY(usable(kv));
+  LMX_TRY(ov_drain(kv));
   if (d->size == 1) return LMX_OK;
   uint64_t sig = 1469598103934665603ull;
   for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
@@ -344,6 +647,9 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
     }
     return LMX_OK;
   }
+  int used;
+  LMX_TRY(ov_push(kv, n, e, values, nv, &used));
+  if (used) return LMX_OK;
   uint64_t sig = 1469598103934665603ull;
   for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
   LMX_TRY(control(kv, K_PUSH, sig, n, e, NULL, 0));
@@ -405,6 +711,7 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
 static int d_barrier(lmx_kvstore *kv) {
   dist *d = kv->state;
   LMX_TRY(usable(kv));
+  LMX_TRY(ov_drain(kv));
   return d->size == 1 ? LMX_OK : control(kv, K_BARRIER, 0, 0, NULL, NULL, 0);
 }
 
@@ -414,6 +721,7 @@ static int d_workers(const lmx_kvstore *kv) { return ((const dist *)kv->state)->
 static int d_check(lmx_kvstore *kv, const char *what, int64_t value) {
   dist *d = kv->state;
   LMX_TRY(usable(kv));
+  LMX_TRY(ov_drain(kv));
   if (d->size == 1) return LMX_OK;
   uint64_t sig = fnv(fnv(1469598103934665603ull, what, strlen(what)), &value, sizeof value);
   return control(kv, K_CHECK, sig, 0, NULL, what, value);
@@ -423,12 +731,13 @@ static int d_check(lmx_kvstore *kv, const char *what, int64_t value) {
 static int states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user, int writer_only) {
   dist *d = kv->state;
   LMX_TRY(usable(kv));
+  LMX_TRY(ov_drain(kv));
   int64_t st = (!writer_only || d->rank == 0) ? (fn(user) != 0) : 0;
   if (d->size > 1) {
     LMX_TRY(control(kv, K_STATES, (uint64_t)writer_only, 0, NULL, NULL, 0));
     int64_t v[2] = {st ? d->rank + 1 : 0, 0};
     int req;
-    LMX_TRY(started(kv, mpi.iallreduce(v, 2, LMX_INT64, LMX_MPI_MAX, &req, d->err, (int)sizeof d->err),
+    LMX_TRY(started(kv, mpi.iallreduce(NULL, v, 2, LMX_INT64, LMX_MPI_MAX, &req, d->err, (int)sizeof d->err),
                     "optimizer states"));
     LMX_TRY(wait_op(kv, req, now() + d->timeout, "optimizer states"));
     if (v[0])
@@ -455,4 +764,7 @@ const lmx_kv_backend lmx_kv_dist = {
     .check = d_check,
     .save_states = d_save,
     .load_states = d_load,
+    .overlap_on = d_overlap_on,
+    .ov_begin = d_ov_begin,
+    .ov_ready = d_ov_ready,
 };

@@ -284,6 +284,27 @@ int lmx_kv_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs, int 
   return lmx_kv_pushpull(kv, 1, &key, NULL, 0, outs, n);
 }
 
+int lmx_kv_overlap_on(const lmx_kvstore *kv) { return kv->be->overlap_on && kv->be->overlap_on(kv); }
+
+int lmx_kv_key_index(const lmx_kvstore *kv, const char *key) {
+  for (int i = 0; i < kv->n; i++)
+    if (strcmp(kv->e[i].key, key) == 0) return i;
+  return -1;
+}
+
+int lmx_kv_overlap_begin(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const *values,
+                         const int *order) {
+  for (int k = 0; k < n; k++)
+    if (idx[k] < 0 || idx[k] >= kv->n)
+      return lmx_fail(LMX_ERR_ARG, "kvstore '%s': overlapped push: key %d is not initialized",
+                      kv->type, k + 1);
+  return kv->be->ov_begin ? kv->be->ov_begin(kv, n, idx, values, order) : LMX_OK;
+}
+
+int lmx_kv_overlap_ready(lmx_kvstore *kv, int n, const int *pos) {
+  return kv->be->ov_ready ? kv->be->ov_ready(kv, n, pos) : LMX_OK;
+}
+
 /* ------------------------------------------------- helpers for the backends ---- */
 
 int lmx_kvf_merge(lmx_kvstore *kv, lmx_kv_entry *e, lmx_ndarray *const *values, int nv) {

@@ -63,6 +63,14 @@ struct lmx_kv_backend {
    * so either every worker succeeds or every worker fails); load calls fn everywhere. */
   int (*save_states)(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
   int (*load_states)(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
+  /* The overlapped push (optional, NULL where the engine has none; kv_dist.c): whether
+   * it is on; begin(n keys by entry index in push order, one gradient array each, the
+   * push positions in the order backward makes them final); ready(positions now
+   * final). The next push of those keys and arrays completes it. */
+  int (*overlap_on)(const lmx_kvstore *kv);
+  int (*ov_begin)(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const *values,
+                  const int *order);
+  int (*ov_ready)(lmx_kvstore *kv, int n, const int *pos);
 };
 
 extern const lmx_kv_backend lmx_kv_local;

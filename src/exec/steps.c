@@ -9,6 +9,11 @@
  * device's kernel table (lmx_op_kernel) and that device's table and stream in the call
  * context. From then on forward and backward only read steps[]:
  * nothing is allocated, looked up or copied that the plan did not ask for.
+ * Gradient finality: for every argument with a gradient, the last backward step that
+ * writes its array (a write, or an accumulation with req add: several consumers add
+ * into the one array, copies between contexts included) is where the gradient becomes
+ * final; grad_final and the per-step lists final_at / final_args are made here, once,
+ * so backward can hand them to a hook (the dist kvstore's overlap) without allocating.
  * Invariant: ent[e] holds one reference for every entry e (accumulating entries share
  * the array of the entry they accumulate into, with their own reference).
  */
@@ -192,6 +197,44 @@ static void step_sizes(const lmx_plan *p, int n, int *nt, int *nr) {
   }
 }
 
+/* Does step s write (any request but null) into array g? */
+static int step_writes(const lmx_executor *x, const lmx_xstep *s, const lmx_ndarray *g) {
+  const lmx_plan *p = &x->plan;
+  const lmx_pnode *nd = &p->nodes[s->node];
+  int out0 = nd->out0, nout = s->kind == LMX_STEP_BWD ? s->nargs : nd->nout;
+  if (s->kind == LMX_STEP_COPY) nout = 1;
+  for (int j = 0; j < nout; j++)
+    if (p->req[out0 + j] != LMX_REQ_NULL && x->ent[out0 + j] == g) return 1;
+  return 0;
+}
+
+static int final_plan(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  int na = p->nargs, nb = x->nsteps - x->nfwd_steps;
+  x->nbwd_steps = nb;
+  x->grad_final = lmx_calloc((size_t)na + 1, sizeof(int));
+  x->final_at = lmx_calloc((size_t)nb + 3, sizeof(int));
+  x->final_args = lmx_calloc((size_t)na + 1, sizeof(int));
+  if (!x->grad_final || !x->final_at || !x->final_args)
+    return lmx_fail_nomem("the executor's gradient finality", (size_t)(na + nb) * sizeof(int));
+  for (int a = 0; a < na; a++) {
+    x->grad_final[a] = x->grads[a] ? -1 : -2;
+    for (int i = x->nfwd_steps; x->grads[a] && i < x->nsteps; i++)
+      if (step_writes(x, &x->steps[i], x->grads[a])) x->grad_final[a] = i - x->nfwd_steps;
+  }
+  /* counting sort by step: slot s + 1 for step s (-1 .. nb - 1) */
+  for (int a = 0; a < na; a++)
+    if (x->grad_final[a] >= -1) x->final_at[x->grad_final[a] + 2]++;
+  for (int s = 0; s < nb + 1; s++) x->final_at[s + 1] += x->final_at[s];
+  int *pos = lmx_alloc(((size_t)nb + 2) * sizeof(int));
+  if (!pos) return lmx_fail_nomem("the executor's gradient finality", (size_t)nb * sizeof(int));
+  memcpy(pos, x->final_at, ((size_t)nb + 2) * sizeof(int));
+  for (int a = 0; a < na; a++)
+    if (x->grad_final[a] >= -1) x->final_args[pos[x->grad_final[a] + 1]++] = a;
+  lmx_free(pos);
+  return LMX_OK;
+}
+
 int lmx_exec_materialize(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
   LMX_TRY(entries(x));
@@ -215,5 +258,6 @@ int lmx_exec_materialize(lmx_executor *x) {
   }
   x->nsteps = p->num_order;
   x->nfwd_steps = p->num_fwd_order;
+  LMX_TRY(final_plan(x));
   return lmx_monitor_names(x);
 }

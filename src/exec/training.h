@@ -3,7 +3,7 @@
  *   bucket.c   lmx_train_bind (bind sharing parameters, gradients, aux states by name
  *              and the memory pool of a base executor) and the bucketing pool
  *   group.c    the data-parallel executor group (slices, per-context workers, merge,
- *              gradient sum)
+ *              gradient sum); group_overlap.c its hook for the dist kvstore's overlap
  *   kvstore.c  the kvstore front and lmx_kv_sum_into (dst = sum of arrays); backends
  *              kv_local.c, kv_dist.c (kvstore.h)
  *
@@ -107,6 +107,13 @@ struct lmx_group {
   lmx_group_monitor_fn mon;
   void *mon_user;
   int mon_all;
+  /* the dist kvstore's overlapped push (lmx_grp_set_overlap): keys in push order */
+  lmx_kvstore *ov_kv;
+  int ov_n, ov_armed;
+  char **ov_names;
+  int *ov_key, *ov_order, *ov_pos, *ov_tmp; /* ov_pos: per argument of exec[0] */
+  lmx_executor *ov_exec;                    /* the hooked executor (one reference) */
+  lmx_ndarray **ov_val;
 };
 
 int lmx_grp_create(lmx_symbol *sym, int n, const int *dev_type, const int *dev_id,
@@ -128,6 +135,15 @@ int lmx_grp_sum_grads(lmx_group *g);
 int lmx_grp_output(lmx_group *g, int h, int ctx, lmx_ndarray **out);
 int lmx_grp_input_grad(lmx_group *g, int in, int ctx, lmx_ndarray **out);
 int lmx_grp_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int all);
+/* Overlap: backward starts kv's overlapped push of the n parameters `names` (the keys
+ * and the order of the caller's next pushpull, one gradient each). *armed: 1 when it
+ * applies (kv offers it, one context, every one of them with a gradient, req write);
+ * kv NULL turns it off. The caller keeps kv alive while set. */
+int lmx_grp_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const *names, int *armed);
+/* group_overlap.c for group.c: the hook and lists for the current executors (at each
+ * install), and everything released (destroy). */
+int lmx_grp_ov_derive(lmx_group *g);
+void lmx_grp_ov_release(lmx_group *g);
 
 /* ---- kvstore.c (the front; kvstore.h has the backend interface) ---- */
 typedef struct lmx_kvstore lmx_kvstore;
@@ -150,5 +166,13 @@ int lmx_kv_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs, int 
 /* n keys; values: nv per key (NULL: pull only), outs: no per key (NULL or 0: push only). */
 int lmx_kv_pushpull(lmx_kvstore *kv, int n, const char *const *keys, lmx_ndarray *const *values,
                     int nv, lmx_ndarray *const *outs, int no);
+/* The overlapped push (kvstore.h, kv_dist.c): on when the store's engine offers it and
+ * it is not switched off (LUAMX_DIST_OVERLAP=0); key index of a key (-1: unknown);
+ * begin / ready as the backend verbs (no-ops where the store has none). */
+int lmx_kv_overlap_on(const lmx_kvstore *kv);
+int lmx_kv_key_index(const lmx_kvstore *kv, const char *key);
+int lmx_kv_overlap_begin(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const *values,
+                         const int *order);
+int lmx_kv_overlap_ready(lmx_kvstore *kv, int n, const int *pos);
 
 #endif

@@ -18,6 +18,11 @@
 --   dist store fuses small gradients into few all-reduces. Without a kvstore on several
 --   contexts, the group sums the gradients in C (lmx_group_sum_grads: the same sum the
 --   stores use) and every device copy runs the updater with index i*n_dev + k.
+-- * dist stores on one context: init_optimizer / borrow_optimizer arm the group's
+--   overlap (Group:set_overlap with the names update() pushes), so backward starts the
+--   all-reduce of each gradient as soon as it is final and update()'s pushpull waits
+--   for the sums (LUAMX_DIST_OVERLAP=0 turns it off; several contexts, grad_req 'add':
+--   not overlapped).
 -- * dist stores: init broadcasts rank 0's values and every worker pulls them, so all
 --   ranks start identical (also when resuming from a checkpoint).
 -- * Checkpoint files are written to a temporary name and renamed (mx.nd.save does so for
@@ -337,6 +342,23 @@ function Module:get_params()
 end
 
 -- ------------------------------------------------------------------ optimizer ------
+-- The parameters update() hands to the kvstore, in its order (those with a gradient).
+local function pushed_names(self)
+  local ga, names = self._exec_group.grad_arrays, {}
+  for i, name in ipairs(self._param_names) do
+    local gr = ga and ga[i]
+    if gr and gr[1] then names[#names + 1] = name end
+  end
+  return names
+end
+
+-- With a dist store, backward starts the all-reduces of final gradients (see the top).
+local function set_overlap(self)
+  local kv = self._kvstore
+  local dist = kv and kv.type and tostring(kv.type):find('dist', 1, true)
+  self._overlap = self._exec_group:set_overlap(dist and kv or nil, dist and pushed_names(self) or nil)
+end
+
 -- MXNet's model._create_kvstore: no store for one device unless distributed;
 -- update_on_kvstore from MXNET_UPDATE_ON_KVSTORE (default 1), off for 'local' when a
 -- parameter has more than 16M elements.
@@ -410,6 +432,7 @@ function Module:init_optimizer(o)
     if dist then self._params_dirty = true end -- the devices hold rank 0's values
   end
   if not update_on_kvstore then self._updater = opt_mod.get_updater(optimizer) end
+  set_overlap(self)
   self.optimizer_initialized = true
   if self._preload_opt_states then
     self:load_optimizer_states(self._preload_opt_states)
@@ -423,6 +446,7 @@ function Module:borrow_optimizer(shared)
   self._optimizer, self._kvstore = shared._optimizer, shared._kvstore
   self._update_on_kvstore, self._updater = shared._update_on_kvstore, shared._updater
   self.optimizer_initialized = true
+  set_overlap(self)
 end
 
 --- update(): one optimizer step on every parameter with a gradient.
