@@ -100,7 +100,8 @@ local function text(f)
   local function add(fmt, ...) lines[#lines + 1] = fmt:format(...) end
   add('CPU      %s', f.cpu or '?')
   add('ISA      %s (best: %s)', #on > 0 and table.concat(on, ' ') or 'none detected', f.isa_level)
-  add('BLAS     %s, %s kernels, %d threads', b.config or '?', b.corename or '?', b.threads or 0)
+  add('BLAS     %s kernels, %d threads: %s', b.corename or '?', b.threads or 0, b.config or '?')
+  if b.path and b.path ~= '' then add('         from %s', b.path) end
   add('         core type %s: %s', b.coretype or '(OpenBLAS\'s own pick)', b.why)
   if b.recommended and b.recommended ~= b.coretype then
     add('         this CPU\'s best per luamx: %s', b.recommended)
