@@ -192,4 +192,15 @@ describe('in a fresh process', function()
     r = child('-u OPENBLAS_CORETYPE LUAMX_BLAS_CORETYPE=off')
     assert.are.same({'off', '(unset)'}, {r.source, r.after})
   end)
+
+  it_fresh('records when OpenBLAS did not take the core type (an unknown name, or loaded before luamx)', function()
+    local r = child('-u OPENBLAS_CORETYPE LUAMX_BLAS_CORETYPE=NoSuchCore')
+    assert.are.same({'LUAMX_BLAS_CORETYPE', 'false'}, {r.source, r.applied})
+    local blas = mx.runtime.features().blas.path
+    if not blas or blas == '' then return end
+    r = child('-u OPENBLAS_CORETYPE LUAMX_BLAS_CORETYPE=Prescott LD_PRELOAD=' .. blas)
+    if r.corename ~= 'Prescott' then   -- OpenBLAS read the variable before luamx set it
+      assert.are.same({'LUAMX_BLAS_CORETYPE', 'false'}, {r.source, r.applied})
+    end
+  end)
 end)
