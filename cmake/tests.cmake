@@ -98,6 +98,31 @@ else()
   message(WARNING "busted not found: the Lua specs are not registered")
 endif()
 
+# The numerical checks on both BLAS paths: a representative forward spec and the gradient
+# checker with OpenBLAS's baseline kernels forced (OPENBLAS_CORETYPE=Prescott, SSE3), and
+# with the kernels luamx chooses from the CPU's features (OPENBLAS_CORETYPE unset; the
+# plain entries above follow whatever the caller's environment says). C tests load
+# OpenBLAS without the Lua module: tests/blas_auto.sh makes the Lua module's decision first.
+if(BUSTED)
+  foreach(spec ops_forward_spec rnn_op_spec)
+    add_test(NAME ${spec}_blas_baseline
+      COMMAND ${LUAJIT} ${BUSTED} --output=plainTerminal spec/${spec}.lua
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(${spec}_blas_baseline PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}" TIMEOUT 900)
+    set_property(TEST ${spec}_blas_baseline APPEND PROPERTY ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
+    add_test(NAME ${spec}_blas_auto
+      COMMAND env -u OPENBLAS_CORETYPE -u LUAMX_BLAS_CORETYPE ${LUAJIT} ${BUSTED}
+              --output=plainTerminal spec/${spec}.lua
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(${spec}_blas_auto PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}" TIMEOUT 900)
+  endforeach()
+endif()
+add_test(NAME c_test_gradcheck_blas_baseline COMMAND test_gradcheck)
+set_tests_properties(c_test_gradcheck_blas_baseline PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
+add_test(NAME c_test_gradcheck_blas_auto
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/blas_auto.sh ${LUAJIT} $<TARGET_FILE:test_gradcheck>)
+set_tests_properties(c_test_gradcheck_blas_auto PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}")
+
 # The GPU runtime (src/device/cuda*.c) over a host fake of the CUDA runtime, in builds
 # without CUDA (CUDA and simulator builds test the runtime itself): the runtime's own
 # sources are compiled into the test with tests/fake_cuda first on the include path.
@@ -136,7 +161,7 @@ endif()
 # whose Lua state is never closed) still hold, which is no leak of ours. Memory errors are
 # still caught there; leak checking stays on for every other spec.
 if(LUAMX_SANITIZE)
-  foreach(spec repl_spec everyday_spec docs_spec)
+  foreach(spec repl_spec everyday_spec docs_spec runtime_features_spec)
     if(TEST ${spec})
       set_property(TEST ${spec} APPEND PROPERTY ENVIRONMENT
         "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:exitcode=23")

@@ -165,6 +165,82 @@ LMX_API int lmx_gpu_memory_info(int dev_id, int64_t *figures, int n);
  * LMX_ERR_DEVICE for a GPU that is not present. Thread-safe. */
 LMX_API int lmx_gpu_empty_cache(int dev_id, int64_t *out_bytes);
 
+/* ======================================================= CPU features and BLAS === */
+
+/* The CPU's vector extensions, as bits of a uint64_t feature set: X(name, bit, text).
+ * A bit means "usable": the CPU reports it (cpuid) and, for the AVX, AVX-512 and AMX
+ * families, the OS saves the registers it needs (XCR0 via xgetbv); LMX_CPU_OS_YMM,
+ * _OS_ZMM and _OS_AMX are those OS bits themselves. AMX additionally needs a per-process
+ * permission on Linux (arch_prctl), which is not asked for. */
+#define LMX_CPU_FEATURE_LIST(X)                                                         \
+  X(LMX_CPU_SSE3, 0, "sse3")                                                           \
+  X(LMX_CPU_SSSE3, 1, "ssse3")                                                         \
+  X(LMX_CPU_SSE4_1, 2, "sse4_1")                                                       \
+  X(LMX_CPU_SSE4_2, 3, "sse4_2")                                                       \
+  X(LMX_CPU_AVX, 4, "avx")                                                             \
+  X(LMX_CPU_F16C, 5, "f16c")                                                           \
+  X(LMX_CPU_FMA, 6, "fma")                                                             \
+  X(LMX_CPU_AVX2, 7, "avx2")                                                           \
+  X(LMX_CPU_AVX512F, 8, "avx512f")                                                     \
+  X(LMX_CPU_AVX512CD, 9, "avx512cd")                                                   \
+  X(LMX_CPU_AVX512BW, 10, "avx512bw")                                                  \
+  X(LMX_CPU_AVX512DQ, 11, "avx512dq")                                                  \
+  X(LMX_CPU_AVX512VL, 12, "avx512vl")                                                  \
+  X(LMX_CPU_AVX512_VNNI, 13, "avx512_vnni")                                            \
+  X(LMX_CPU_AVX512_BF16, 14, "avx512_bf16")                                            \
+  X(LMX_CPU_AVX512_FP16, 15, "avx512_fp16")                                            \
+  X(LMX_CPU_AVX_VNNI, 16, "avx_vnni")                                                  \
+  X(LMX_CPU_AMX_TILE, 17, "amx_tile")                                                  \
+  X(LMX_CPU_AMX_BF16, 18, "amx_bf16")                                                  \
+  X(LMX_CPU_AMX_INT8, 19, "amx_int8")                                                  \
+  X(LMX_CPU_OS_YMM, 20, "os_ymm")                                                      \
+  X(LMX_CPU_OS_ZMM, 21, "os_zmm")                                                      \
+  X(LMX_CPU_OS_AMX, 22, "os_amx")
+
+#define LMX_CPU_FEATURE_ENUM_(name, bit, text) name = bit,
+enum { LMX_CPU_FEATURE_LIST(LMX_CPU_FEATURE_ENUM_) LMX_CPU_FEATURE_COUNT_ };
+#undef LMX_CPU_FEATURE_ENUM_
+
+/* Detects this CPU's usable features (see LMX_CPU_FEATURE_LIST) into *features: bit
+ * (1 << LMX_CPU_x) set when usable. 0 on a non-x86 build. Never fails (LMX_ERR_ARG for
+ * a NULL pointer). Thread-safe. The same function is in libluamx_cpu.so, a library of
+ * this section's first four functions alone, which the Lua module loads before
+ * libluamx (and so before OpenBLAS reads OPENBLAS_CORETYPE). */
+LMX_API int lmx_cpu_features(uint64_t *features);
+
+/* Text name ("avx512f") of feature bit `feature`; NULL outside 0..LMX_CPU_FEATURE_COUNT_-1.
+ * Never fails. */
+LMX_API const char *lmx_cpu_feature_name(int feature);
+
+/* The choice of BLAS kernels, a pure function of its argument: the OpenBLAS core type
+ * (a value for OPENBLAS_CORETYPE) whose kernels suit a CPU with these features best, or
+ * NULL when none is better than what OpenBLAS picks on its own:
+ *   AVX-512 F+CD+BW+DQ+VL with AVX512_BF16 -> "Cooperlake" (OpenBLAS >= 0.3.10),
+ *   AVX-512 F+CD+BW+DQ+VL                  -> "SkylakeX",
+ *   AVX2 + FMA                             -> "Haswell",
+ *   AVX                                    -> "Sandybridge",
+ *   otherwise                              -> NULL.
+ * Static strings. Never fails. Thread-safe. */
+LMX_API const char *lmx_blas_coretype_for(uint64_t features);
+
+/* Which clone of luamx's own vectorised CPU loops the loader picked for this CPU
+ * (GCC target_clones, resolved by ifunc at load time, in the resolver's order):
+ * "avx512f", "avx2" or "default" (baseline x86-64); "none" where the kernels are not
+ * cloned (not x86-64 or not GCC). Static string. Never fails. */
+LMX_API const char *lmx_cpu_kernel_clone(void);
+
+/* The BLAS libluamx runs its GEMMs on, as it reports itself. Every out pointer may be
+ * NULL. corename: OpenBLAS's kernel family in use ("SkylakeX", "Haswell", ...);
+ * config: its build configuration ("OpenBLAS 0.3.21 DYNAMIC_ARCH ..."); path: the file
+ * the dynamic loader mapped it from ("" if unknown); threads: OpenBLAS's thread count.
+ * Strings are static (the BLAS's own, or this library's). Never fails. Thread-safe. */
+LMX_API int lmx_blas_info(const char **corename, const char **config, const char **path,
+                          int *threads);
+
+/* The number of threads luamx's own CPU kernels may use (OpenMP's omp_get_max_threads:
+ * OMP_NUM_THREADS, or the CPUs). Never fails. */
+LMX_API int lmx_cpu_num_threads(void);
+
 /* ================================================================== NDArray === */
 
 /* An n-dimensional array: a shape, a dtype, a context, and a view (byte offset) into

@@ -33,19 +33,34 @@ local function candidates()
   return list
 end
 
-local function load_library()
+-- Where the library is: a path, or the bare name for the system loader path.
+local function find_library()
   local tried = {}
   for _, path in ipairs(candidates()) do
-    if file_exists(path) then return ffi.load(path), path end
+    if file_exists(path) then return path end
     tried[#tried + 1] = path
   end
-  local ok, lib = pcall(ffi.load, 'luamx')
-  if ok then return lib, 'luamx' end
-  error('luamx: cannot find libluamx (tried ' .. table.concat(tried, ', ') ..
-        ' and the system library path); build it with cmake or set LUAMX_LIB', 3)
+  return 'luamx', tried
 end
 
-local lib, path = load_library()
+-- OPENBLAS_CORETYPE is decided (luamx.cpu_choice) before OpenBLAS is loaded with libluamx.
+local cpu_choice = require 'luamx.cpu_choice'
+local function load_library()
+  local path, tried = find_library()
+  local st = cpu_choice.prepare(path ~= 'luamx' and path or nil)
+  local ok, lib = pcall(ffi.load, path)
+  if not ok then
+    cpu_choice.finish(st, nil)
+    if tried then
+      error('luamx: cannot find libluamx (tried ' .. table.concat(tried, ', ') ..
+            ' and the system library path); build it with cmake or set LUAMX_LIB', 3)
+    end
+    error(lib, 3)
+  end
+  return lib, path, st
+end
+
+local lib, path, cpu_state = load_library()
 M.lib, M.path = lib, path
 
 -- The library is linked with -z nodelete (CMakeLists.txt): LuaJIT dlcloses ffi.load'ed
@@ -55,6 +70,13 @@ M.lib, M.path = lib, path
 ffi.cdef [[ const char *lmx_cdef_bootstrap_(void) __asm__("lmx_cdef"); ]]
 ffi.cdef(ffi.string(lib.lmx_cdef_bootstrap_()))
 M.C = lib
+
+-- OpenBLAS is loaded now: restore the environment, check it took the core type.
+do
+  local name = ffi.new('const char *[1]')
+  local ok = pcall(function() lib.lmx_blas_info(name, nil, nil, nil) end)
+  M.cpu_state = cpu_choice.finish(cpu_state, ok and name[0] ~= nil and ffi.string(name[0]) or nil)
+end
 
 -- Errors are reported at the first stack frame outside this module's own files, so the
 -- position is the user's line however deep (or tail-called) the module's own calls are.

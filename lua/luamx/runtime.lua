@@ -1,0 +1,169 @@
+--- luamx.runtime — mx.runtime: which CPU kernels run, and why.
+--
+--   print(mx.runtime.features())   -- ISA, BLAS core type and why, luamx's own kernels
+--   local f = mx.runtime.features()
+--   f.isa.avx512f, f.blas.corename, f.blas.source, f.kernels.clone
+--   mx.runtime.blas_coretype_for{'avx2', 'fma'}   --> 'Haswell' (the choice, a pure function)
+--
+-- The GEMMs run on OpenBLAS, whose kernels are chosen when it is loaded (with libluamx):
+-- luamx.cpu_choice decides OPENBLAS_CORETYPE from the CPU's features unless the user set
+-- it. luamx's own vectorised loops (kernels/cpu) come in avx512f / avx2 / baseline clones
+-- that the dynamic loader picks by CPU (ifunc). Everything here is read from the engine
+-- (src/core/cpu_isa.c, lmx_blas_info) and from the record luamx.capi kept at load time.
+local ffi = require 'ffi'
+local bit = require 'bit'
+local capi = require 'luamx.capi'
+local C = capi.C
+
+local M = {}
+local ONE, ZERO = ffi.new('uint64_t', 1), ffi.new('uint64_t', 0)
+
+local names
+local function feature_names()
+  if not names then
+    names = {}
+    local i = 0
+    while true do
+      local s = C.lmx_cpu_feature_name(i)
+      if s == nil then break end
+      names[#names + 1] = ffi.string(s)
+      i = i + 1
+    end
+  end
+  return names
+end
+
+--- The names of the CPU features luamx knows, in bit order ('sse3', ..., 'avx512f', ...,
+--- 'os_zmm', ...).
+function M.feature_names()
+  local t = {}
+  for i, n in ipairs(feature_names()) do t[i] = n end
+  return t
+end
+
+local function bits_of(set)
+  local index = {}
+  for i, n in ipairs(feature_names()) do index[n] = i - 1 end
+  local bits = ffi.new('uint64_t', 0)
+  local function add(n)
+    local b = index[n]
+    if b == nil then capi.raise('mx.runtime: unknown CPU feature \'' .. tostring(n) .. '\'') end
+    bits = bit.bor(bits, bit.lshift(ONE, b))
+  end
+  for k, v in pairs(set) do
+    if type(k) == 'number' then add(v) elseif v then add(k) end
+  end
+  return bits
+end
+
+local function has(bits, b) return bit.band(bits, bit.lshift(ONE, b)) ~= ZERO end
+
+--- The kernel choice as a plain function: the OpenBLAS core type for a CPU with these
+--- features, or nil when none fits better than OpenBLAS's own pick (the engine's
+--- lmx_blas_coretype_for, the same function that decides at load time).
+-- @param set a list of feature names ({'avx2', 'fma'}) or a set ({avx2 = true, ...})
+-- @return a core type name ('Cooperlake', 'SkylakeX', 'Haswell', 'Sandybridge') or nil
+-- @usage mx.runtime.blas_coretype_for{'avx512f', 'avx512cd', 'avx512bw', 'avx512dq', 'avx512vl'} --> 'SkylakeX'
+function M.blas_coretype_for(set)
+  if type(set) ~= 'table' then
+    capi.raise('mx.runtime.blas_coretype_for: expected a table of feature names, got ' .. type(set))
+  end
+  local s = C.lmx_blas_coretype_for(bits_of(set))
+  return s ~= nil and ffi.string(s) or nil
+end
+
+local function cpu_model()
+  local f = io.open('/proc/cpuinfo', 'r')
+  if not f then return nil end
+  for line in f:lines() do
+    local m = line:match('^model name%s*:%s*(.-)%s*$')
+    if m then f:close() return m end
+  end
+  f:close()
+  return nil
+end
+
+local function level(isa)
+  if isa.avx512f then return 'avx512' end
+  if isa.avx2 and isa.fma then return 'avx2' end
+  if isa.avx then return 'avx' end
+  if isa.sse3 then return 'sse3' end
+  return 'baseline'
+end
+
+local function text(f)
+  local on = {}
+  for _, n in ipairs(feature_names()) do
+    if f.isa[n] and not n:match('^os_') then on[#on + 1] = n end
+  end
+  local b, lines = f.blas, {}
+  local function add(fmt, ...) lines[#lines + 1] = fmt:format(...) end
+  add('CPU      %s', f.cpu or '?')
+  add('ISA      %s (best: %s)', #on > 0 and table.concat(on, ' ') or 'none detected', f.isa_level)
+  add('BLAS     %s kernels, %d threads: %s', b.corename or '?', b.threads or 0, b.config or '?')
+  if b.path and b.path ~= '' then add('         from %s', b.path) end
+  add('         core type %s: %s', b.coretype or '(OpenBLAS\'s own pick)', b.why)
+  if b.recommended and b.recommended ~= b.coretype then
+    add('         this CPU\'s best per luamx: %s', b.recommended)
+  end
+  if b.note then add('         note: %s', b.note) end
+  add('luamx    %s loop clones, sigmoid/tanh %s, %d OpenMP threads', f.kernels.clone,
+      f.kernels.vmath, f.threads)
+  return table.concat(lines, '\n')
+end
+
+local Features = {__tostring = text}
+
+--- What the CPU can run and which kernels run on it. Fields:
+-- `cpu` (model name, from /proc/cpuinfo), `isa` (every feature name → boolean: usable by
+-- the CPU and saved by the OS), `isa_level` ('avx512', 'avx2', 'avx', 'sse3', 'baseline'),
+-- `blas` = {`corename` (OpenBLAS's kernels in use), `config`, `path`, `threads`,
+-- `coretype` (the core type asked for, nil when OpenBLAS picked), `source` ('detected',
+-- 'user' for an OPENBLAS_CORETYPE set by the user, 'LUAMX_BLAS_CORETYPE', 'off',
+-- 'default'), `why`, `applied` (OpenBLAS runs the core type asked for), `recommended`
+-- (what luamx would choose from the features), `note`}, `kernels` = {`clone` (luamx's own
+-- loops: 'avx512f', 'avx2', 'default' or 'none'), `vmath` (sigmoid/tanh: 'avx512f' or
+-- 'portable')}, `threads` (OpenMP threads of luamx's kernels). Prints as a short report.
+-- @return a table (a fresh one each call)
+-- @usage print(mx.runtime.features())
+function M.features()
+  local bits = ffi.new('uint64_t[1]')
+  capi.check(C.lmx_cpu_features(bits))
+  local isa = {}
+  for i, n in ipairs(feature_names()) do isa[n] = has(bits[0], i - 1) end
+  local corename, config, path = ffi.new('const char *[1]'), ffi.new('const char *[1]'),
+    ffi.new('const char *[1]')
+  local threads = ffi.new('int[1]')
+  capi.check(C.lmx_blas_info(corename, config, path, threads))
+  local st = capi.cpu_state or {decision = {}}
+  local rec = C.lmx_blas_coretype_for(bits[0])
+  local clone = ffi.string(C.lmx_cpu_kernel_clone())
+  local f = {
+    cpu = cpu_model(),
+    isa = isa,
+    isa_level = level(isa),
+    blas = {
+      corename = corename[0] ~= nil and ffi.string(corename[0]) or nil,
+      config = config[0] ~= nil and ffi.string(config[0]) or nil,
+      path = path[0] ~= nil and ffi.string(path[0]) or nil,
+      threads = threads[0],
+      coretype = st.decision.coretype,
+      source = st.decision.source,
+      why = st.decision.why or '?',
+      applied = st.applied,
+      recommended = rec ~= nil and ffi.string(rec) or nil,
+      note = st.note,
+    },
+    kernels = {clone = clone, vmath = clone == 'avx512f' and 'avx512f' or 'portable'},
+    threads = C.lmx_cpu_num_threads(),
+  }
+  return setmetatable(f, Features)
+end
+
+--- Installs the module as `mx.runtime`.
+-- @param mx the luamx module table
+function M.install(mx)
+  mx.runtime = M
+end
+
+return M
