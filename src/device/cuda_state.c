@@ -2,6 +2,11 @@
  * reporting, synchronisation, the executor's note of the last operator, library
  * handles (see cuda_state.h).
  *
+ * Kernels that check their input where the CPU raises (take mode raise, softmax lengths)
+ * cannot fail their launch: they clamp, and record the first bad value in the device's
+ * raise word, which every wait fetches (an asynchronous copy queued before it) and
+ * reports after it, naming the operator remembered under the launch's tag.
+ *
  * Device states are created once under a global mutex and never destroyed (the CUDA
  * runtime tears its contexts down at process exit; destroying streams from an atexit
  * handler would race with that). A state pointer, once published, is read without a
@@ -213,11 +218,15 @@ int lmx_cuda_dev_get(int dev_id, lmx_cuda_dev **out) {
 int lmx_cuda_sync_dev(lmx_cuda_dev *d) {
   pthread_mutex_lock(&d->mu);
   int rc = lmx_cuda_stage_drain(d);
+  if (rc == LMX_OK) rc = lmx_cuda_raise_fetch(d);
   pthread_mutex_unlock(&d->mu);
   LMX_TRY(rc);
   cudaError_t e = cudaStreamSynchronize(d->stream);
   if (e != cudaSuccess) return lmx_cuda_fault(d, e, "cudaStreamSynchronize");
-  return LMX_OK;
+  pthread_mutex_lock(&d->mu);
+  rc = lmx_cuda_raise_report(d, "cudaStreamSynchronize");
+  pthread_mutex_unlock(&d->mu);
+  return rc;
 }
 
 void *lmx_cuda_stream(int dev_id) {
@@ -260,4 +269,81 @@ int lmx_cuda_lib_handle(int dev_id, int lib, int (*make)(int dev_id, void *strea
   if (rc == LMX_OK) *out = d->lib[lib];
   pthread_mutex_unlock(&d->mu);
   return rc;
+}
+
+/* ---- the raise word of checking kernels ------------------------------------------------ */
+
+static int raise_make(lmx_cuda_dev *d) {
+  if (d->raise_dev) return LMX_OK;
+  void *dev = NULL, *host = NULL;
+  LMX_TRY(lmx_cuda_make_current(d));
+  int rc = lmx_cuda_check(d, cudaMalloc(&dev, sizeof(lmx_cu_raise_word)), "cudaMalloc (raise word)");
+  if (rc == LMX_OK)
+    rc = lmx_cuda_check(d, cudaMallocHost(&host, sizeof(lmx_cu_raise_word)),
+                        "cudaMallocHost (raise word)");
+  if (rc == LMX_OK)
+    rc = lmx_cuda_check(d, cudaMemsetAsync(dev, 0, sizeof(lmx_cu_raise_word), d->stream),
+                        "cudaMemsetAsync (raise word)");
+  if (rc != LMX_OK) {
+    if (dev) cudaFree(dev);
+    if (host) cudaFreeHost(host);
+    cudaGetLastError();
+    return rc;
+  }
+  memset(host, 0, sizeof(lmx_cu_raise_word));
+  d->raise_host = host;
+  d->raise_dev = dev;
+  return LMX_OK;
+}
+
+int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, int kind, int64_t range,
+                        lmx_cu_raise *out) {
+  lmx_cuda_dev *d;
+  LMX_TRY(lmx_cuda_dev_get(dev_id, &d));
+  pthread_mutex_lock(&d->mu);
+  int rc = raise_make(d);
+  if (rc == LMX_OK) {
+    unsigned long long tag = ++d->raise_next;
+    lmx_cuda_raise_rec *r = &d->raise_rec[tag % LMX_CUDA_RAISE_RING];
+    r->tag = tag;
+    r->op = op;
+    r->kind = kind;
+    r->range = range;
+    snprintf(r->node, sizeof r->node, "%s", node ? node : "");
+    out->word = d->raise_dev;
+    out->tag = tag;
+  }
+  pthread_mutex_unlock(&d->mu);
+  return rc;
+}
+
+int lmx_cuda_raise_fetch(lmx_cuda_dev *d) {
+  if (!d->raise_dev) return LMX_OK;
+  return lmx_cuda_check(d, cudaMemcpyAsync(d->raise_host, d->raise_dev, sizeof(lmx_cu_raise_word),
+                                           cudaMemcpyDeviceToHost, d->stream),
+                        "cudaMemcpyAsync (raise word)");
+}
+
+int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what) {
+  if (!d->raise_host || d->raise_host->tag == 0) return LMX_OK;
+  lmx_cu_raise_word w = *d->raise_host;
+  memset(d->raise_host, 0, sizeof w);
+  LMX_TRY(lmx_cuda_check(d, cudaMemsetAsync(d->raise_dev, 0, sizeof w, d->stream),
+                         "cudaMemsetAsync (raise word)"));
+  const lmx_cuda_raise_rec *r = &d->raise_rec[w.tag % LMX_CUDA_RAISE_RING];
+  if (r->tag != w.tag)
+    return lmx_fail(LMX_ERR_ARG, "%s: a kernel found an out-of-range index or length at "
+                    "position %lld (value %lld); its operator is no longer known (more than "
+                    "%d checking launches since; reported by %s)", d->name, w.pos, w.value,
+                    LMX_CUDA_RAISE_RING, what);
+  char label[LMX_CUDA_NAME_CAP + 64];
+  if (r->node[0]) snprintf(label, sizeof label, "%s '%s'", r->op, r->node);
+  else snprintf(label, sizeof label, "%s", r->op);
+  if (r->kind == LMX_CUDA_RAISE_LENGTH)
+    return lmx_fail(LMX_ERR_ARG, "%s: input 'length': element %lld is %lld, expected a length "
+                    "in [0, %lld] (found on %s by the kernel, reported by %s)", label, w.pos,
+                    w.value, (long long)r->range, d->name, what);
+  return lmx_fail(LMX_ERR_ARG, "%s: input 'indices': index %lld at position %lld is out of "
+                  "range [0, %lld) (mode 'raise'; found on %s by the kernel, reported by %s)",
+                  label, w.value, w.pos, (long long)r->range, d->name, what);
 }

@@ -19,5 +19,9 @@ int lmx_cuda_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *w
 int lmx_cuda_zero_grad(const lmx_op_ctx *c, const lmx_tensor *t, int req);
 /* "<what>: req 'add' is not supported for this forward output on the GPU" */
 int lmx_cuda_fail_req_add(const lmx_op_ctx *c, const char *what);
+/* The device's raise word and a tag for a launch of c's operator that checks its input
+ * on the device (kind LMX_CUDA_RAISE_INDEX or _LENGTH of src/device/cuda_state.h, valid
+ * range [0, range) / [0, range]); a bad value is reported at the next synchronisation. */
+int lmx_cuda_raise_for(const lmx_op_ctx *c, int kind, int64_t range, lmx_cu_raise *out);
 
 #endif
