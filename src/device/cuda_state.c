@@ -347,3 +347,27 @@ int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what) {
                   "range [0, %lld) (mode 'raise'; found on %s by the kernel, reported by %s)",
                   label, w.value, w.pos, (long long)r->range, d->name, what);
 }
+
+int lmx_cuda_scratch(void **out) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return lmx_fail(LMX_ERR_DEVICE, "no current CUDA device for the kernels' scratch");
+  }
+  lmx_cuda_dev *d;
+  LMX_TRY(lmx_cuda_dev_get(dev, &d));
+  void *p = __atomic_load_n(&d->scratch, __ATOMIC_ACQUIRE);
+  if (p) {
+    *out = p;
+    return LMX_OK;
+  }
+  pthread_mutex_lock(&d->mu);
+  int rc = LMX_OK;
+  if (!d->scratch) {
+    rc = lmx_cuda_check(d, cudaMalloc(&p, LMX_CUDA_SCRATCH_BYTES), "cudaMalloc (kernel scratch)");
+    if (rc == LMX_OK) __atomic_store_n(&d->scratch, p, __ATOMIC_RELEASE);
+  }
+  if (rc == LMX_OK) *out = d->scratch;
+  pthread_mutex_unlock(&d->mu);
+  return rc;
+}

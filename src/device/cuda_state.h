@@ -50,7 +50,8 @@ enum {
   LMX_CUDA_STAGING_SLOTS = 4,           /* pinned buffers in the ring */
   LMX_CUDA_STAGING_BYTES = 4 << 20,     /* bytes per buffer (a copy is cut in chunks) */
   LMX_CUDA_NAME_CAP = 64,               /* bytes kept of a node name */
-  LMX_CUDA_RAISE_RING = 64              /* checking launches remembered between syncs */
+  LMX_CUDA_RAISE_RING = 64,             /* checking launches remembered between syncs */
+  LMX_CUDA_SCRATCH_BYTES = 64 << 10     /* lmx_cuda_scratch: kernels' cross-block partials */
 };
 
 /* What a checking launch's bad value means (lmx_cuda_raise_slot), as the CPU words it:
@@ -96,6 +97,7 @@ typedef struct lmx_cuda_dev {
   lmx_cu_raise_word *raise_dev, *raise_host;
   unsigned long long raise_next;
   lmx_cuda_raise_rec raise_rec[LMX_CUDA_RAISE_RING];
+  void *scratch; /* lmx_cuda_scratch (under mu when made) */
 } lmx_cuda_dev;
 
 /* Number of devices the runtime reports (0 without a driver or a GPU). Never fails. */
@@ -161,6 +163,14 @@ int lmx_cuda_lib_handle(int dev_id, int lib, int (*create)(int dev_id, void *str
  * and clears the word. No runtime call but the first time; never waits. */
 int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, int kind, int64_t range,
                         lmx_cu_raise *out);
+
+/* LMX_CUDA_SCRATCH_BYTES of device memory of the current device for launchers whose
+ * kernels pass partial results between launches (a reduction's two passes): made once
+ * (cudaMalloc on first use), then shared by every such launch on the device. Launches on
+ * the device's one stream run in order, so one launcher's passes finish before the next
+ * launcher's begin; launchers must use it only on that stream. LMX_OK, or the runtime's
+ * error (callers fall back to a path without it). */
+int lmx_cuda_scratch(void **out);
 
 /* Queues the copy of d's raise word to its host copy (nothing when d has none). Called
  * with d->mu held, before the wait that lmx_cuda_raise_report follows. */
