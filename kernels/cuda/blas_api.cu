@@ -131,19 +131,12 @@ static int run_f16(sim_blas *sb, const lmx_cu_gemm_call *c, CBLAS_TRANSPOSE ta,
   return 0;
 }
 
-int lmx_cu_blas_run(lmx_cu_stream s, const lmx_cu_gemm_call *c) {
+/* the call with the device's state (its lock held) */
+static int run_locked(lmx_cu_stream s, void *state, const lmx_cu_gemm_call *c) {
   (void)s;
   CBLAS_TRANSPOSE ta = c->transa ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = c->transb ? CblasTrans : CblasNoTrans;
-  if (c->dt == LMX_FLOAT16) {
-    int dev;
-    void *h;
-    int rc = state_lock(&dev, &h);
-    if (rc) return rc;
-    rc = run_f16((sim_blas *)h, c, ta, tb);
-    pthread_mutex_unlock(&dev_lock[dev]);
-    return rc;
-  }
+  if (c->dt == LMX_FLOAT16) return run_f16((sim_blas *)state, c, ta, tb);
   for (int b = 0; b < c->batch; b++) {
     if (c->dt == LMX_FLOAT32)
       cblas_sgemm(CblasColMajor, ta, tb, c->m, c->n, c->k, (float)c->alpha,
@@ -252,14 +245,20 @@ static int call(const lmx_cu_gemm_call *c, cublasHandle_t h) {
   return st == CUBLAS_STATUS_SUCCESS ? 0 : LMX_CU_GEMM_EBLAS + (int)st;
 }
 
+/* the call with the device's handle (its lock held) */
+static int run_locked(lmx_cu_stream s, void *state, const lmx_cu_gemm_call *c) {
+  cublasHandle_t h = (cublasHandle_t)state;
+  cublasStatus_t st = B.set_stream(h, (cudaStream_t)s);
+  return st == CUBLAS_STATUS_SUCCESS ? call(c, h) : LMX_CU_GEMM_EBLAS + (int)st;
+}
+#endif
+
 int lmx_cu_blas_run(lmx_cu_stream s, const lmx_cu_gemm_call *c) {
   int dev;
   void *h;
   int rc = state_lock(&dev, &h);
   if (rc) return rc;
-  cublasStatus_t st = B.set_stream((cublasHandle_t)h, (cudaStream_t)s);
-  rc = st == CUBLAS_STATUS_SUCCESS ? call(c, (cublasHandle_t)h) : LMX_CU_GEMM_EBLAS + (int)st;
+  rc = run_locked(s, h, c);
   pthread_mutex_unlock(&dev_lock[dev]);
   return rc;
 }
-#endif

@@ -347,6 +347,29 @@ struct RGeo {
   Walk k, r; /* kept dims (outputs) and reduced dims, strides of dest, p1, p2, p3 */
 };
 
+/* a combined with the mapped values of reduced indices lo, lo + step, ... < hi of the
+ * output at kept offsets base */
+template <typename T, typename C, typename K, typename M>
+__device__ static inline C red_range(const RGeo &g, const int64_t *base, int64_t lo, int64_t hi,
+                                     int64_t step, C a, const T *p1, const T *p2, const T *p3,
+                                     C sc) {
+  int64_t o[NOPS];
+  for (int64_t r = lo; r < hi; r += step) {
+    offsets(g.r, r, o);
+    for (int q = 1; q < NOPS; q++) o[q] += base[q];
+    a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
+  }
+  return a;
+}
+
+/* y[base0] (+)= fin(a) */
+template <typename T, typename C, typename K>
+__device__ static inline void red_store(T *y, int64_t base0, C a, int acc) {
+  a = K::fin(a);
+  if (acc) a = (C)lmx_cu_ld(y, base0) + a;
+  lmx_cu_st(y, base0, a);
+}
+
 template <typename T, typename K, typename M>
 __global__ void k_red_block(RGeo g, T *y, const T *p1, const T *p2, const T *p3, double scd,
                            int acc) {
@@ -354,20 +377,12 @@ __global__ void k_red_block(RGeo g, T *y, const T *p1, const T *p2, const T *p3,
   __shared__ C sh[32];
   C sc = (C)scd;
   for (int64_t out = blockIdx.x; out < g.k.total; out += gridDim.x) {
-    int64_t base[NOPS], o[NOPS];
+    int64_t base[NOPS];
     offsets(g.k, out, base);
-    C a = K::template identity<C>();
-    for (int64_t r = threadIdx.x; r < g.r.total; r += blockDim.x) {
-      offsets(g.r, r, o);
-      for (int q = 1; q < NOPS; q++) o[q] += base[q];
-      a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-    }
+    C a = red_range<T, C, K, M>(g, base, threadIdx.x, g.r.total, blockDim.x,
+                                K::template identity<C>(), p1, p2, p3, sc);
     a = lmx_cu_block_reduce<C, K>(a, sh);
-    if (threadIdx.x == 0) {
-      a = K::fin(a);
-      if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-      lmx_cu_st(y, base[0], a);
-    }
+    if (threadIdx.x == 0) red_store<T, C, K>(y, base[0], a, acc);
     __syncthreads(); /* sh is rewritten by the next output */
   }
 }
@@ -378,17 +393,11 @@ __global__ void k_red_thread(RGeo g, T *y, const T *p1, const T *p2, const T *p3
   typedef typename lmx_cu_acc<T>::type C;
   C sc = (C)scd;
   LMX_CU_GRID_LOOP(out, g.k.total) {
-    int64_t base[NOPS], o[NOPS];
+    int64_t base[NOPS];
     offsets(g.k, out, base);
-    C a = K::template identity<C>();
-    for (int64_t r = 0; r < g.r.total; r++) {
-      offsets(g.r, r, o);
-      for (int q = 1; q < NOPS; q++) o[q] += base[q];
-      a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-    }
-    a = K::fin(a);
-    if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-    lmx_cu_st(y, base[0], a);
+    C a = red_range<T, C, K, M>(g, base, 0, g.r.total, 1, K::template identity<C>(), p1, p2,
+                                p3, sc);
+    red_store<T, C, K>(y, base[0], a, acc);
   }
 }
 
@@ -407,23 +416,17 @@ __global__ void k_red_cols(RGeo g, T *y, const T *p1, const T *p2, const T *p3, 
   C sc = (C)scd;
   int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t ob = (int64_t)blockIdx.x * 32; ob < g.k.total; ob += (int64_t)gridDim.x * 32) {
-    int64_t out = ob + tx, base[NOPS], o[NOPS];
+    int64_t out = ob + tx, base[NOPS];
     C a = K::template identity<C>();
     if (out < g.k.total) {
       offsets(g.k, out, base);
-      for (int64_t r = ty; r < g.r.total; r += RC_ROWS) {
-        offsets(g.r, r, o);
-        for (int q = 1; q < NOPS; q++) o[q] += base[q];
-        a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-      }
+      a = red_range<T, C, K, M>(g, base, ty, g.r.total, RC_ROWS, a, p1, p2, p3, sc);
     }
     sh[ty][tx] = a;
     __syncthreads();
     if (ty == 0 && out < g.k.total) {
       for (int k = 1; k < RC_ROWS; k++) a = K::merge(a, sh[k][tx]);
-      a = K::fin(a);
-      if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-      lmx_cu_st(y, base[0], a);
+      red_store<T, C, K>(y, base[0], a, acc);
     }
     __syncthreads(); /* sh is rewritten for the next 32 outputs */
   }
@@ -443,16 +446,11 @@ __global__ void k_red_split(RGeo g, int64_t parts, int64_t len,
   typedef typename lmx_cu_acc<T>::type C;
   __shared__ C sh[32];
   C sc = (C)scd;
-  int64_t out = blockIdx.x / parts, p = blockIdx.x % parts;
-  int64_t base[NOPS], o[NOPS];
+  int64_t out = blockIdx.x / parts, p = blockIdx.x % parts, base[NOPS];
   offsets(g.k, out, base);
   int64_t lo = p * len, hi = lo + len < g.r.total ? lo + len : g.r.total;
-  C a = K::template identity<C>();
-  for (int64_t r = lo + threadIdx.x; r < hi; r += blockDim.x) {
-    offsets(g.r, r, o);
-    for (int q = 1; q < NOPS; q++) o[q] += base[q];
-    a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-  }
+  C a = red_range<T, C, K, M>(g, base, lo + threadIdx.x, hi, blockDim.x,
+                              K::template identity<C>(), p1, p2, p3, sc);
   a = lmx_cu_block_reduce<C, K>(a, sh);
   if (threadIdx.x == 0) part[blockIdx.x] = a;
 }
@@ -467,11 +465,7 @@ __global__ void k_red_merge(RGeo g, int64_t parts, const typename lmx_cu_acc<T>:
   C a = K::template identity<C>();
   for (int64_t p = threadIdx.x; p < parts; p += blockDim.x) a = K::merge(a, part[out * parts + p]);
   a = lmx_cu_block_reduce<C, K>(a, sh);
-  if (threadIdx.x == 0) {
-    a = K::fin(a);
-    if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-    lmx_cu_st(y, base[0], a);
-  }
+  if (threadIdx.x == 0) red_store<T, C, K>(y, base[0], a, acc);
 }
 
 enum {

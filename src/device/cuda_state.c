@@ -296,8 +296,8 @@ static int raise_make(lmx_cuda_dev *d) {
   return LMX_OK;
 }
 
-int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, int kind, int64_t range,
-                        lmx_cu_raise *out) {
+int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_raise_text text,
+                        int64_t range, lmx_cu_raise *out) {
   lmx_cuda_dev *d;
   LMX_TRY(lmx_cuda_dev_get(dev_id, &d));
   pthread_mutex_lock(&d->mu);
@@ -307,7 +307,7 @@ int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, int kind, 
     lmx_cuda_raise_rec *r = &d->raise_rec[tag % LMX_CUDA_RAISE_RING];
     r->tag = tag;
     r->op = op;
-    r->kind = kind;
+    r->text = text;
     r->range = range;
     snprintf(r->node, sizeof r->node, "%s", node ? node : "");
     out->word = d->raise_dev;
@@ -336,16 +336,12 @@ int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what) {
                     "position %lld (value %lld); its operator is no longer known (more than "
                     "%d checking launches since; reported by %s)", d->name, w.pos, w.value,
                     LMX_CUDA_RAISE_RING, what);
-  char label[LMX_CUDA_NAME_CAP + 64];
+  char label[LMX_CUDA_NAME_CAP + 64], text[256];
   if (r->node[0]) snprintf(label, sizeof label, "%s '%s'", r->op, r->node);
   else snprintf(label, sizeof label, "%s", r->op);
-  if (r->kind == LMX_CUDA_RAISE_LENGTH)
-    return lmx_fail(LMX_ERR_ARG, "%s: input 'length': element %lld is %lld, expected a length "
-                    "in [0, %lld] (found on %s by the kernel, reported by %s)", label, w.pos,
-                    w.value, (long long)r->range, d->name, what);
-  return lmx_fail(LMX_ERR_ARG, "%s: input 'indices': index %lld at position %lld is out of "
-                  "range [0, %lld) (mode 'raise'; found on %s by the kernel, reported by %s)",
-                  label, w.value, w.pos, (long long)r->range, d->name, what);
+  r->text(text, sizeof text, w.pos, w.value, r->range);
+  return lmx_fail(LMX_ERR_ARG, "%s: %s (found on %s by the kernel, reported by %s)", label,
+                  text, d->name, what);
 }
 
 int lmx_cuda_scratch(void **out) {

@@ -54,17 +54,16 @@ enum {
   LMX_CUDA_SCRATCH_BYTES = 64 << 10     /* lmx_cuda_scratch: kernels' cross-block partials */
 };
 
-/* What a checking launch's bad value means (lmx_cuda_raise_slot), as the CPU words it:
- * an index of take mode raise ("input 'indices': index V at position P is out of range
- * [0, R)"), a length of softmax use_length ("input 'length': element P is V, expected a
- * length in [0, R]"). */
-enum { LMX_CUDA_RAISE_INDEX, LMX_CUDA_RAISE_LENGTH };
+/* Words a checking launch's bad value (position pos, value, the valid range's bound) as
+ * the CPU does, e.g. lmx_take_bad_index_text (src/ops): the runtime knows no operator. */
+typedef void (*lmx_cuda_raise_text)(char *buf, size_t cap, long long pos, long long value,
+                                    int64_t range);
 
 typedef struct lmx_cuda_raise_rec {
   unsigned long long tag; /* the launch's tag (0: unused) */
   const char *op;         /* static: the descriptor's name */
   char node[LMX_CUDA_NAME_CAP];
-  int kind;
+  lmx_cuda_raise_text text;
   int64_t range;
 } lmx_cuda_raise_rec;
 
@@ -153,7 +152,7 @@ int lmx_cuda_lib_handle(int dev_id, int lib, int (*create)(int dev_id, void *str
 
 /* For a launch that checks its input on the device where the CPU raises (take mode raise,
  * softmax lengths): *out gets gpu(dev_id)'s raise word and a fresh tag; the launch's
- * operator (op static, node copied) and how to word a bad value (kind, range) are
+ * operator (op static, node copied) and how to word a bad value (text, range) are
  * remembered under that tag. The word is made on the device's first checking launch
  * (one cudaMalloc and one pinned host word for the process's life), so steps allocate
  * nothing. The next synchronisation (lmx_cuda_sync_dev, a device-to-host copy) reports
@@ -161,8 +160,8 @@ int lmx_cuda_lib_handle(int dev_id, int lib, int (*create)(int dev_id, void *str
  *   "take 'emb': input 'indices': index 7 at position 2 is out of range [0, 5) (found on
  *   gpu(0) by the kernel, reported by cudaStreamSynchronize)"
  * and clears the word. No runtime call but the first time; never waits. */
-int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, int kind, int64_t range,
-                        lmx_cu_raise *out);
+int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_raise_text text,
+                        int64_t range, lmx_cu_raise *out);
 
 /* LMX_CUDA_SCRATCH_BYTES of device memory of the current device for launchers whose
  * kernels pass partial results between launches (a reduction's two passes): made once

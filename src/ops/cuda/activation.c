@@ -13,7 +13,6 @@
  * message at the next synchronisation (checking them here would need one).
  * float32, float64 and float16 (float math).
  */
-#include "../../device/cuda_state.h"
 #include "../../tensor/random.h"
 #include "../op_impl.h"
 #include "../softmax_plan.h"
@@ -194,7 +193,7 @@ static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   if (use_length(c, activation)) {
     LMX_TRY(lmx_plan_softmax_length(c, &in[1], &in[0].shape, &d, &l64));
     lmx_cu_raise bad;
-    LMX_TRY(lmx_cuda_raise_for(c, LMX_CUDA_RAISE_LENGTH, d.len, &bad));
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_softmax_bad_length_text, d.len, &bad));
     return lmx_cuda_fail(c, lmx_cu_softmax_len(LMX_CU_S(c), in[0].dtype, d.outer, d.len, d.inner,
                                                out[0].data, in[0].data, in[1].data, l64, d.temp,
                                                logm, acc, bad),
@@ -224,7 +223,7 @@ static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
   if (ul) {
     LMX_TRY(lmx_plan_softmax_length(c, &in[1], &out[0].shape, &d, &l64));
     lmx_cu_raise bad;
-    LMX_TRY(lmx_cuda_raise_for(c, LMX_CUDA_RAISE_LENGTH, d.len, &bad));
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_softmax_bad_length_text, d.len, &bad));
     return lmx_cuda_fail(c, lmx_cu_softmax_len_bwd(LMX_CU_S(c), out[0].dtype, d.outer, d.len,
                                                    d.inner, ig[0].data, og[0].data, out[0].data,
                                                    in[1].data, l64, d.temp, logm, acc, bad),

@@ -13,8 +13,9 @@ int lmx_cuda_fail(const lmx_op_ctx *c, int rc, const char *kernel) {
   return lmx_op_fail(c, LMX_ERR_DEVICE, "%s on gpu(%d): CUDA error %d", kernel, c->dev_id, rc);
 }
 
-int lmx_cuda_raise_for(const lmx_op_ctx *c, int kind, int64_t range, lmx_cu_raise *out) {
-  int rc = lmx_cuda_raise_slot(c->dev_id, c->op ? c->op->name : "operator", c->node, kind,
+int lmx_cuda_raise_for(const lmx_op_ctx *c, lmx_cuda_raise_text text, int64_t range,
+                       lmx_cu_raise *out) {
+  int rc = lmx_cuda_raise_slot(c->dev_id, c->op ? c->op->name : "operator", c->node, text,
                                range, out);
   char label[256];
   return rc == LMX_OK ? LMX_OK : lmx_fail_prefix(rc, "%s: ", lmx_op_label(c, label, sizeof label));

@@ -11,7 +11,6 @@
  * are the deterministic scatter of lmx_cu_take_bwd (same sums as the CPU, bit for bit).
  * Data dtypes float32, float64 and float16 (take's forward copies any dtype).
  */
-#include "../../device/cuda_state.h"
 #include "../../tensor/dtype.h"
 #include "../index_plan.h"
 #include "../op_impl.h"
@@ -32,7 +31,7 @@ static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *
   if (out->dtype != a->dtype) return lmx_cuda_fail_dtype(c, out, "output");
   lmx_cu_raise bad = {NULL, 0};
   if (t.mode == LMX_TAKE_RAISE && t.K * t.outer * t.inner > 0)
-    LMX_TRY(lmx_cuda_raise_for(c, LMX_CUDA_RAISE_INDEX, t.A, &bad));
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_take_bad_index_text, t.A, &bad));
   return lmx_cuda_fail(c, lmx_cu_take(LMX_CU_S(c), a->dtype, idx->dtype, t.outer, t.A, t.inner,
                                       t.K, out->data, a->data, idx->data, cu_mode(t.mode), bad),
                        "lmx_cu_take");
