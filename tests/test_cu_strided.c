@@ -194,7 +194,7 @@ static int red_plan(int64_t *sh, int64_t *ystr, int64_t *ysize, int big) {
   return nd;
 }
 
-/* Few outputs over 2^22 reduced elements: the split path gives each output many blocks
+/* Few outputs (1, 3) over 2^22 elements: the split path gives each output many blocks
  * (checked through the simulator's thread count: one block per output would be 256
  * threads each), and the result equals the CPU's exactly (values k/8, |k| <= 4: every
  * partial sum is exact in float32) and bit for bit from run to run on random values. */
@@ -204,11 +204,11 @@ static void test_reduce_split(void) {
     for (int outs = 1; outs <= 3; outs += 2)
       for (int cols = 0; cols < 2 && (outs > 1 || !cols); cols++) {
         int dt = dti ? LMX_FLOAT16 : LMX_FLOAT32;
-        int64_t n = N * outs, sh[2], ystr[2];
+        int64_t per = N / outs, n = per * outs, sh[2], ystr[2]; /* about 2^22 in all */
         int nd = outs == 1 ? 1 : 2;
         if (outs == 1) sh[0] = N, ystr[0] = 0;
-        else if (cols) sh[0] = N, sh[1] = outs, ystr[0] = 0, ystr[1] = 1;
-        else sh[0] = outs, sh[1] = N, ystr[0] = 1, ystr[1] = 0;
+        else if (cols) sh[0] = per, sh[1] = outs, ystr[0] = 0, ystr[1] = 1;
+        else sh[0] = outs, sh[1] = per, ystr[0] = 1, ystr[1] = 0;
         float *xf = malloc((size_t)n * 4), yf[3], yc[3];
         void *x = malloc((size_t)n * 4), *yg = calloc(3, 4), *yg2 = calloc(3, 4);
         for (int64_t i = 0; i < n; i++) xf[i] = (float)((i * 7919 + i / 5) % 9 - 4) / 8.0f;
@@ -232,10 +232,10 @@ static void test_reduce_split(void) {
         lmx_cpu_convert(xf, LMX_FLOAT32, x, dt, n);
         double mean[3] = {0, 0, 0}, norm[3] = {0, 0, 0};
         for (int64_t i = 0; i < n; i++) {
-          int o = outs == 1 ? 0 : cols ? (int)(i % outs) : (int)(i / N);
+          int o = outs == 1 ? 0 : cols ? (int)(i % outs) : (int)(i / per);
           mean[o] += xf[i], norm[o] += (double)xf[i] * xf[i];
         }
-        double sc = 1.0 / (double)N;
+        double sc = 1.0 / (double)per;
         CHECK(lmx_cu_reduce(NULL, LMX_RED_MEAN, dt, nd, sh, x, yg, ystr, outs, sc, 0) == 0, "rc");
         CHECK(lmx_cu_reduce(NULL, LMX_RED_MEAN, dt, nd, sh, x, yg2, ystr, outs, sc, 0) == 0, "rc");
         CHECK(memcmp(yg, yg2, (size_t)outs * (size_t)lmx_dtype_size(dt)) == 0,
