@@ -36,6 +36,9 @@ extern "C" {
 }
 
 static pthread_mutex_t dev_lock[LMX_CUDA_MAX_DEVICES];
+/* the devices' states once made: read without the runtime's device lock, which a
+ * device-to-host copy holds while it waits */
+static void *dev_state[LMX_CUDA_MAX_DEVICES];
 static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
 static thread_local char t_err[512];
 
@@ -60,7 +63,11 @@ static int state_lock(int *dev, void **h) {
   cudaError_t e = cudaGetDevice(dev);
   if (e != cudaSuccess) return (int)e;
   if (*dev < 0 || *dev >= LMX_CUDA_MAX_DEVICES) return (int)cudaErrorInvalidDevice;
-  if (lmx_cuda_lib_handle(*dev, LMX_LIB_CUBLAS, make_state, h) != LMX_OK) return lib_error();
+  *h = __atomic_load_n(&dev_state[*dev], __ATOMIC_ACQUIRE);
+  if (!*h) {
+    if (lmx_cuda_lib_handle(*dev, LMX_LIB_CUBLAS, make_state, h) != LMX_OK) return lib_error();
+    __atomic_store_n(&dev_state[*dev], *h, __ATOMIC_RELEASE);
+  }
   pthread_mutex_lock(&dev_lock[*dev]);
   return 0;
 }
