@@ -164,6 +164,12 @@ static int create(int dev_id, lmx_cuda_dev **out) {
     lmx_free(d);
     return lmx_fail(LMX_ERR_INTERNAL, "gpu(%d): cannot create a mutex", dev_id);
   }
+  if (pthread_mutex_init(&d->rmu, NULL) != 0) {
+    pthread_mutex_destroy(&d->fmu);
+    pthread_mutex_destroy(&d->mu);
+    lmx_free(d);
+    return lmx_fail(LMX_ERR_INTERNAL, "gpu(%d): cannot create a mutex", dev_id);
+  }
   int rc;
   rc = lmx_cuda_make_current(d);
   if (rc == LMX_OK)
@@ -178,6 +184,7 @@ static int create(int dev_id, lmx_cuda_dev **out) {
     if (d->order) cudaEventDestroy(d->order);
     if (d->stream) cudaStreamDestroy(d->stream);
     cudaGetLastError();
+    pthread_mutex_destroy(&d->rmu);
     pthread_mutex_destroy(&d->fmu);
     pthread_mutex_destroy(&d->mu);
     lmx_free(d);
@@ -292,7 +299,7 @@ static int raise_make(lmx_cuda_dev *d) {
   }
   memset(host, 0, sizeof(lmx_cu_raise_word));
   d->raise_host = host;
-  d->raise_dev = dev;
+  __atomic_store_n(&d->raise_dev, (lmx_cu_raise_word *)dev, __ATOMIC_RELEASE);
   return LMX_OK;
 }
 
@@ -300,7 +307,7 @@ int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_r
                         int64_t range, lmx_cu_raise *out) {
   lmx_cuda_dev *d;
   LMX_TRY(lmx_cuda_dev_get(dev_id, &d));
-  pthread_mutex_lock(&d->mu);
+  pthread_mutex_lock(&d->rmu);
   int rc = raise_make(d);
   if (rc == LMX_OK) {
     unsigned long long tag = ++d->raise_next;
@@ -313,24 +320,29 @@ int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_r
     out->word = d->raise_dev;
     out->tag = tag;
   }
-  pthread_mutex_unlock(&d->mu);
+  pthread_mutex_unlock(&d->rmu);
   return rc;
 }
 
 int lmx_cuda_raise_fetch(lmx_cuda_dev *d) {
-  if (!d->raise_dev) return LMX_OK;
-  return lmx_cuda_check(d, cudaMemcpyAsync(d->raise_host, d->raise_dev, sizeof(lmx_cu_raise_word),
-                                           cudaMemcpyDeviceToHost, d->stream),
+  lmx_cu_raise_word *w = __atomic_load_n(&d->raise_dev, __ATOMIC_ACQUIRE);
+  if (!w) return LMX_OK;
+  return lmx_cuda_check(d, cudaMemcpyAsync(d->raise_host, w, sizeof *w, cudaMemcpyDeviceToHost,
+                                           d->stream),
                         "cudaMemcpyAsync (raise word)");
 }
 
 int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what) {
-  if (!d->raise_host || d->raise_host->tag == 0) return LMX_OK;
+  if (!__atomic_load_n(&d->raise_dev, __ATOMIC_ACQUIRE) || d->raise_host->tag == 0)
+    return LMX_OK;
   lmx_cu_raise_word w = *d->raise_host;
   memset(d->raise_host, 0, sizeof w);
   LMX_TRY(lmx_cuda_check(d, cudaMemsetAsync(d->raise_dev, 0, sizeof w, d->stream),
                          "cudaMemsetAsync (raise word)"));
-  const lmx_cuda_raise_rec *r = &d->raise_rec[w.tag % LMX_CUDA_RAISE_RING];
+  pthread_mutex_lock(&d->rmu);
+  lmx_cuda_raise_rec rec = d->raise_rec[w.tag % LMX_CUDA_RAISE_RING];
+  pthread_mutex_unlock(&d->rmu);
+  const lmx_cuda_raise_rec *r = &rec;
   if (r->tag != w.tag)
     return lmx_fail(LMX_ERR_ARG, "%s: a kernel found an out-of-range index or length at "
                     "position %lld (value %lld); its operator is no longer known (more than "

@@ -91,8 +91,11 @@ typedef struct lmx_cuda_dev {
   char last_node[LMX_CUDA_NAME_CAP];
   int broken;
   char fault[512];
-  /* the raise word of checking kernels (lmx_cuda_raise_slot; under mu): made on first
-   * use, then fetched into raise_host before every wait and reported after it */
+  /* the raise word of checking kernels (lmx_cuda_raise_slot): made on first use (under
+   * rmu, then published), fetched into raise_host before every wait and reported after
+   * it (under mu). rmu guards the records and the tag; it is taken inside mu, never the
+   * other way, so a launch never waits for a copy that holds mu. */
+  pthread_mutex_t rmu;
   lmx_cu_raise_word *raise_dev, *raise_host;
   unsigned long long raise_next;
   lmx_cuda_raise_rec raise_rec[LMX_CUDA_RAISE_RING];
