@@ -62,15 +62,54 @@ describe('indexing, sequence, Activation and Dropout kernels on gpu(0)', functio
     end
   end)
 
-  it('take mode=raise: the CPU fails; the GPU clamps (never reads outside) as clip', function()
+  it('take mode=raise: the GPU clamps and reports the bad index at the next wait', function()
     local a = {v = rand(6 * 2, -1, 1), shape = {6, 2}}
-    local ix = {v = {1, 9, -2}, shape = {3}}
+    local ix = {v = {1, 9, 2}, shape = {3}}
     local c, g = both('take', {mode = 'clip'}, {a, ix})
     H.raises(function() ops.forward_all('take', {mode = 'raise'}, c) end,
              'index 9 at position 1 is out of range [0, 6)')
-    local clip = ops.forward_all('take', {mode = 'clip'}, c)
+    -- the call itself only queues the kernel; the wait reports it, naming what the CPU does
     local raised = ops.forward_all('take', {mode = 'raise'}, g)
+    H.raises(function() raised[1]:wait_to_read() end, 'take:', "input 'indices'",
+             'index 9 at position 1 is out of range [0, 6)', 'gpu(0)')
+    -- reported once: the output holds clip's values and the device goes on
+    local clip = ops.forward_all('take', {mode = 'clip'}, c)
     same('raise on the gpu', clip[1]:toflat(), flat(raised[1]))
+    -- a copy to the host and waitall report it too
+    local r2 = ops.forward_all('take', {mode = 'raise'}, g)
+    H.raises(function() r2[1]:toflat() end, 'index 9 at position 1')
+    ops.forward_all('take', {mode = 'raise'}, g)
+    H.raises(function() mx.nd.waitall() end, 'index 9 at position 1')
+    -- valid indices report nothing; negative ones and other index dtypes are caught
+    local ok = ops.forward_all('take', {mode = 'raise'}, {g[1], arr({0, 5}, {2}, nil, gpu)})
+    same('valid raise', {c[1]:toflat()[1], c[1]:toflat()[2], c[1]:toflat()[11],
+                         c[1]:toflat()[12]}, flat(ok[1]))
+    ops.forward_all('take', {mode = 'raise'}, {g[1], arr({3, -2}, {2}, 'int64', gpu)})
+    H.raises(function() mx.nd.waitall() end, 'index -2 at position 1 is out of range [0, 6)')
+    -- a bound executor names its node
+    local sym = mx.sym.take {a = mx.sym.Variable('a'), indices = mx.sym.Variable('i'),
+                             mode = 'raise', name = 'tk'}
+    local exe = sym:simple_bind {ctx = gpu, a = {6, 2}, i = {3}}
+    exe.arg_dict.a:set(mx.nd.array(a.v):reshape {6, 2})
+    exe.arg_dict.i:set({0, 6, 1})
+    exe:forward()
+    H.raises(function() exe.outputs[1]:toflat() end, "take 'tk'",
+             'index 6 at position 1 is out of range [0, 6)')
+  end)
+
+  it('softmax use_length: an out-of-range length is reported at the next wait', function()
+    local x = arr(rand(3 * 4, -1, 1), {3, 4}, nil, gpu)
+    for _, op in ipairs {'softmax', 'log_softmax'} do
+      local len = arr({4, 5, 2}, {3}, 'int32', gpu)
+      local o = ops.forward_all(op, {use_length = true}, {x, len})
+      H.raises(function() o[1]:wait_to_read() end, op .. ':', "input 'length'",
+               'element 1 is 5, expected a length in [0, 4]')
+      len = arr({0, 4, -1}, {3}, 'int64', gpu)
+      ops.forward_all(op, {use_length = true}, {x, len})
+      H.raises(function() mx.nd.waitall() end, 'element 2 is -1, expected a length in [0, 4]')
+      ops.forward_all(op, {use_length = true}, {x, arr({0, 4, 3}, {3}, 'int32', gpu)})
+      mx.nd.waitall()
+    end
   end)
 
   it('Embedding: repeated indices, rows wider than a block, req add; float32 bit for bit', function()

@@ -3,7 +3,8 @@
 -- many rows (the block-per-row path), inner axes, float16 against the float32 CPU,
 -- SoftmaxOutput's ignore_label with 'valid' normalisation counted on the device, rrelu in
 -- training (slopes from the GPU generator: checked by range, use and reproducibility),
--- use_length's out-of-range lengths (refused on the CPU, clamped on the GPU). Skips with
+-- use_length's out-of-range lengths (refused on the CPU; clamped on the GPU and reported at
+-- the next wait). Skips with
 -- a message when there is no GPU context.
 local mx = require 'luamx'
 local ops = require 'luamx.ndarray_ops'
@@ -125,14 +126,17 @@ describe('softmax, loss and LeakyReLU kernels on gpu(0)', function()
     end
   end)
 
-  it('use_length: the CPU refuses a length beyond the axis, the GPU clamps it', function()
+  it('use_length: a length beyond the axis fails on the CPU, is clamped and reported on the GPU', function()
     local x = {v = rand(2 * 5, -1, 1), shape = {2, 5}}
     local len = {v = {7, 3}, shape = {2}, int = true}
     local c = {arr(x.v, x.shape), arr(len.v, len.shape, 'int32')}
     H.raises(function() ops.forward_all('softmax', {use_length = true}, c) end,
              "input 'length': element 0 is 7, expected a length in [0, 5]")
     local g = {arr(x.v, x.shape, nil, gpu), arr(len.v, len.shape, 'int32', gpu)}
-    local og = flat(ops.forward_all('softmax', {use_length = true}, g)[1])
+    local out = ops.forward_all('softmax', {use_length = true}, g)[1]
+    H.raises(function() out:wait_to_read() end,
+             "softmax: input 'length': element 0 is 7, expected a length in [0, 5]", 'gpu(0)')
+    local og = flat(out)
     local full = ops.forward_all('softmax', {use_length = true},
                                  {c[1], arr({5, 3}, {2}, 'int32')})[1]:toflat()
     close('clamped length', full, og, 2e-6)

@@ -62,7 +62,9 @@ static void test_take(void) {
     size_t es = (size_t)lmx_dtype_size(dt);
     void *a = rand_buf(dt, outer * A * inner, -4, 4), *idx = index_buf(idt, K, A, 1);
     void *out = calloc((size_t)(outer * K * inner + 1), es), *ref = calloc((size_t)(outer * K * inner + 1), es);
-    int bad = 0, want_bad = 0;
+    int want_bad = 0;
+    lmx_cu_raise_word w = {0, -1, 0};
+    lmx_cu_raise r = {&w, 41};
     for (int64_t k = 0; k < K; k++) {
       int64_t i = ref_pick(idx, idt, k, A, mode);
       if (i < 0) want_bad = 1, i = ref_pick(idx, idt, k, A, LMX_CU_TAKE_CLIP);
@@ -70,20 +72,27 @@ static void test_take(void) {
         memcpy((char *)ref + (size_t)((o * K + k) * inner) * es,
                (char *)a + (size_t)((o * A + i) * inner) * es, (size_t)inner * es);
     }
-    int rc = lmx_cu_take(NULL, dt, idt, outer, A, inner, K, out, a, idx, mode, &bad);
+    int rc = lmx_cu_take(NULL, dt, idt, outer, A, inner, K, out, a, idx, mode, r);
     CHECK(rc == 0, "take rc %d", rc);
     CHECK(memcmp(out, ref, (size_t)(outer * K * inner) * es) == 0,
           "take dt %d idt %d mode %d outer %lld A %lld inner %lld K %lld", dt, idt, mode,
           (long long)outer, (long long)A, (long long)inner, (long long)K);
-    CHECK(bad == want_bad, "raise flag %d, expected %d (mode %d)", bad, want_bad, mode);
+    int bad = w.tag != 0;
+    CHECK(bad == want_bad, "raise word %d, expected %d (mode %d)", bad, want_bad, mode);
+    if (bad) { /* the word names this launch and one of the bad indices */
+      CHECK(w.tag == 41, "raise word tag %llu", w.tag);
+      CHECK(w.pos >= 0 && w.pos < K && ref_pick(idx, idt, w.pos, A, mode) < 0 &&
+                (w.value < 0 || w.value >= A), "raise word names index %lld at %lld", w.value, w.pos);
+    }
     free(a), free(idx), free(out), free(ref);
   }
   /* unsupported index dtype / mode, empty axis */
   float x[4] = {0}, y[4] = {0}, i0[1] = {0};
-  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, 9, 1, 4, 1, 1, y, x, i0, 0, NULL) == -1, "bad idt");
-  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, LMX_FLOAT32, 1, 4, 1, 1, y, x, i0, 7, NULL) == -1, "bad mode");
-  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, LMX_FLOAT32, 1, 0, 1, 1, y, x, i0, 0, NULL) == -1, "A 0");
-  CHECK(lmx_cu_take(NULL, 11, LMX_FLOAT32, 1, 4, 1, 1, y, x, i0, 0, NULL) == -1, "bad dt");
+  lmx_cu_raise none = {NULL, 0};
+  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, 9, 1, 4, 1, 1, y, x, i0, 0, none) == -1, "bad idt");
+  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, LMX_FLOAT32, 1, 4, 1, 1, y, x, i0, 7, none) == -1, "bad mode");
+  CHECK(lmx_cu_take(NULL, LMX_FLOAT32, LMX_FLOAT32, 1, 0, 1, 1, y, x, i0, 0, none) == -1, "A 0");
+  CHECK(lmx_cu_take(NULL, 11, LMX_FLOAT32, 1, 4, 1, 1, y, x, i0, 0, none) == -1, "bad dt");
 }
 
 static void test_take_bwd(void) {

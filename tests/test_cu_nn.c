@@ -72,6 +72,28 @@ static void test_softmax(void) {
   CHECK(lmx_cu_softmax(NULL, LMX_INT32, 1, 4, 1, NULL, NULL, 1, 0, 0) == -1, "int32 refused");
 }
 
+/* a length outside [0, len] is clamped and reported to the raise word with its row */
+static void test_softmax_len_bad(void) {
+  float x[12] = {0}, y[12], g[12] = {0}, gx[12];
+  for (int l64 = 0; l64 < 2; l64++) {
+    int32_t l32[3] = {4, 5, 2};
+    int64_t l6[3] = {2, -1, 4};
+    lmx_cu_raise_word w = {0, 0, 0};
+    lmx_cu_raise r = {&w, 9};
+    CHECK(lmx_cu_softmax_len(NULL, LMX_FLOAT32, 3, 4, 1, y, x, l64 ? (void *)l6 : (void *)l32,
+                             l64, 1, 0, 0, r) == 0, "rc");
+    CHECK(w.tag == 9 && w.pos == 1 && w.value == (l64 ? -1 : 5),
+          "bad length: tag %llu row %lld value %lld", w.tag, w.pos, w.value);
+    for (int i = 4; i < 8; i++) CHECK(l64 ? y[i] == 0 : y[i] == 0.25f, "clamped row %d: %g", i, y[i]);
+    lmx_cu_raise_word w2 = {0, 0, 0};
+    lmx_cu_raise r2 = {&w2, 3};
+    CHECK(lmx_cu_softmax_len_bwd(NULL, LMX_FLOAT32, 3, 4, 1, gx, g, y,
+                                 l64 ? (void *)l6 : (void *)l32, l64, 1, 0, 0, r2) == 0, "rc");
+    CHECK(w2.tag == 3 && w2.pos == 1, "bad length in the gradient: tag %llu row %lld", w2.tag,
+          w2.pos);
+  }
+}
+
 static void test_softmax_len(void) {
   for (int it = 0; it < 40; it++) {
     int dt = FLOATS[it % 3], logm = (it / 3) % 2, acc = (int)irand(2), l64 = it % 2;
@@ -86,18 +108,23 @@ static void test_softmax_len(void) {
     void *cx, *cy, *cg, *cgx;
     void *x = pair(dt, n, -3, 3, &cx), *y = pair(dt, n, -1, 1, &cy);
     void *g = pair(dt, n, -1, 1, &cg), *gx = pair(dt, n, -1, 1, &cgx);
-    CHECK(lmx_cu_softmax_len(NULL, dt, outer, len, inner, y, x, lens, l64, 1.5, logm, acc) == 0,
+    lmx_cu_raise_word w = {0, 0, 0};
+    lmx_cu_raise r = {&w, 5};
+    CHECK(lmx_cu_softmax_len(NULL, dt, outer, len, inner, y, x, lens, l64, 1.5, logm, acc, r) == 0,
           "rc");
+    CHECK(w.tag == 0, "valid lengths reported as bad (row %lld)", w.pos);
     lmx_cpu_softmax_len(cpu_dt(dt), outer, len, inner, cy, cx, lens, l64, 1.5, logm, acc);
     CHECK(err_of(dt, n, y, cy) <= tol(dt), "softmax_len dt %d logm %d: %g", dt, logm,
           err_of(dt, n, y, cy));
     for (int64_t i = 0; i < n; i++) lmx_store_f64(cy, cpu_dt(dt), i, lmx_load_f64(y, dt, i));
     CHECK(lmx_cu_softmax_len_bwd(NULL, dt, outer, len, inner, gx, g, y, lens, l64, 1.5, logm,
-                                 acc) == 0, "rc");
+                                 acc, r) == 0, "rc");
+    CHECK(w.tag == 0, "valid lengths reported as bad by the gradient (row %lld)", w.pos);
     lmx_cpu_softmax_len_bwd(cpu_dt(dt), outer, len, inner, cgx, cg, cy, lens, l64, 1.5, logm, acc);
     CHECK(err_of(dt, n, gx, cgx) <= tol(dt), "softmax_len_bwd dt %d logm %d: %g", dt, logm,
           err_of(dt, n, gx, cgx));
     free(lens), free(x), free(cx), free(y), free(cy), free(g), free(cg), free(gx), free(cgx);
+    if (it == 0) test_softmax_len_bad();
   }
 }
 

@@ -2,7 +2,8 @@
  * against kernels/cpu/strided.c and binary.c: transposes and slices (every dtype, req
  * ADD), broadcasting binary ops and their gradients (every op, both sides), reductions of
  * every kind over random axis sets (the one-thread and the one-block-per-output paths,
- * empty axes, req ADD), their gradients, argmax / argmin with ties, and the array
+ * empty axes, req ADD), sums of 2^22 elements into 1 and 3 outputs (the split path: many
+ * blocks per output, exact and deterministic), their gradients, argmax / argmin with ties, and the array
  * layer's broadcast op in all 7 dtypes. Random shapes of 1 to 5 dims, sizes not a
  * multiple of the block. Prints "N passed, N failed". */
 #ifndef LUAMX_CUDA_SIM
@@ -16,6 +17,7 @@ int main(void) {
 #include "cu_check.h"
 #include "../kernels/cpu/cpu_kernels.h"
 #include "../kernels/cuda/cuda_kernels.h"
+#include "lmx_sim.h"
 
 static int64_t volume(int nd, const int64_t *s) {
   int64_t v = 1;
@@ -192,6 +194,69 @@ static int red_plan(int64_t *sh, int64_t *ystr, int64_t *ysize, int big) {
   return nd;
 }
 
+/* Few outputs (1, 3) over 2^22 elements: the split path gives each output many blocks
+ * (checked through the simulator's thread count: one block per output would be 256
+ * threads each), and the result equals the CPU's exactly (values k/8, |k| <= 4: every
+ * partial sum is exact in float32) and bit for bit from run to run on random values. */
+static void test_reduce_split(void) {
+  const int64_t N = (int64_t)1 << 22;
+  for (int dti = 0; dti < 2; dti++)
+    for (int outs = 1; outs <= 3; outs += 2)
+      for (int cols = 0; cols < 2 && (outs > 1 || !cols); cols++) {
+        int dt = dti ? LMX_FLOAT16 : LMX_FLOAT32;
+        int64_t per = N / outs, n = per * outs, sh[2], ystr[2]; /* about 2^22 in all */
+        int nd = outs == 1 ? 1 : 2;
+        if (outs == 1) sh[0] = N, ystr[0] = 0;
+        else if (cols) sh[0] = per, sh[1] = outs, ystr[0] = 0, ystr[1] = 1;
+        else sh[0] = outs, sh[1] = per, ystr[0] = 1, ystr[1] = 0;
+        float *xf = malloc((size_t)n * 4), yf[3], yc[3];
+        void *x = malloc((size_t)n * 4), *yg = calloc(3, 4), *yg2 = calloc(3, 4);
+        for (int64_t i = 0; i < n; i++) xf[i] = (float)((i * 7919 + i / 5) % 9 - 4) / 8.0f;
+        lmx_cpu_convert(x, dt, xf, LMX_FLOAT32, n);
+        lmx_cpu_reduce(LMX_RED_SUM, LMX_FLOAT32, nd, sh, xf, yf, ystr, outs, 1, 0);
+        lmx_cpu_convert(yc, dt, yf, LMX_FLOAT32, outs); /* float16: the exact sum rounded */
+        long long l0, t0, b0, l1, t1, b1;
+        lmx_sim_stats(&l0, &t0, &b0);
+        CHECK(lmx_cu_reduce(NULL, LMX_RED_SUM, dt, nd, sh, x, yg, ystr, outs, 1, 0) == 0,
+              "split sum rc");
+        lmx_sim_stats(&l1, &t1, &b1);
+        CHECK(memcmp(yg, yc, (size_t)outs * (size_t)lmx_dtype_size(dt)) == 0,
+              "split sum dt %d outs %d cols %d: %g, cpu %g", dt, outs, cols,
+              lmx_load_f64(yg, dt, 0), lmx_load_f64(yc, dt, 0));
+        CHECK(t1 - t0 >= 64 * 256 * outs, "split sum dt %d outs %d cols %d: %lld threads",
+              dt, outs, cols, t1 - t0);
+        /* random values: close to a float64 reference, identical on a second run; req ADD
+         * (float32's serial CPU sum of 2^22 values is itself off by ~1e-3 here) */
+        for (int64_t i = 0; i < n; i++) xf[i] = (float)(((i * 2654435761u) >> 7) % 20001) / 1e4f - 1;
+        lmx_cpu_convert(x, dt, xf, LMX_FLOAT32, n);
+        lmx_cpu_convert(xf, LMX_FLOAT32, x, dt, n);
+        double mean[3] = {0, 0, 0}, norm[3] = {0, 0, 0};
+        for (int64_t i = 0; i < n; i++) {
+          int o = outs == 1 ? 0 : cols ? (int)(i % outs) : (int)(i / per);
+          mean[o] += xf[i], norm[o] += (double)xf[i] * xf[i];
+        }
+        double sc = 1.0 / (double)per;
+        CHECK(lmx_cu_reduce(NULL, LMX_RED_MEAN, dt, nd, sh, x, yg, ystr, outs, sc, 0) == 0, "rc");
+        CHECK(lmx_cu_reduce(NULL, LMX_RED_MEAN, dt, nd, sh, x, yg2, ystr, outs, sc, 0) == 0, "rc");
+        CHECK(memcmp(yg, yg2, (size_t)outs * (size_t)lmx_dtype_size(dt)) == 0,
+              "split mean differs between runs (dt %d outs %d cols %d)", dt, outs, cols);
+        for (int o = 0; o < outs; o++)
+          CHECK(fabs(lmx_load_f64(yg, dt, o) - mean[o] * sc) <= (dti ? 1e-3 : 1e-6), "split "
+                "mean dt %d outs %d cols %d: %g, float64 %g", dt, outs, cols,
+                lmx_load_f64(yg, dt, o), mean[o] * sc);
+        CHECK(lmx_cu_reduce(NULL, LMX_RED_MEAN, dt, nd, sh, x, yg2, ystr, outs, sc, 1) == 0, "rc");
+        for (int o = 0; o < outs; o++)
+          CHECK(fabs(lmx_load_f64(yg2, dt, o) - 2 * lmx_load_f64(yg, dt, o)) <= (dti ? 2e-3 : 1e-6),
+                "split mean req add dt %d outs %d", dt, outs);
+        /* norm2 through the same two passes */
+        CHECK(lmx_cu_reduce(NULL, LMX_RED_NORM2, dt, nd, sh, x, yg, ystr, outs, 1, 0) == 0, "rc");
+        for (int o = 0; o < outs; o++)
+          CHECK(fabs(lmx_load_f64(yg, dt, o) - sqrt(norm[o])) <= (dti ? 1e-3 : 1e-5) * sqrt(norm[o]),
+                "split norm2 dt %d: %g, float64 %g", dt, lmx_load_f64(yg, dt, o), sqrt(norm[o]));
+        free(xf), free(x), free(yg), free(yg2);
+      }
+}
+
 static void test_reduce(void) {
   for (int it = 0; it < 90; it++)
     for (int di = 0; di < 2; di++)
@@ -276,5 +341,6 @@ CU_TEST_MAIN_BEGIN
   test_copies();
   test_bcast();
   test_reduce();
+  test_reduce_split();
 CU_TEST_MAIN_END
 #endif

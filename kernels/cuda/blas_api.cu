@@ -1,65 +1,132 @@
 /* blas_api.cu — executes derived GEMM calls (blas_api.h).
  *
- * Real build: cuBLAS is opened with dlopen on first use (libcublas.so.13, then
- * libcublas.so), so libluamx loads on machines without it; a failure is remembered and
- * every later call returns LMX_CU_GEMM_ELIB with lmx_cu_blas_error() saying why. One
- * cublasHandle per device (the current device at the call), created on first use in
- * CUBLAS_DEFAULT_MATH (no TF32: float32 products stay IEEE float32). A handle's stream is
- * set before each call under a per-device lock, since executors on several threads may
- * share a device. cuBLAS keeps its own workspace per handle/stream.
+ * Both builds keep one BLAS state per device in the device runtime's library slot
+ * (lmx_cuda_lib_handle(dev, LMX_LIB_CUBLAS, ...), src/device/cuda_state.h), made on the
+ * first GEMM on that device (the current device at the call), and run a call under a
+ * per-device lock, since executors on several threads may share a device. A failure to
+ * set up returns LMX_CU_GEMM_ELIB and lmx_cu_blas_error() gives the runtime's message
+ * (the calling thread's copy).
+ *
+ * Real build: cuBLAS comes from the runtime's loader (lmx_cuda_lib_sym(LMX_LIB_CUBLAS,
+ * ...), src/device/cuda_libs.c: one dlopen, one message style for a missing library),
+ * its symbols looked up once. The state is a cublasHandle in CUBLAS_DEFAULT_MATH (no
+ * TF32: float32 products stay IEEE float32); its stream is set before each call. cuBLAS
+ * keeps its own workspace per handle/stream.
  *
  * Simulator build (LUAMX_CUDA_SIM): device pointers are host pointers and launches run
  * synchronously, so the call goes to OpenBLAS's cblas_?gemm(CblasColMajor, ...) with
  * exactly the derived arguments, batch by batch. float16 has no OpenBLAS routine: the
  * operands are widened to float32 (lmx_f16_to_f32, exact), multiplied with sgemm, and the
  * result rounded back to float16 — cuBLAS's float32-compute semantics up to summation
- * order.
+ * order. The float32 copies live in the device's scratch (the simulator's BLAS state),
+ * which only grows, so a training loop reaches a state with no host allocation per step.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "blas_api.h"
 #include "cuda_common.cuh"
 
 extern "C" {
+#include "../../src/core/alloc.h"
+#include "../../src/core/status.h"
+#include "../../src/device/cuda_state.h"
 #include "../../src/luamx.h"
+}
+
+static pthread_mutex_t dev_lock[LMX_CUDA_MAX_DEVICES];
+/* the devices' states once made: read without the runtime's device lock, which a
+ * device-to-host copy holds while it waits */
+static void *dev_state[LMX_CUDA_MAX_DEVICES];
+static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+static thread_local char t_err[512];
+
+static void init_locks(void) {
+  for (int i = 0; i < LMX_CUDA_MAX_DEVICES; i++) pthread_mutex_init(&dev_lock[i], NULL);
+}
+
+const char *lmx_cu_blas_error(void) { return t_err; }
+
+/* keeps the runtime's message for lmx_cu_blas_error; returns LMX_CU_GEMM_ELIB */
+static int lib_error(void) {
+  snprintf(t_err, sizeof t_err, "%s", lmx_errmsg());
+  lmx_clear_error();
+  return LMX_CU_GEMM_ELIB;
+}
+
+static int make_state(int dev_id, void *stream, void **h);
+
+/* The current device's BLAS state and its lock (locked on success). */
+static int state_lock(int *dev, void **h) {
+  pthread_once(&locks_once, init_locks);
+  cudaError_t e = cudaGetDevice(dev);
+  if (e != cudaSuccess) return (int)e;
+  if (*dev < 0 || *dev >= LMX_CUDA_MAX_DEVICES) return (int)cudaErrorInvalidDevice;
+  *h = __atomic_load_n(&dev_state[*dev], __ATOMIC_ACQUIRE);
+  if (!*h) {
+    if (lmx_cuda_lib_handle(*dev, LMX_LIB_CUBLAS, make_state, h) != LMX_OK) return lib_error();
+    __atomic_store_n(&dev_state[*dev], *h, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_lock(&dev_lock[*dev]);
+  return 0;
 }
 
 #ifdef LUAMX_CUDA_SIM
 #include <cblas.h>
 
 extern "C" {
-#include "../../src/core/alloc.h"
 #include "../../src/tensor/dtype.h"
 }
 
-const char *lmx_cu_blas_error(void) { return ""; }
+/* the simulator's per-device BLAS state: float32 scratch for float16 products */
+typedef struct sim_blas {
+  float *buf;
+  size_t cap; /* floats */
+} sim_blas;
+
+static int make_state(int dev_id, void *stream, void **h) {
+  (void)dev_id, (void)stream;
+  sim_blas *b = (sim_blas *)lmx_calloc(1, sizeof *b);
+  if (!b) return lmx_fail_nomem("simulated BLAS state", sizeof *b);
+  *h = b;
+  return LMX_OK;
+}
 
 /* elements of a column-major rows x cols matrix with leading dimension ld */
 static size_t span(int rows, int cols, int ld) {
   return rows == 0 || cols == 0 ? 0 : (size_t)ld * (size_t)(cols - 1) + (size_t)rows;
 }
 
-static float *widen(const void *p, size_t n) {
-  float *f = (float *)lmx_alloc(n ? n * sizeof(float) : 1);
+static void widen(float *f, const void *p, size_t n) {
   const uint16_t *h = (const uint16_t *)p;
-  for (size_t i = 0; f && i < n; i++) f[i] = lmx_f16_to_f32(h[i]);
-  return f;
+  for (size_t i = 0; i < n; i++) f[i] = lmx_f16_to_f32(h[i]);
 }
 
-static int run_f16(const lmx_cu_gemm_call *c, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb) {
+/* at least n floats of scratch in b (grows, never shrinks) */
+static int reserve(sim_blas *b, size_t n) {
+  if (n <= b->cap) return 0;
+  float *f = (float *)lmx_alloc(n * sizeof(float));
+  if (!f) return 2; /* cudaErrorMemoryAllocation */
+  lmx_free(b->buf);
+  b->buf = f, b->cap = n;
+  return 0;
+}
+
+static int run_f16(sim_blas *sb, const lmx_cu_gemm_call *c, CBLAS_TRANSPOSE ta,
+                   CBLAS_TRANSPOSE tb) {
   size_t na = span(c->transa ? c->k : c->m, c->transa ? c->m : c->k, c->lda);
   size_t nb = span(c->transb ? c->n : c->k, c->transb ? c->k : c->n, c->ldb);
   size_t nc = span(c->m, c->n, c->ldc);
+  if (reserve(sb, na + nb + nc + 1)) return 2;
+  float *fa = sb->buf, *fb = fa + na, *fc = fb + nb;
   for (int b = 0; b < c->batch; b++) {
     const uint16_t *A = (const uint16_t *)c->A + (size_t)c->sa * b;
     const uint16_t *B = (const uint16_t *)c->B + (size_t)c->sb * b;
     uint16_t *C = (uint16_t *)c->C + (size_t)c->sc * b;
-    float *fa = widen(A, na), *fb = widen(B, nb), *fc = widen(C, nc);
-    if (!fa || !fb || !fc) {
-      lmx_free(fa), lmx_free(fb), lmx_free(fc);
-      return 2; /* cudaErrorMemoryAllocation */
-    }
+    widen(fa, A, na), widen(fb, B, nb);
     if (c->beta == 0) memset(fc, 0, nc * sizeof(float)); /* BLAS: beta 0 ignores C */
+    else widen(fc, C, nc);
     cblas_sgemm(CblasColMajor, ta, tb, c->m, c->n, c->k, (float)c->alpha, fa, c->lda, fb,
                 c->ldb, (float)c->beta, fc, c->ldc);
     for (int j = 0; j < c->n; j++)
@@ -67,16 +134,16 @@ static int run_f16(const lmx_cu_gemm_call *c, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOS
         size_t q = (size_t)j * c->ldc + i;
         C[q] = lmx_f32_to_f16(fc[q]);
       }
-    lmx_free(fa), lmx_free(fb), lmx_free(fc);
   }
   return 0;
 }
 
-int lmx_cu_blas_run(lmx_cu_stream s, const lmx_cu_gemm_call *c) {
+/* the call with the device's state (its lock held) */
+static int run_locked(lmx_cu_stream s, void *state, const lmx_cu_gemm_call *c) {
   (void)s;
   CBLAS_TRANSPOSE ta = c->transa ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = c->transb ? CblasTrans : CblasNoTrans;
-  if (c->dt == LMX_FLOAT16) return run_f16(c, ta, tb);
+  if (c->dt == LMX_FLOAT16) return run_f16((sim_blas *)state, c, ta, tb);
   for (int b = 0; b < c->batch; b++) {
     if (c->dt == LMX_FLOAT32)
       cblas_sgemm(CblasColMajor, ta, tb, c->m, c->n, c->k, (float)c->alpha,
@@ -90,13 +157,8 @@ int lmx_cu_blas_run(lmx_cu_stream s, const lmx_cu_gemm_call *c) {
   return 0;
 }
 
-#else /* real cuBLAS through dlopen */
+#else /* real cuBLAS, opened by the runtime's loader */
 #include <cublas_api.h>
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-
-enum { MAX_DEV = 64 };
 
 static struct {
   decltype(&cublasCreate_v2) create;
@@ -117,45 +179,44 @@ static struct {
                                void *, cudaDataType, int, long long, int, cublasComputeType_t,
                                cublasGemmAlgo_t);
 } B;
-static int opened; /* 0 not tried, 1 ok, -1 failed (under lock) */
-static char open_err[256];
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t dev_lock[MAX_DEV];
-static cublasHandle_t handles[MAX_DEV];
-static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+static int syms_ok; /* under sym_lock; a failure is retried (a library installed meanwhile) */
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void init_locks(void) {
-  for (int i = 0; i < MAX_DEV; i++) pthread_mutex_init(&dev_lock[i], NULL);
+/* Looks cuBLAS's entry points up once: LMX_OK or the loader's error. */
+static int load_syms(void) {
+  pthread_mutex_lock(&sym_lock);
+  int rc = LMX_OK;
+  if (!syms_ok) {
+#define SYM(field, name)                                                                   \
+  if (rc == LMX_OK) {                                                                      \
+    void *p_ = NULL;                                                                       \
+    rc = lmx_cuda_lib_sym(LMX_LIB_CUBLAS, name, &p_);                                      \
+    memcpy(&B.field, &p_, sizeof p_);                                                      \
+  }
+    SYM(create, "cublasCreate_v2") SYM(set_stream, "cublasSetStream_v2")
+    SYM(set_math, "cublasSetMathMode") SYM(sgemm, "cublasSgemm_v2")
+    SYM(dgemm, "cublasDgemm_v2") SYM(sgemm_sb, "cublasSgemmStridedBatched")
+    SYM(dgemm_sb, "cublasDgemmStridedBatched") SYM(gemm_ex, "cublasGemmEx")
+    SYM(gemm_sb_ex, "cublasGemmStridedBatchedEx")
+#undef SYM
+    syms_ok = rc == LMX_OK;
+  }
+  pthread_mutex_unlock(&sym_lock);
+  return rc;
 }
 
-const char *lmx_cu_blas_error(void) { return open_err; }
-
-static int open_cublas(void) {
-  pthread_mutex_lock(&open_lock);
-  if (!opened) {
-    void *h = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      snprintf(open_err, sizeof open_err, "cannot open cuBLAS (libcublas.so.13): %s", dlerror());
-      opened = -1;
-    } else {
-#define SYM(field, name)                                                                   \
-  if (opened == 0 && !(*(void **)&B.field = dlsym(h, name))) {                             \
-    snprintf(open_err, sizeof open_err, "cuBLAS lacks %s", name);                          \
-    opened = -1;                                                                           \
-  }
-      SYM(create, "cublasCreate_v2") SYM(set_stream, "cublasSetStream_v2")
-      SYM(set_math, "cublasSetMathMode") SYM(sgemm, "cublasSgemm_v2")
-      SYM(dgemm, "cublasDgemm_v2") SYM(sgemm_sb, "cublasSgemmStridedBatched")
-      SYM(dgemm_sb, "cublasDgemmStridedBatched") SYM(gemm_ex, "cublasGemmEx")
-      SYM(gemm_sb_ex, "cublasGemmStridedBatchedEx")
-#undef SYM
-      if (opened == 0) opened = 1;
-    }
-  }
-  int ok = opened == 1;
-  pthread_mutex_unlock(&open_lock);
-  return ok;
+static int make_state(int dev_id, void *stream, void **h) {
+  (void)dev_id, (void)stream;
+  LMX_TRY(load_syms());
+  cublasHandle_t hh = NULL;
+  cublasStatus_t st = B.create(&hh);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return lmx_fail(LMX_ERR_DEVICE, "cublasCreate_v2 failed: cuBLAS status %d", (int)st);
+  st = B.set_math(hh, CUBLAS_DEFAULT_MATH);
+  if (st != CUBLAS_STATUS_SUCCESS) /* the handle is kept out of use, not destroyed */
+    return lmx_fail(LMX_ERR_DEVICE, "cublasSetMathMode failed: cuBLAS status %d", (int)st);
+  *h = hh;
+  return LMX_OK;
 }
 
 static int call(const lmx_cu_gemm_call *c, cublasHandle_t h) {
@@ -191,25 +252,20 @@ static int call(const lmx_cu_gemm_call *c, cublasHandle_t h) {
   return st == CUBLAS_STATUS_SUCCESS ? 0 : LMX_CU_GEMM_EBLAS + (int)st;
 }
 
+/* the call with the device's handle (its lock held) */
+static int run_locked(lmx_cu_stream s, void *state, const lmx_cu_gemm_call *c) {
+  cublasHandle_t h = (cublasHandle_t)state;
+  cublasStatus_t st = B.set_stream(h, (cudaStream_t)s);
+  return st == CUBLAS_STATUS_SUCCESS ? call(c, h) : LMX_CU_GEMM_EBLAS + (int)st;
+}
+#endif
+
 int lmx_cu_blas_run(lmx_cu_stream s, const lmx_cu_gemm_call *c) {
-  if (!open_cublas()) return LMX_CU_GEMM_ELIB;
-  pthread_once(&locks_once, init_locks);
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return (int)e;
-  if (dev < 0 || dev >= MAX_DEV) return (int)cudaErrorInvalidDevice;
-  pthread_mutex_lock(&dev_lock[dev]);
-  int rc = 0;
-  if (!handles[dev]) {
-    cublasStatus_t st = B.create(&handles[dev]);
-    if (st == CUBLAS_STATUS_SUCCESS) st = B.set_math(handles[dev], CUBLAS_DEFAULT_MATH);
-    if (st != CUBLAS_STATUS_SUCCESS) rc = LMX_CU_GEMM_EBLAS + (int)st, handles[dev] = NULL;
-  }
-  if (!rc) {
-    cublasStatus_t st = B.set_stream(handles[dev], (cudaStream_t)s);
-    rc = st == CUBLAS_STATUS_SUCCESS ? call(c, handles[dev]) : LMX_CU_GEMM_EBLAS + (int)st;
-  }
+  int dev;
+  void *h;
+  int rc = state_lock(&dev, &h);
+  if (rc) return rc;
+  rc = run_locked(s, h, c);
   pthread_mutex_unlock(&dev_lock[dev]);
   return rc;
 }
-#endif

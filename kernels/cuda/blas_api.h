@@ -1,7 +1,7 @@
 /* blas_api.h — private to kernels/cuda: the one place a derived column-major GEMM call
- * (cu_gemm.h) meets a BLAS library. The real build opens cuBLAS at run time (blas_api.cu);
- * the simulator build calls OpenBLAS. When the device runtime's library loader
- * (src/device/cuda_libs) is merged, only blas_api.cu's loading part changes. */
+ * (cu_gemm.h) meets a BLAS library. The real build gets cuBLAS from the device runtime's
+ * loader (src/device/cuda_libs, LMX_LIB_CUBLAS) and keeps one handle per device
+ * (lmx_cuda_lib_handle); the simulator build calls OpenBLAS (blas_api.cu). */
 #ifndef LMX_KERNELS_CUDA_BLAS_API_H
 #define LMX_KERNELS_CUDA_BLAS_API_H
 

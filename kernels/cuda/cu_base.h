@@ -8,6 +8,24 @@
 
 typedef struct CUstream_st *lmx_cu_stream;
 
+/* The per-device error word of kernels that check their inputs where the CPU raises
+ * (take mode raise, softmax lengths): device memory owned by the device runtime
+ * (src/device/cuda_state.c), cleared on creation and after each report. The first
+ * launch that finds a bad value claims it (atomicCAS of tag from 0) and stores where
+ * and what; the host reads it at the next synchronisation and names the operator from
+ * the tag. */
+typedef struct lmx_cu_raise_word {
+  unsigned long long tag; /* 0: nothing found; else the claiming launch's tag */
+  long long pos, value;   /* the element's flat position and its value */
+} lmx_cu_raise_word;
+
+/* What a checking launcher receives: the word (NULL: do not report, only clamp) and the
+ * tag of this launch (lmx_cuda_raise_slot). Passed by value. */
+typedef struct lmx_cu_raise {
+  lmx_cu_raise_word *word;
+  unsigned long long tag;
+} lmx_cu_raise;
+
 #ifdef __cplusplus
 #define LMX_CU_BEGIN extern "C" {
 #define LMX_CU_END }

@@ -21,11 +21,13 @@ enum { LMX_CU_TAKE_CLIP, LMX_CU_TAKE_WRAP, LMX_CU_TAKE_RAISE };
 
 /* out[outer, K, inner] = a[outer, A, inner] gathered at rows idx[K] (A > 0): clip clamps an
  * index into [0, A), wrap takes it modulo A; raise also clamps (never reads out of
- * bounds) and, when bad is not NULL, sets the device int *bad to 1 when any index was out
- * of range (the caller clears it first and reads it after a synchronisation). Any of the
- * 7 dtypes for a (copied, not converted); no accumulation (the CPU refuses req ADD). */
+ * bounds) and, when bad.word is not NULL, reports an out-of-range index to it (position
+ * k, value the truncated index; see lmx_cu_raise_word), read by the runtime at the next
+ * synchronisation. Any of the 7 dtypes for a (copied, not converted); no accumulation
+ * (the CPU refuses req ADD). */
 int lmx_cu_take(lmx_cu_stream s, int dt, int idt, int64_t outer, int64_t A, int64_t inner,
-                int64_t K, void *out, const void *a, const void *idx, int mode, int *bad);
+                int64_t K, void *out, const void *a, const void *idx, int mode,
+                lmx_cu_raise bad);
 /* ga[outer, A, inner] (+)= the scatter of g[outer, K, inner] into the rows idx[K] resolved as
  * in lmx_cu_take (raise clamps). Deterministic, no atomics: one thread per (outer, inner)
  * column zeroes it (acc 0) then adds the K rows in index order, storing after every add,

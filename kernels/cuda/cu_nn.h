@@ -24,13 +24,14 @@ int lmx_cu_softmax_bwd(lmx_cu_stream s, int dt, int64_t outer, int64_t len, int6
                        void *gx, const void *g, const void *y, double temperature, int logm,
                        int acc);
 /* the same over the first lens[r] positions of row r = o*inner + i (lens int32, int64
- * when l64; the caller guarantees 0 <= lens[r] <= len); later positions get 0 */
+ * when l64); later positions get 0. A length outside [0, len] is clamped into it and
+ * reported to bad.word when not NULL (position r, the length; see lmx_cu_raise_word). */
 int lmx_cu_softmax_len(lmx_cu_stream s, int dt, int64_t outer, int64_t len, int64_t inner,
                        void *y, const void *x, const void *lens, int l64, double temperature,
-                       int logm, int acc);
+                       int logm, int acc, lmx_cu_raise bad);
 int lmx_cu_softmax_len_bwd(lmx_cu_stream s, int dt, int64_t outer, int64_t len, int64_t inner,
                            void *gx, const void *g, const void *y, const void *lens, int l64,
-                           double temperature, int logm, int acc);
+                           double temperature, int logm, int acc, lmx_cu_raise bad);
 /* *count (a device float) <- max(1, the number of x[n] with (int)x != (int)thr (mode 0,
  * SoftmaxOutput's valid labels) or x > thr (mode 1, MakeLoss)); one block, fixed order */
 int lmx_cu_count(lmx_cu_stream s, int dt, int64_t n, const void *x, int mode, double thr,

@@ -159,6 +159,16 @@ static inline int lmx_cu_aligned16(const void *p) { return ((uintptr_t)p & 15u) 
     default: bad;                                                                         \
   }
 
+/* Reports a bad input value at flat position pos to the raise word (cu_base.h): the
+ * first launch and thread that claims the word records where and what; later ones leave
+ * it. Nothing when r.word is NULL. */
+__device__ static inline void lmx_cu_raise_set(lmx_cu_raise r, int64_t pos, int64_t value) {
+  if (r.word && atomicCAS(&r.word->tag, 0ULL, r.tag) == 0ULL) {
+    r.word->pos = (long long)pos;
+    r.word->value = (long long)value;
+  }
+}
+
 /* ---- deterministic block reduction -------------------------------------------------- */
 
 /* Combines v across the block (blockDim.x a multiple of 32, at most 1024) with MERGE,

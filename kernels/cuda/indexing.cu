@@ -5,7 +5,8 @@
  *  - indices, lengths and conditions of any dtype are read through double and truncated
  *    like the CPU's (int64_t) cast (non-finite -> 0; beyond the int64 range -> INT64_MIN,
  *    what x86 gives), then resolved by mode; "raise" clamps like "clip" so a kernel never
- *    reads out of bounds, and raises a device flag the caller may read after a sync;
+ *    reads out of bounds, and reports the first bad index to the device's raise word
+ *    (cu_base.h), which the runtime reads at the next synchronisation;
  *  - take's backward (Embedding's weight gradient) is deterministic without atomics:
  *    one thread per (outer, inner) column walks the K indices in order, so repeated
  *    indices add in the CPU's order and the result is bit-identical; its parallelism is
@@ -40,14 +41,14 @@ __device__ static inline int64_t trunc_i64(double v) {
   return (int64_t)v;
 }
 
-/* index k resolved against a dim of size A > 0 */
+/* index k resolved against a dim of size A > 0; raise mode reports a bad one to r */
 __device__ static inline int64_t pick(const void *idx, int idt, int64_t k, int64_t A, int mode,
-                                      int *bad) {
+                                      lmx_cu_raise r) {
   double v = ld_any(idx, idt, k);
   int64_t i = isfinite(v) ? trunc_i64(v) : 0;
   if (i >= 0 && i < A) return i;
   if (mode == LMX_CU_TAKE_WRAP) return ((i % A) + A) % A;
-  if (mode == LMX_CU_TAKE_RAISE && bad) atomicExch(bad, 1);
+  if (mode == LMX_CU_TAKE_RAISE) lmx_cu_raise_set(r, k, i);
   return i < 0 ? 0 : A - 1;
 }
 
@@ -55,17 +56,19 @@ __device__ static inline int64_t pick(const void *idx, int idt, int64_t k, int64
 
 template <typename T>
 __global__ void k_take(int64_t outer, int64_t A, int64_t inner, int64_t K, T *out, const T *a,
-                       const void *idx, int idt, int mode, int *bad) {
+                       const void *idx, int idt, int mode, lmx_cu_raise bad) {
   int64_t n = outer * K * inner;
   LMX_CU_GRID_LOOP(e, n) {
     int64_t j = e % inner, r = e / inner, k = r % K, o = r / K;
-    int64_t i = pick(idx, idt, k, A, mode, bad);
+    /* one thread per index checks it, so a bad index is reported once */
+    lmx_cu_raise rb = {j == 0 && o == 0 ? bad.word : NULL, bad.tag};
+    int64_t i = pick(idx, idt, k, A, mode, rb);
     out[e] = a[(o * A + i) * inner + j];
   }
 }
 
 int lmx_cu_take(lmx_cu_stream s, int dt, int idt, int64_t outer, int64_t A, int64_t inner,
-                int64_t K, void *out, const void *a, const void *idx, int mode, int *bad) {
+                int64_t K, void *out, const void *a, const void *idx, int mode, lmx_cu_raise bad) {
   if (!dtype_ok(idt) || mode < LMX_CU_TAKE_CLIP || mode > LMX_CU_TAKE_RAISE) return -1;
   int64_t n = outer * K * inner;
   if (n == 0) return 0;
@@ -80,13 +83,14 @@ template <typename T>
 __global__ void k_take_bwd(int64_t outer, int64_t A, int64_t inner, int64_t K, T *ga,
                            const T *g, const void *idx, int idt, int mode, int acc) {
   typedef typename lmx_cu_acc<T>::type C;
+  const lmx_cu_raise no_raise = {NULL, 0}; /* the forward reported bad indices */
   LMX_CU_GRID_LOOP(e, outer * inner) {
     int64_t j = e % inner, o = e / inner;
     T *col = ga + o * A * inner + j;
     if (!acc)
       for (int64_t r = 0; r < A; r++) lmx_cu_st(col, r * inner, (C)0);
     for (int64_t k = 0; k < K; k++) {
-      int64_t i = pick(idx, idt, k, A, mode, NULL);
+      int64_t i = pick(idx, idt, k, A, mode, no_raise);
       C v = (C)lmx_cu_ld(col, i * inner) + (C)lmx_cu_ld(g, (o * K + k) * inner + j);
       lmx_cu_st(col, i * inner, v);
     }

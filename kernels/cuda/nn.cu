@@ -193,11 +193,13 @@ __device__ static inline int64_t row_len(const void *lens, int l64, int64_t r) {
 
 template <typename T>
 __global__ void k_softmax_len(int64_t outer, int64_t len, int64_t inner, T *y, const T *x,
-                              const void *lens, int l64, double temp, int logm, int acc) {
+                              const void *lens, int l64, double temp, int logm, int acc,
+                              lmx_cu_raise bad) {
   typedef typename lmx_cu_acc<T>::type C;
   C it = (C)(1.0 / temp);
   LMX_CU_GRID_LOOP(r, outer * inner) {
     int64_t base = (r / inner) * len * inner + r % inner, m = row_len(lens, l64, r);
+    if (m < 0 || m > len) lmx_cu_raise_set(bad, r, m);
     m = m < 0 ? 0 : m > len ? len : m;
     C mx = m > 0 ? (C)lmx_cu_ld(x, base) : (C)0, sum = 0;
     for (int64_t j = 1; j < m; j++) {
@@ -219,11 +221,12 @@ __global__ void k_softmax_len(int64_t outer, int64_t len, int64_t inner, T *y, c
 template <typename T>
 __global__ void k_softmax_len_bwd(int64_t outer, int64_t len, int64_t inner, T *gx, const T *g,
                                   const T *y, const void *lens, int l64, double temp, int logm,
-                                  int acc) {
+                                  int acc, lmx_cu_raise bad) {
   typedef typename lmx_cu_acc<T>::type C;
   C it = (C)(1.0 / temp);
   LMX_CU_GRID_LOOP(r, outer * inner) {
     int64_t base = (r / inner) * len * inner + r % inner, m = row_len(lens, l64, r);
+    if (m < 0 || m > len) lmx_cu_raise_set(bad, r, m);
     m = m < 0 ? 0 : m > len ? len : m;
     C sum = 0;
     for (int64_t j = 0; j < m; j++) {
@@ -242,24 +245,24 @@ __global__ void k_softmax_len_bwd(int64_t outer, int64_t len, int64_t inner, T *
 
 int lmx_cu_softmax_len(lmx_cu_stream s, int dt, int64_t outer, int64_t len, int64_t inner,
                        void *y, const void *x, const void *lens, int l64, double temperature,
-                       int logm, int acc) {
+                       int logm, int acc, lmx_cu_raise bad) {
   if (outer * len * inner == 0) return dt <= LMX_FLOAT16 ? 0 : -1;
   LMX_CU_DISPATCH_FLOAT(dt, return -1,
                         LMX_LAUNCH(k_softmax_len<T>, lmx_cu_blocks(outer * inner),
                                    LMX_CU_THREADS, 0, s, outer, len, inner, (T *)y,
-                                   (const T *)x, lens, l64, temperature, logm, acc));
+                                   (const T *)x, lens, l64, temperature, logm, acc, bad));
   return lmx_cu_last_error();
 }
 
 int lmx_cu_softmax_len_bwd(lmx_cu_stream s, int dt, int64_t outer, int64_t len, int64_t inner,
                            void *gx, const void *g, const void *y, const void *lens, int l64,
-                           double temperature, int logm, int acc) {
+                           double temperature, int logm, int acc, lmx_cu_raise bad) {
   if (outer * len * inner == 0) return dt <= LMX_FLOAT16 ? 0 : -1;
   LMX_CU_DISPATCH_FLOAT(dt, return -1,
                         LMX_LAUNCH(k_softmax_len_bwd<T>, lmx_cu_blocks(outer * inner),
                                    LMX_CU_THREADS, 0, s, outer, len, inner, (T *)gx,
                                    (const T *)g, (const T *)y, lens, l64, temperature, logm,
-                                   acc));
+                                   acc, bad));
   return lmx_cu_last_error();
 }
 

@@ -13,7 +13,10 @@
  * threads (thread t combines reduced indices t, t+256, ..., then a warp-shuffle tree and
  * one shared-memory step, cu_util.cuh), or, when the reduced extent is at most 64, by one
  * thread serially, or, when neighbouring outputs read neighbouring elements (a column
- * reduction), by 8 threads of a 32 x 8 block (k_red_cols); every order depends on the
+ * reduction), by 8 threads of a 32 x 8 block (k_red_cols). A few outputs (at most 64)
+ * over a long reduced extent (at least 65536) are split instead: up to 1024 blocks
+ * combine contiguous ranges into partials in the device's scratch, and a second launch
+ * merges each output's partials (k_red_split / k_red_merge). Every order depends on the
  * shapes only, so results are identical from run to run and device to device. The same kernel reduces the gradient of a
  * broadcasting binary op (the mapped value is d(a op b)/d(side) · g instead of x).
  * Formulas: the CPU's (strided.c, MXNet 1.9 broadcast_reduce_op.h); NaN propagates
@@ -21,6 +24,10 @@
  * plain copy moves any dtype; lmx_cu_binary (the array layer) takes all 7 dtypes.
  */
 #include "../cpu/cpu_kernels.h"
+extern "C" {
+#include "../../src/core/status.h"
+#include "../../src/device/cuda_state.h"
+}
 #include "cu_convert.h"
 #include "cu_strided.h"
 #include "cu_util.cuh"
@@ -340,6 +347,29 @@ struct RGeo {
   Walk k, r; /* kept dims (outputs) and reduced dims, strides of dest, p1, p2, p3 */
 };
 
+/* a combined with the mapped values of reduced indices lo, lo + step, ... < hi of the
+ * output at kept offsets base */
+template <typename T, typename C, typename K, typename M>
+__device__ static inline C red_range(const RGeo &g, const int64_t *base, int64_t lo, int64_t hi,
+                                     int64_t step, C a, const T *p1, const T *p2, const T *p3,
+                                     C sc) {
+  int64_t o[NOPS];
+  for (int64_t r = lo; r < hi; r += step) {
+    offsets(g.r, r, o);
+    for (int q = 1; q < NOPS; q++) o[q] += base[q];
+    a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
+  }
+  return a;
+}
+
+/* y[base0] (+)= fin(a) */
+template <typename T, typename C, typename K>
+__device__ static inline void red_store(T *y, int64_t base0, C a, int acc) {
+  a = K::fin(a);
+  if (acc) a = (C)lmx_cu_ld(y, base0) + a;
+  lmx_cu_st(y, base0, a);
+}
+
 template <typename T, typename K, typename M>
 __global__ void k_red_block(RGeo g, T *y, const T *p1, const T *p2, const T *p3, double scd,
                            int acc) {
@@ -347,20 +377,12 @@ __global__ void k_red_block(RGeo g, T *y, const T *p1, const T *p2, const T *p3,
   __shared__ C sh[32];
   C sc = (C)scd;
   for (int64_t out = blockIdx.x; out < g.k.total; out += gridDim.x) {
-    int64_t base[NOPS], o[NOPS];
+    int64_t base[NOPS];
     offsets(g.k, out, base);
-    C a = K::template identity<C>();
-    for (int64_t r = threadIdx.x; r < g.r.total; r += blockDim.x) {
-      offsets(g.r, r, o);
-      for (int q = 1; q < NOPS; q++) o[q] += base[q];
-      a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-    }
+    C a = red_range<T, C, K, M>(g, base, threadIdx.x, g.r.total, blockDim.x,
+                                K::template identity<C>(), p1, p2, p3, sc);
     a = lmx_cu_block_reduce<C, K>(a, sh);
-    if (threadIdx.x == 0) {
-      a = K::fin(a);
-      if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-      lmx_cu_st(y, base[0], a);
-    }
+    if (threadIdx.x == 0) red_store<T, C, K>(y, base[0], a, acc);
     __syncthreads(); /* sh is rewritten by the next output */
   }
 }
@@ -371,17 +393,11 @@ __global__ void k_red_thread(RGeo g, T *y, const T *p1, const T *p2, const T *p3
   typedef typename lmx_cu_acc<T>::type C;
   C sc = (C)scd;
   LMX_CU_GRID_LOOP(out, g.k.total) {
-    int64_t base[NOPS], o[NOPS];
+    int64_t base[NOPS];
     offsets(g.k, out, base);
-    C a = K::template identity<C>();
-    for (int64_t r = 0; r < g.r.total; r++) {
-      offsets(g.r, r, o);
-      for (int q = 1; q < NOPS; q++) o[q] += base[q];
-      a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-    }
-    a = K::fin(a);
-    if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-    lmx_cu_st(y, base[0], a);
+    C a = red_range<T, C, K, M>(g, base, 0, g.r.total, 1, K::template identity<C>(), p1, p2,
+                                p3, sc);
+    red_store<T, C, K>(y, base[0], a, acc);
   }
 }
 
@@ -400,29 +416,90 @@ __global__ void k_red_cols(RGeo g, T *y, const T *p1, const T *p2, const T *p3, 
   C sc = (C)scd;
   int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t ob = (int64_t)blockIdx.x * 32; ob < g.k.total; ob += (int64_t)gridDim.x * 32) {
-    int64_t out = ob + tx, base[NOPS], o[NOPS];
+    int64_t out = ob + tx, base[NOPS];
     C a = K::template identity<C>();
     if (out < g.k.total) {
       offsets(g.k, out, base);
-      for (int64_t r = ty; r < g.r.total; r += RC_ROWS) {
-        offsets(g.r, r, o);
-        for (int q = 1; q < NOPS; q++) o[q] += base[q];
-        a = K::comb(a, M::template v<T, C>(p1, p2, p3, o), sc);
-      }
+      a = red_range<T, C, K, M>(g, base, ty, g.r.total, RC_ROWS, a, p1, p2, p3, sc);
     }
     sh[ty][tx] = a;
     __syncthreads();
     if (ty == 0 && out < g.k.total) {
       for (int k = 1; k < RC_ROWS; k++) a = K::merge(a, sh[k][tx]);
-      a = K::fin(a);
-      if (acc) a = (C)lmx_cu_ld(y, base[0]) + a;
-      lmx_cu_st(y, base[0], a);
+      red_store<T, C, K>(y, base[0], a, acc);
     }
     __syncthreads(); /* sh is rewritten for the next 32 outputs */
   }
 }
 
-enum { RED_SERIAL_MAX = 64, RED_MAX_BLOCKS = 65535 };
+/* Split reductions (few outputs, long reduced extent): one block per output would leave
+ * the GPU idle, so pass 1 gives each output `parts` blocks, block (out, p) combining the
+ * p-th contiguous range of len reduced indices (thread t: t, t + 256, ... of the range,
+ * then the block tree) into part[out * parts + p]; pass 2 (k_red_merge, one block per
+ * output) merges an output's parts in the same tree order and finishes. No atomics: the
+ * order depends on the shapes only, so results are the same in every run. The parts
+ * live in the device's kernel scratch (lmx_cuda_scratch), used in stream order. */
+template <typename T, typename K, typename M>
+__global__ void k_red_split(RGeo g, int64_t parts, int64_t len,
+                            typename lmx_cu_acc<T>::type *part, const T *p1, const T *p2,
+                            const T *p3, double scd) {
+  typedef typename lmx_cu_acc<T>::type C;
+  __shared__ C sh[32];
+  C sc = (C)scd;
+  int64_t out = blockIdx.x / parts, p = blockIdx.x % parts, base[NOPS];
+  offsets(g.k, out, base);
+  int64_t lo = p * len, hi = lo + len < g.r.total ? lo + len : g.r.total;
+  C a = red_range<T, C, K, M>(g, base, lo + threadIdx.x, hi, blockDim.x,
+                              K::template identity<C>(), p1, p2, p3, sc);
+  a = lmx_cu_block_reduce<C, K>(a, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = a;
+}
+
+template <typename T, typename K>
+__global__ void k_red_merge(RGeo g, int64_t parts, const typename lmx_cu_acc<T>::type *part,
+                            T *y, int acc) {
+  typedef typename lmx_cu_acc<T>::type C;
+  __shared__ C sh[32];
+  int64_t out = blockIdx.x, base[NOPS];
+  offsets(g.k, out, base);
+  C a = K::template identity<C>();
+  for (int64_t p = threadIdx.x; p < parts; p += blockDim.x) a = K::merge(a, part[out * parts + p]);
+  a = lmx_cu_block_reduce<C, K>(a, sh);
+  if (threadIdx.x == 0) red_store<T, C, K>(y, base[0], a, acc);
+}
+
+enum {
+  RED_SERIAL_MAX = 64,
+  RED_MAX_BLOCKS = 65535,
+  RED_SPLIT_OUTS = 64,          /* split when there are at most this many outputs */
+  RED_SPLIT_MIN = 1 << 16,      /* ... and at least this many reduced elements each */
+  RED_SPLIT_CHUNK = 16 * 256,   /* reduced elements per pass-1 block, at least */
+  RED_SPLIT_PARTS = 1024        /* parts of all outputs together (scratch: 8 KiB) */
+};
+
+/* the split path when it applies and the scratch is there: 1 not taken, else the rc */
+template <typename T, typename K, typename M>
+static int red_split(lmx_cu_stream s, const RGeo &g, void *y, const void *p1, const void *p2,
+                     const void *p3, double sc, int acc) {
+  typedef typename lmx_cu_acc<T>::type C;
+  if (g.k.total > RED_SPLIT_OUTS || g.r.total < RED_SPLIT_MIN) return 1;
+  void *scratch = NULL;
+  if (lmx_cuda_scratch(&scratch) != LMX_OK) { /* the one-block path needs none */
+    lmx_clear_error();
+    return 1;
+  }
+  int64_t parts = (g.r.total + RED_SPLIT_CHUNK - 1) / RED_SPLIT_CHUNK;
+  if (parts > RED_SPLIT_PARTS / g.k.total) parts = RED_SPLIT_PARTS / g.k.total;
+  int64_t len = (g.r.total + parts - 1) / parts;
+  C *part = (C *)scratch;
+  LMX_LAUNCH((k_red_split<T, K, M>), (unsigned)(g.k.total * parts), LMX_CU_THREADS, 0, s, g,
+             parts, len, part, (const T *)p1, (const T *)p2, (const T *)p3, sc);
+  int rc = lmx_cu_last_error();
+  if (rc) return rc;
+  LMX_LAUNCH((k_red_merge<T, K>), (unsigned)g.k.total, LMX_CU_THREADS, 0, s, g, parts,
+             (const C *)part, (T *)y, acc);
+  return lmx_cu_last_error();
+}
 
 /* Splits shape with operand strides st[4] (st[0] = destination) into kept / reduced. */
 static int make_rgeo(RGeo *g, int ndim, const int64_t *shape, const int64_t *const *st) {
@@ -446,6 +523,8 @@ template <typename T, typename K, typename M>
 static int red_launch(lmx_cu_stream s, const RGeo &g, void *y, const void *p1, const void *p2,
                       const void *p3, double sc, int acc) {
   if (!g.k.total) return 0;
+  int split = red_split<T, K, M>(s, g, y, p1, p2, p3, sc, acc);
+  if (split != 1) return split;
   int cols = g.k.nd > 0 && g.k.st[1][g.k.nd - 1] == 1 && g.k.total > 1;
   if (cols && g.r.total > RED_SERIAL_MAX) {
     const int64_t most = RED_MAX_BLOCKS;

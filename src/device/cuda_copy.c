@@ -104,7 +104,8 @@ static int stage_chunk(lmx_cuda_dev *d, char *dst, const char *src, size_t n, in
 
 static int staged(lmx_cuda_dev *d, char *dst, const char *src, size_t bytes, int to_host) {
   pthread_mutex_lock(&d->mu);
-  int rc = LMX_OK;
+  /* a copy to the host is a synchronisation: it reports what checking kernels found */
+  int rc = to_host ? lmx_cuda_raise_fetch(d) : LMX_OK;
   for (size_t off = 0; rc == LMX_OK && off < bytes; off += LMX_CUDA_STAGING_BYTES) {
     size_t n = bytes - off < LMX_CUDA_STAGING_BYTES ? bytes - off : LMX_CUDA_STAGING_BYTES;
     rc = stage_chunk(d, dst + off, src + off, n, to_host);
@@ -115,6 +116,7 @@ static int staged(lmx_cuda_dev *d, char *dst, const char *src, size_t bytes, int
     int rd = lmx_cuda_stage_drain(d);
     if (rc == LMX_OK) rc = rd;
   }
+  if (to_host && rc == LMX_OK) rc = lmx_cuda_raise_report(d, "a copy to host memory");
   pthread_mutex_unlock(&d->mu);
   return rc;
 }

@@ -2,6 +2,11 @@
  * reporting, synchronisation, the executor's note of the last operator, library
  * handles (see cuda_state.h).
  *
+ * Kernels that check their input where the CPU raises (take mode raise, softmax lengths)
+ * cannot fail their launch: they clamp, and record the first bad value in the device's
+ * raise word, which every wait fetches (an asynchronous copy queued before it) and
+ * reports after it, naming the operator remembered under the launch's tag.
+ *
  * Device states are created once under a global mutex and never destroyed (the CUDA
  * runtime tears its contexts down at process exit; destroying streams from an atexit
  * handler would race with that). A state pointer, once published, is read without a
@@ -159,6 +164,12 @@ static int create(int dev_id, lmx_cuda_dev **out) {
     lmx_free(d);
     return lmx_fail(LMX_ERR_INTERNAL, "gpu(%d): cannot create a mutex", dev_id);
   }
+  if (pthread_mutex_init(&d->rmu, NULL) != 0) {
+    pthread_mutex_destroy(&d->fmu);
+    pthread_mutex_destroy(&d->mu);
+    lmx_free(d);
+    return lmx_fail(LMX_ERR_INTERNAL, "gpu(%d): cannot create a mutex", dev_id);
+  }
   int rc;
   rc = lmx_cuda_make_current(d);
   if (rc == LMX_OK)
@@ -173,6 +184,7 @@ static int create(int dev_id, lmx_cuda_dev **out) {
     if (d->order) cudaEventDestroy(d->order);
     if (d->stream) cudaStreamDestroy(d->stream);
     cudaGetLastError();
+    pthread_mutex_destroy(&d->rmu);
     pthread_mutex_destroy(&d->fmu);
     pthread_mutex_destroy(&d->mu);
     lmx_free(d);
@@ -213,11 +225,15 @@ int lmx_cuda_dev_get(int dev_id, lmx_cuda_dev **out) {
 int lmx_cuda_sync_dev(lmx_cuda_dev *d) {
   pthread_mutex_lock(&d->mu);
   int rc = lmx_cuda_stage_drain(d);
+  if (rc == LMX_OK) rc = lmx_cuda_raise_fetch(d);
   pthread_mutex_unlock(&d->mu);
   LMX_TRY(rc);
   cudaError_t e = cudaStreamSynchronize(d->stream);
   if (e != cudaSuccess) return lmx_cuda_fault(d, e, "cudaStreamSynchronize");
-  return LMX_OK;
+  pthread_mutex_lock(&d->mu);
+  rc = lmx_cuda_raise_report(d, "cudaStreamSynchronize");
+  pthread_mutex_unlock(&d->mu);
+  return rc;
 }
 
 void *lmx_cuda_stream(int dev_id) {
@@ -258,6 +274,108 @@ int lmx_cuda_lib_handle(int dev_id, int lib, int (*make)(int dev_id, void *strea
     else lmx_fail_prefix(rc, "%s: creating the %s handle: ", d->name, lmx_cuda_lib_name(lib));
   }
   if (rc == LMX_OK) *out = d->lib[lib];
+  pthread_mutex_unlock(&d->mu);
+  return rc;
+}
+
+/* ---- the raise word of checking kernels ------------------------------------------------ */
+
+static int raise_make(lmx_cuda_dev *d) {
+  if (d->raise_dev) return LMX_OK;
+  void *dev = NULL, *host = NULL;
+  LMX_TRY(lmx_cuda_make_current(d));
+  int rc = lmx_cuda_check(d, cudaMalloc(&dev, sizeof(lmx_cu_raise_word)), "cudaMalloc (raise word)");
+  if (rc == LMX_OK)
+    rc = lmx_cuda_check(d, cudaMallocHost(&host, sizeof(lmx_cu_raise_word)),
+                        "cudaMallocHost (raise word)");
+  if (rc == LMX_OK)
+    rc = lmx_cuda_check(d, cudaMemsetAsync(dev, 0, sizeof(lmx_cu_raise_word), d->stream),
+                        "cudaMemsetAsync (raise word)");
+  if (rc != LMX_OK) {
+    if (dev) cudaFree(dev);
+    if (host) cudaFreeHost(host);
+    cudaGetLastError();
+    return rc;
+  }
+  memset(host, 0, sizeof(lmx_cu_raise_word));
+  d->raise_host = host;
+  __atomic_store_n(&d->raise_dev, (lmx_cu_raise_word *)dev, __ATOMIC_RELEASE);
+  return LMX_OK;
+}
+
+int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_raise_text text,
+                        int64_t range, lmx_cu_raise *out) {
+  lmx_cuda_dev *d;
+  LMX_TRY(lmx_cuda_dev_get(dev_id, &d));
+  pthread_mutex_lock(&d->rmu);
+  int rc = raise_make(d);
+  if (rc == LMX_OK) {
+    unsigned long long tag = ++d->raise_next;
+    lmx_cuda_raise_rec *r = &d->raise_rec[tag % LMX_CUDA_RAISE_RING];
+    r->tag = tag;
+    r->op = op;
+    r->text = text;
+    r->range = range;
+    snprintf(r->node, sizeof r->node, "%s", node ? node : "");
+    out->word = d->raise_dev;
+    out->tag = tag;
+  }
+  pthread_mutex_unlock(&d->rmu);
+  return rc;
+}
+
+int lmx_cuda_raise_fetch(lmx_cuda_dev *d) {
+  lmx_cu_raise_word *w = __atomic_load_n(&d->raise_dev, __ATOMIC_ACQUIRE);
+  if (!w) return LMX_OK;
+  return lmx_cuda_check(d, cudaMemcpyAsync(d->raise_host, w, sizeof *w, cudaMemcpyDeviceToHost,
+                                           d->stream),
+                        "cudaMemcpyAsync (raise word)");
+}
+
+int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what) {
+  if (!__atomic_load_n(&d->raise_dev, __ATOMIC_ACQUIRE) || d->raise_host->tag == 0)
+    return LMX_OK;
+  lmx_cu_raise_word w = *d->raise_host;
+  memset(d->raise_host, 0, sizeof w);
+  LMX_TRY(lmx_cuda_check(d, cudaMemsetAsync(d->raise_dev, 0, sizeof w, d->stream),
+                         "cudaMemsetAsync (raise word)"));
+  pthread_mutex_lock(&d->rmu);
+  lmx_cuda_raise_rec rec = d->raise_rec[w.tag % LMX_CUDA_RAISE_RING];
+  pthread_mutex_unlock(&d->rmu);
+  const lmx_cuda_raise_rec *r = &rec;
+  if (r->tag != w.tag)
+    return lmx_fail(LMX_ERR_ARG, "%s: a kernel found an out-of-range index or length at "
+                    "position %lld (value %lld); its operator is no longer known (more than "
+                    "%d checking launches since; reported by %s)", d->name, w.pos, w.value,
+                    LMX_CUDA_RAISE_RING, what);
+  char label[LMX_CUDA_NAME_CAP + 64], text[256];
+  if (r->node[0]) snprintf(label, sizeof label, "%s '%s'", r->op, r->node);
+  else snprintf(label, sizeof label, "%s", r->op);
+  r->text(text, sizeof text, w.pos, w.value, r->range);
+  return lmx_fail(LMX_ERR_ARG, "%s: %s (found on %s by the kernel, reported by %s)", label,
+                  text, d->name, what);
+}
+
+int lmx_cuda_scratch(void **out) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return lmx_fail(LMX_ERR_DEVICE, "no current CUDA device for the kernels' scratch");
+  }
+  lmx_cuda_dev *d;
+  LMX_TRY(lmx_cuda_dev_get(dev, &d));
+  void *p = __atomic_load_n(&d->scratch, __ATOMIC_ACQUIRE);
+  if (p) {
+    *out = p;
+    return LMX_OK;
+  }
+  pthread_mutex_lock(&d->mu);
+  int rc = LMX_OK;
+  if (!d->scratch) {
+    rc = lmx_cuda_check(d, cudaMalloc(&p, LMX_CUDA_SCRATCH_BYTES), "cudaMalloc (kernel scratch)");
+    if (rc == LMX_OK) __atomic_store_n(&d->scratch, p, __ATOMIC_RELEASE);
+  }
+  if (rc == LMX_OK) *out = d->scratch;
   pthread_mutex_unlock(&d->mu);
   return rc;
 }

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../kernels/cuda/cu_base.h"
 #include "caching_alloc.h"
 #include "cuda_libs.h"
 
@@ -48,8 +49,23 @@ enum {
   LMX_CUDA_MAX_DEVICES = 16,
   LMX_CUDA_STAGING_SLOTS = 4,           /* pinned buffers in the ring */
   LMX_CUDA_STAGING_BYTES = 4 << 20,     /* bytes per buffer (a copy is cut in chunks) */
-  LMX_CUDA_NAME_CAP = 64                /* bytes kept of a node name */
+  LMX_CUDA_NAME_CAP = 64,               /* bytes kept of a node name */
+  LMX_CUDA_RAISE_RING = 64,             /* checking launches remembered between syncs */
+  LMX_CUDA_SCRATCH_BYTES = 64 << 10     /* lmx_cuda_scratch: kernels' cross-block partials */
 };
+
+/* Words a checking launch's bad value (position pos, value, the valid range's bound) as
+ * the CPU does, e.g. lmx_take_bad_index_text (src/ops): the runtime knows no operator. */
+typedef void (*lmx_cuda_raise_text)(char *buf, size_t cap, long long pos, long long value,
+                                    int64_t range);
+
+typedef struct lmx_cuda_raise_rec {
+  unsigned long long tag; /* the launch's tag (0: unused) */
+  const char *op;         /* static: the descriptor's name */
+  char node[LMX_CUDA_NAME_CAP];
+  lmx_cuda_raise_text text;
+  int64_t range;
+} lmx_cuda_raise_rec;
 
 typedef struct lmx_cuda_stage {
   void *buf;        /* pinned host memory, LMX_CUDA_STAGING_BYTES */
@@ -75,6 +91,15 @@ typedef struct lmx_cuda_dev {
   char last_node[LMX_CUDA_NAME_CAP];
   int broken;
   char fault[512];
+  /* the raise word of checking kernels (lmx_cuda_raise_slot): made on first use (under
+   * rmu, then published), fetched into raise_host before every wait and reported after
+   * it (under mu). rmu guards the records and the tag; it is taken inside mu, never the
+   * other way, so a launch never waits for a copy that holds mu. */
+  pthread_mutex_t rmu;
+  lmx_cu_raise_word *raise_dev, *raise_host;
+  unsigned long long raise_next;
+  lmx_cuda_raise_rec raise_rec[LMX_CUDA_RAISE_RING];
+  void *scratch; /* lmx_cuda_scratch (under mu when made) */
 } lmx_cuda_dev;
 
 /* Number of devices the runtime reports (0 without a driver or a GPU). Never fails. */
@@ -127,6 +152,36 @@ void lmx_cuda_note_op(int dev_id, const char *op_name, const char *node_name);
  * status and sets a message on failure (it may use lmx_cuda_lib_sym). */
 int lmx_cuda_lib_handle(int dev_id, int lib, int (*create)(int dev_id, void *stream, void **h),
                         void **out);
+
+/* For a launch that checks its input on the device where the CPU raises (take mode raise,
+ * softmax lengths): *out gets gpu(dev_id)'s raise word and a fresh tag; the launch's
+ * operator (op static, node copied) and how to word a bad value (text, range) are
+ * remembered under that tag. The word is made on the device's first checking launch
+ * (one cudaMalloc and one pinned host word for the process's life), so steps allocate
+ * nothing. The next synchronisation (lmx_cuda_sync_dev, a device-to-host copy) reports
+ * the first bad value found since the last report as LMX_ERR_ARG:
+ *   "take 'emb': input 'indices': index 7 at position 2 is out of range [0, 5) (found on
+ *   gpu(0) by the kernel, reported by cudaStreamSynchronize)"
+ * and clears the word. No runtime call but the first time; never waits. */
+int lmx_cuda_raise_slot(int dev_id, const char *op, const char *node, lmx_cuda_raise_text text,
+                        int64_t range, lmx_cu_raise *out);
+
+/* LMX_CUDA_SCRATCH_BYTES of device memory of the current device for launchers whose
+ * kernels pass partial results between launches (a reduction's two passes): made once
+ * (cudaMalloc on first use), then shared by every such launch on the device. Launches on
+ * the device's one stream run in order, so one launcher's passes finish before the next
+ * launcher's begin; launchers must use it only on that stream. LMX_OK, or the runtime's
+ * error (callers fall back to a path without it). */
+int lmx_cuda_scratch(void **out);
+
+/* Queues the copy of d's raise word to its host copy (nothing when d has none). Called
+ * with d->mu held, before the wait that lmx_cuda_raise_report follows. */
+int lmx_cuda_raise_fetch(lmx_cuda_dev *d);
+
+/* After the wait: the error of a bad value found by a checking kernel (see
+ * lmx_cuda_raise_slot; `what` names the waiting call), clearing the word, or LMX_OK.
+ * Called with d->mu held. */
+int lmx_cuda_raise_report(lmx_cuda_dev *d, const char *what);
 
 /* ---- copies (cuda_copy.c) ---------------------------------------------------------------- */
 

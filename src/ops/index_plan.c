@@ -1,6 +1,8 @@
 /* index_plan.c — shared dims of the indexing and sequence glue (see index_plan.h). */
 #include "index_plan.h"
 
+#include <stdio.h>
+
 #include "../core/status.h"
 
 #include "glue.h"
@@ -50,4 +52,10 @@ int lmx_plan_seq(const lmx_op_ctx *c, const lmx_tensor *in, lmx_seq_plan *g) {
   LMX_TRY(lmx_glue_check_size(c, &in[0], g->T * g->N * g->R, "input 'data'"));
   if (g->nin > 1) LMX_TRY(lmx_glue_check_size(c, &in[1], g->N, "input 'sequence_length'"));
   return LMX_OK;
+}
+
+void lmx_take_bad_index_text(char *buf, size_t cap, long long pos, long long value,
+                             int64_t A) {
+  snprintf(buf, cap, "input 'indices': index %lld at position %lld is out of range [0, %lld)",
+           value, pos, (long long)A);
 }

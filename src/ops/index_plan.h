@@ -21,6 +21,11 @@ typedef struct {
 } lmx_take_plan;
 int lmx_plan_take(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *idx,
                   int embedding, lmx_take_plan *t);
+/* The words of take mode raise's error for index `value` at position pos of a dim of A
+ * ("input 'indices': index 9 at position 1 is out of range [0, 6)"), written into buf:
+ * the CPU glue's message and, through the device's raise word, the GPU's. */
+void lmx_take_bad_index_text(char *buf, size_t cap, long long pos, long long value,
+                             int64_t A);
 
 /* where(condition in[0], x in[1], y in[2]): n elements of x; row 1 when the condition has
  * x's size, else the 1-D condition's rows hold row elements each. Checks y against x. */

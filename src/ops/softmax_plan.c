@@ -3,6 +3,7 @@
 #include "softmax_plan.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "../core/status.h"
 #include "../tensor/shape.h"
@@ -102,4 +103,10 @@ int lmx_plan_prelu(const lmx_op_ctx *c, const lmx_tensor *in, int64_t *outer, in
     return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'gamma': expected %lld or 1 elements, got %lld",
                        (long long)*C, (long long)ng);
   return LMX_OK;
+}
+
+void lmx_softmax_bad_length_text(char *buf, size_t cap, long long pos, long long value,
+                                 int64_t len) {
+  snprintf(buf, cap, "input 'length': element %lld is %lld, expected a length in [0, %lld]",
+           pos, value, (long long)len);
 }

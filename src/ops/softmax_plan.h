@@ -29,6 +29,11 @@ int lmx_plan_softmax(const lmx_op_ctx *c, const lmx_shape *s, int activation,
  * axis ((1,) for 1-D data). Its values are the backend's to check or clamp. */
 int lmx_plan_softmax_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx_shape *ds,
                             const lmx_softmax_plan *d, int *l64);
+/* The words of a length `value` at element pos outside [0, len] ("input 'length':
+ * element 1 is 5, expected a length in [0, 4]"), written into buf: the CPU glue's
+ * message and, through the device's raise word, the GPU's. */
+void lmx_softmax_bad_length_text(char *buf, size_t cap, long long pos, long long value,
+                                 int64_t len);
 
 typedef struct {
   int64_t outer, k, inner;

@@ -187,10 +187,12 @@ static int sm_check_length(const lmx_op_ctx *c, const lmx_tensor *len, const lmx
                            const sm_dims *d, int *l64) {
   LMX_TRY(lmx_plan_softmax_length(c, len, ds, d, l64));
   int64_t bad = lmx_cpu_lengths_check(len->data, *l64, d->outer * d->inner, d->len);
-  if (bad >= 0)
-    return lmx_op_fail(c, LMX_ERR_ARG, "input 'length': element %lld is %lld, expected a "
-                       "length in [0, %lld]", (long long)bad,
-                       (long long)lmx_load_f64(len->data, len->dtype, bad), (long long)d->len);
+  if (bad >= 0) {
+    char text[160];
+    lmx_softmax_bad_length_text(text, sizeof text, bad,
+                                (long long)lmx_load_f64(len->data, len->dtype, bad), d->len);
+    return lmx_op_fail(c, LMX_ERR_ARG, "%s", text);
+  }
   return LMX_OK;
 }
 

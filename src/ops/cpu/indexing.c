@@ -27,8 +27,9 @@ static int64_t pick(const lmx_op_ctx *c, const lmx_tensor *idx, int64_t k, int64
   if (i >= 0 && i < A) return i;
   if (mode == LMX_TAKE_WRAP) return ((i % A) + A) % A;
   if (mode == LMX_TAKE_RAISE) {
-    *rc = lmx_op_fail(c, LMX_ERR_ARG, "input 'indices': index %lld at position %lld is out of "
-                      "range [0, %lld)", (long long)i, (long long)k, (long long)A);
+    char text[160];
+    lmx_take_bad_index_text(text, sizeof text, k, i, A);
+    *rc = lmx_op_fail(c, LMX_ERR_ARG, "%s", text);
     return -1;
   }
   return i < 0 ? 0 : A - 1;

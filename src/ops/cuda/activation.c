@@ -8,8 +8,9 @@
  * [lower_bound, upper_bound), key from lmx_rng_device_key: reproducible from a seed, not
  * the CPU's draws), in inference it uses the mean slope as the CPU does. The softmax
  * family's dims come from src/ops/softmax_plan.c (shared with the CPU glue); with
- * use_length the lengths are clamped into [0, axis size] on the device, where the CPU
- * refuses out-of-range ones (reading them would need a synchronisation).
+ * use_length the lengths are clamped into [0, axis size] on the device and the first
+ * out-of-range one is recorded in the device's raise word, reported with the CPU's
+ * message at the next synchronisation (checking them here would need one).
  * float32, float64 and float16 (float math).
  */
 #include "../../tensor/random.h"
@@ -191,9 +192,11 @@ static int sm_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   int acc = req[0] == LMX_REQ_ADD, l64;
   if (use_length(c, activation)) {
     LMX_TRY(lmx_plan_softmax_length(c, &in[1], &in[0].shape, &d, &l64));
+    lmx_cu_raise bad;
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_softmax_bad_length_text, d.len, &bad));
     return lmx_cuda_fail(c, lmx_cu_softmax_len(LMX_CU_S(c), in[0].dtype, d.outer, d.len, d.inner,
                                                out[0].data, in[0].data, in[1].data, l64, d.temp,
-                                               logm, acc),
+                                               logm, acc, bad),
                          "lmx_cu_softmax_len");
   }
   return lmx_cuda_fail(c, lmx_cu_softmax(LMX_CU_S(c), in[0].dtype, d.outer, d.len, d.inner,
@@ -219,9 +222,11 @@ static int sm_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
   int acc = req[0] == LMX_REQ_ADD, l64;
   if (ul) {
     LMX_TRY(lmx_plan_softmax_length(c, &in[1], &out[0].shape, &d, &l64));
+    lmx_cu_raise bad;
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_softmax_bad_length_text, d.len, &bad));
     return lmx_cuda_fail(c, lmx_cu_softmax_len_bwd(LMX_CU_S(c), out[0].dtype, d.outer, d.len,
                                                    d.inner, ig[0].data, og[0].data, out[0].data,
-                                                   in[1].data, l64, d.temp, logm, acc),
+                                                   in[1].data, l64, d.temp, logm, acc, bad),
                          "lmx_cu_softmax_len_bwd");
   }
   return lmx_cuda_fail(c, lmx_cu_softmax_bwd(LMX_CU_S(c), out[0].dtype, d.outer, d.len, d.inner,

@@ -4,9 +4,10 @@
  * Dims come from src/ops/index_plan.c, shared with the CPU glue; indices, conditions of
  * any dtype. Modes clip and wrap are the CPU's. Mode raise cannot fail the call on the
  * GPU without waiting for the device (the indices live there), so the kernel clamps
- * (never reads out of bounds, results equal clip's); lmx_cu_take can raise a device flag
- * for a runtime that reports it at the next synchronisation, but none reads one yet, so
- * an out-of-range index is not reported on gpu(n). Embedding's and take's gradients
+ * (never reads out of bounds, results equal clip's) and records the first bad index in
+ * the device's raise word (lmx_cuda_raise_for), which the runtime reports as the CPU's
+ * error at the next synchronisation (wait_to_read, a copy to the host, waitall), as
+ * MXNet's GPU take does. Embedding's and take's gradients
  * are the deterministic scatter of lmx_cu_take_bwd (same sums as the CPU, bit for bit).
  * Data dtypes float32, float64 and float16 (take's forward copies any dtype).
  */
@@ -28,8 +29,11 @@ static int take_fwd(const lmx_op_ctx *c, const lmx_tensor *a, const lmx_tensor *
   LMX_TRY(lmx_plan_take(c, a, idx, embedding, &t));
   LMX_TRY(lmx_glue_check_size(c, out, t.outer * t.K * t.inner, "output"));
   if (out->dtype != a->dtype) return lmx_cuda_fail_dtype(c, out, "output");
+  lmx_cu_raise bad = {NULL, 0};
+  if (t.mode == LMX_TAKE_RAISE && t.K * t.outer * t.inner > 0)
+    LMX_TRY(lmx_cuda_raise_for(c, lmx_take_bad_index_text, t.A, &bad));
   return lmx_cuda_fail(c, lmx_cu_take(LMX_CU_S(c), a->dtype, idx->dtype, t.outer, t.A, t.inner,
-                                      t.K, out->data, a->data, idx->data, cu_mode(t.mode), NULL),
+                                      t.K, out->data, a->data, idx->data, cu_mode(t.mode), bad),
                        "lmx_cu_take");
 }
 

@@ -19,5 +19,12 @@ int lmx_cuda_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *w
 int lmx_cuda_zero_grad(const lmx_op_ctx *c, const lmx_tensor *t, int req);
 /* "<what>: req 'add' is not supported for this forward output on the GPU" */
 int lmx_cuda_fail_req_add(const lmx_op_ctx *c, const char *what);
+/* The device's raise word and a tag for a launch of c's operator that checks its input
+ * on the device; a bad value is reported at the next synchronisation in the words of
+ * text(buf, cap, pos, value, range) — the CPU glue's own (lmx_take_bad_index_text, ...). */
+int lmx_cuda_raise_for(const lmx_op_ctx *c,
+                       void (*text)(char *buf, size_t cap, long long pos, long long value,
+                                    int64_t range),
+                       int64_t range, lmx_cu_raise *out);
 
 #endif
