@@ -12,34 +12,14 @@ local D = require 'dist_run'
 local skip = D.skip_reason()
 local TIMEOUT = 4
 
-local mx = require 'luamx'
-
--- Largest difference between two saved parameter sets (exact comparison: 0 means equal
--- bit for bit; the files themselves may list the names in another order).
-local function max_diff(fa, fb)
-  local a, b = mx.nd.load(fa), mx.nd.load(fb)
-  local d, n = 0, 0
-  for k, v in pairs(a) do
-    assert.truthy(b[k], 'missing parameter ' .. k)
-    local x, y = v:toflat(), b[k]:toflat()
-    assert.are.equal(#x, #y)
-    for i = 1, #x do
-      if x[i] ~= y[i] then d = math.max(d, math.abs(x[i] - y[i]), 1e-30) end
-    end
-    n = n + 1
-  end
-  assert.is_true(n > 0)
-  return d
-end
+local max_diff = D.max_diff
 
 describe('dist_sync overlapped push', function()
   if skip then
     pending('skipped: ' .. skip)
     return
   end
-  local dir = os.tmpname()
-  os.remove(dir)
-  os.execute('mkdir -p ' .. dir)
+  local dir = D.tmpdir()
   teardown(function() os.execute('rm -rf ' .. dir) end)
 
   local function twice(mode)
@@ -94,20 +74,23 @@ describe('dist_sync overlapped push', function()
     assert.are.equal(tonumber(off), tonumber(on))
   end)
 
-  it('kill -9 of rank 1 between its backward and its update ends the job at once, naming rank 1', function()
-    local rc, out, t = D.run(2, 'train.lua', 'killov', 'LUAMX_DIST_TIMEOUT=' .. TIMEOUT, 60)
+  -- runs the worker in `mode` on 2 ranks; the job must fail (not hang) within `bound`
+  -- seconds with output matching the Lua pattern `pat`
+  local function fails_within(mode, pat, bound)
+    local rc, out, t = D.run(2, 'train.lua', mode, 'LUAMX_DIST_TIMEOUT=' .. TIMEOUT, 60)
     assert.are_not.equal(0, rc, out)
     assert.are_not.equal(124, rc, 'the job hung:\n' .. out)
-    assert.truthy(out:find('process rank 1 with PID %d+ on node %S+ exited on signal 9'), out)
-    assert.is_true(t < 30, ('took %.1f s'):format(t))
+    assert.truthy(out:find(pat), out)
+    assert.is_true(t < bound, ('took %.1f s'):format(t))
+  end
+
+  it('kill -9 of rank 1 between its backward and its update ends the job at once, naming rank 1', function()
+    fails_within('killov', 'process rank 1 with PID %d+ on node %S+ exited on signal 9', 30)
   end)
 
   it('a rank that hangs with all-reduces in flight is named after LUAMX_DIST_TIMEOUT', function()
-    local rc, out, t = D.run(2, 'train.lua', 'hangov', 'LUAMX_DIST_TIMEOUT=' .. TIMEOUT, 60)
-    assert.are_not.equal(0, rc, out)
-    assert.are_not.equal(124, rc, 'the job hung:\n' .. out)
-    assert.truthy(out:find('rank 0: push of key %S+: no answer for 4 s %(LUAMX_DIST_TIMEOUT%): lost rank 1'), out)
-    assert.is_true(t < TIMEOUT + 25, ('took %.1f s'):format(t))
+    fails_within('hangov', 'rank 0: push of key %S+: no answer for 4 s %(LUAMX_DIST_TIMEOUT%): lost rank 1',
+      TIMEOUT + 25)
   end)
 
   it('a worker without overlap next to one with it: an error naming both, no hang', function()

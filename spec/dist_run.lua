@@ -2,7 +2,8 @@
 -- D.skip_reason() says why dist specs cannot run here (nil when they can); D.run(np,
 -- script, args, env) runs `mpirun -np np luajit spec/dist/<script> args...` on loopback
 -- with the flags containers running as root need, and returns the exit status, the
--- combined output and the wall time in seconds.
+-- combined output and the wall time in seconds. D.max_diff(fa, fb) compares two saved
+-- parameter files; D.tmpdir() makes a scratch directory.
 local D = {}
 
 local function sh(cmd)
@@ -67,6 +68,33 @@ function D.run1(script, args, env)
   local src = os.getenv('LUAMX_SOURCE_DIR') or '.'
   local out = sh(('env %s luajit %s/spec/dist/%s %s 2>&1; echo "EXIT=$?"'):format(env or '', src, script, args or ''))
   return tonumber(out:match('EXIT=(%d+)%s*$')), out
+end
+
+-- Largest difference between two saved parameter sets (0 means equal bit for bit; any
+-- difference counts at least 1e-30; the files may list the names in another order).
+function D.max_diff(fa, fb)
+  local mx, assert = require 'luamx', require 'luassert'
+  local a, b = mx.nd.load(fa), mx.nd.load(fb)
+  local d, n = 0, 0
+  for k, v in pairs(a) do
+    assert.truthy(b[k], 'missing parameter ' .. k)
+    local x, y = v:toflat(), b[k]:toflat()
+    assert.are.equal(#x, #y)
+    for i = 1, #x do
+      if x[i] ~= y[i] then d = math.max(d, math.abs(x[i] - y[i]), 1e-30) end
+    end
+    n = n + 1
+  end
+  assert.is_true(n > 0)
+  return d
+end
+
+-- A new empty scratch directory (the caller removes it: os.execute('rm -rf ' .. dir)).
+function D.tmpdir()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute('mkdir -p ' .. dir)
+  return dir
 end
 
 return D

@@ -3,31 +3,17 @@
 -- tolerance), and so does a BucketingModule; without synchronisation (each worker on
 -- 'local') they differ, so the comparison is not vacuous. Worker: spec/dist/train.lua.
 local D = require 'dist_run'
-local mx = require 'luamx'
 
 local skip = D.skip_reason()
 
-local function max_diff(fa, fb)
-  local a, b = mx.nd.load(fa), mx.nd.load(fb)
-  local d, n = 0, 0
-  for k, v in pairs(a) do
-    assert.truthy(b[k], 'missing parameter ' .. k)
-    local x, y = v:toflat(), b[k]:toflat()
-    for i = 1, #x do d = math.max(d, math.abs(x[i] - y[i])) end
-    n = n + 1
-  end
-  assert.is_true(n > 0)
-  return d
-end
+local max_diff = D.max_diff
 
 describe('Module.fit and BucketingModule.fit with dist_sync', function()
   if skip then
     pending('skipped: ' .. skip)
     return
   end
-  local dir = os.tmpname()
-  os.remove(dir)
-  os.execute('mkdir -p ' .. dir)
+  local dir = D.tmpdir()
   teardown(function() os.execute('rm -rf ' .. dir) end)
 
   it('W1 MLP, 20 steps: 2 workers x batch 32 == 1 worker x batch 64', function()

@@ -10,6 +10,7 @@
 -- two contexts are both gpu(0), so the duplicate-device path runs instead.
 local mx = require 'luamx'
 local H = require 'helpers'
+local G = require 'gpu_helpers'
 
 local ngpu = mx.context.num_gpus()
 if ngpu == 0 then
@@ -18,6 +19,7 @@ if ngpu == 0 then
 end
 
 local S = mx.sym
+local ramp, batch_of, max_rel = G.ramp, G.batch_of, G.max_rel
 local g0, g1 = mx.gpu(0), mx.gpu(ngpu > 1 and 1 or 0)
 
 local function mlp()
@@ -25,30 +27,6 @@ local function mlp()
   x = S.Activation{data = x, act_type = 'relu', name = 'relu1'}
   x = S.FullyConnected{data = x, num_hidden = 10, name = 'fc2'}
   return S.SoftmaxOutput{data = x, name = 'softmax'}
-end
-
-local function ramp(shape, k, mod)
-  local n = 1
-  for _, d in ipairs(shape) do n = n * d end
-  local t = {}
-  for i = 1, n do t[i] = mod and ((i * 7 + k) % mod) or math.sin(i * 0.37 + k) end
-  return mx.nd.array(t):reshape(shape)
-end
-
-local function batch_of(data, label)
-  return mx.io.DataBatch{data = {data}, label = {label},
-    provide_data = {mx.io.DataDesc('data', data.shape)},
-    provide_label = {mx.io.DataDesc('softmax_label', label.shape)}}
-end
-
-local function max_rel(a, b)
-  local x, y = a:copyto(mx.cpu()):toflat(), b:copyto(mx.cpu()):toflat()
-  assert.are.equal(#x, #y)
-  local worst = 0
-  for i = 1, #x do
-    worst = math.max(worst, math.abs(x[i] - y[i]) / math.max(1e-3, math.abs(y[i])))
-  end
-  return worst
 end
 
 local function train(net, ctxs, batch, params, steps, kv)
@@ -167,32 +145,38 @@ describe("the 'nccl' kvstore", function()
     end, "key 'w'", 'value 2 has dtype float64, expected float32')
   end)
 
+  -- Runs `body` in a fresh luajit with `env` set, after `mx` and a new 'nccl' kvstore `kv`;
+  -- `body` leaves pcall's results in `ok, err`. Returns the child's "ok err" output, or nil
+  -- with the test marked pending when the push succeeded (a real NCCL is installed: the
+  -- LUAMX_SIM_NCCL* variables apply to the simulator only).
+  local function failing_push(env, body)
+    local out = child(env, "local mx = require 'luamx'\nlocal kv = mx.kv.create('nccl')\n" .. body ..
+      "\nio.write(tostring(ok), ' ', tostring(err))\n")
+    if not out:find('^true') then return out end
+    pending(('a real NCCL is installed: %s applies to the simulator only'):format(env:match('^[%w_]+')))
+    return nil
+  end
+
   it('a missing NCCL names the library and the package (simulator)', function()
     if ngpu < 2 then return pending('needs two GPUs: one GPU never opens NCCL') end
-    local out = child('LUAMX_SIM_NCCL=missing', [[
-      local mx = require 'luamx'
-      local kv = mx.kv.create('nccl')
+    local out = failing_push('LUAMX_SIM_NCCL=missing', [[
       kv:init('w', mx.nd.zeros{2})
       local ok, err = pcall(kv.push, kv, 'w', {mx.nd.ones({2}, {ctx = mx.gpu(0)}),
                                                mx.nd.ones({2}, {ctx = mx.gpu(1)})})
-      io.write(tostring(ok), ' ', tostring(err))
     ]])
-    if out:find('^true') then return pending('a real NCCL is installed: LUAMX_SIM_NCCL applies to the simulator only') end
+    if not out then return end
     assert.truthy(out:find("kvstore 'nccl': push: NCCL (libnccl.so.2", 1, true), out)
     assert.truthy(out:find('install the package libnccl2', 1, true), out)
   end)
 
   it('a failing all-reduce names the call, the GPUs and NCCL\'s message (simulator)', function()
     if ngpu < 2 then return pending('needs two GPUs: one GPU never opens NCCL') end
-    local out = child('LUAMX_SIM_NCCL_FAIL=2', [[
-      local mx = require 'luamx'
-      local kv = mx.kv.create('nccl')
+    local out = failing_push('LUAMX_SIM_NCCL_FAIL=2', [[
       kv:init({'a', 'b'}, {mx.nd.zeros{2}, mx.nd.zeros{2}})
       local function v() return {mx.nd.ones({2}, {ctx = mx.gpu(0)}), mx.nd.ones({2}, {ctx = mx.gpu(1)})} end
       local ok, err = pcall(kv.push, kv, {'a', 'b'}, {v(), v()})
-      io.write(tostring(ok), ' ', tostring(err))
     ]])
-    if out:find('^true') then return pending('a real NCCL is installed: LUAMX_SIM_NCCL_FAIL applies to the simulator only') end
+    if not out then return end
     assert.truthy(out:find("kvstore 'nccl': push: a bucket of 2 keys ('a', ...)", 1, true), out)
     assert.truthy(out:find('NCCL: ncclAllReduce on gpu(0),gpu(1) failed: unhandled system error', 1, true), out)
   end)

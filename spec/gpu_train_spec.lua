@@ -9,6 +9,7 @@
 -- (-DLUAMX_CUDA=SIM, two simulated GPUs). Skipped with a message elsewhere.
 local mx = require 'luamx'
 local H = require 'helpers'
+local G = require 'gpu_helpers'
 
 local ngpu = mx.context.num_gpus()
 if ngpu == 0 then
@@ -17,6 +18,7 @@ if ngpu == 0 then
 end
 
 local S = mx.sym
+local ramp, batch_of, max_rel = G.ramp, G.batch_of, G.max_rel
 
 local function mlp()
   local x = S.FullyConnected{data = S.Variable('data'), num_hidden = 32, name = 'fc1'}
@@ -40,31 +42,6 @@ local function lenet()
   x = S.Activation{data = x, act_type = 'tanh', name = 'tanh3'}
   x = S.FullyConnected{data = x, num_hidden = 10, name = 'fc2'}
   return S.SoftmaxOutput{data = x, name = 'softmax'}
-end
-
--- deterministic data without the random generator (so both devices see the same)
-local function ramp(shape, k, mod)
-  local n = 1
-  for _, d in ipairs(shape) do n = n * d end
-  local t = {}
-  for i = 1, n do t[i] = mod and ((i * 7 + k) % mod) or math.sin(i * 0.37 + k) end
-  return mx.nd.array(t):reshape(shape)
-end
-
-local function batch_of(data, label)
-  return mx.io.DataBatch{data = {data}, label = {label},
-    provide_data = {mx.io.DataDesc('data', data.shape)},
-    provide_label = {mx.io.DataDesc('softmax_label', label.shape)}}
-end
-
-local function max_rel(a, b)
-  local x, y = a:copyto(mx.cpu()):toflat(), b:copyto(mx.cpu()):toflat()
-  assert.are.equal(#x, #y)
-  local worst = 0
-  for i = 1, #x do
-    worst = math.max(worst, math.abs(x[i] - y[i]) / math.max(1e-3, math.abs(y[i])))
-  end
-  return worst
 end
 
 -- Trains `net` for `steps` on `ctxs` from `params` (arg, aux); returns per-step outputs

@@ -1,5 +1,6 @@
 /* cu_test_util.h — what the tests of the CUDA kernel launchers (tests/test_cu_*.c) share:
- * the check macro, a small deterministic generator, float16 copies and comparisons. */
+ * the check macro (tests/check.h), a small deterministic generator, float16 copies and
+ * comparisons. */
 #ifndef LMX_TESTS_CU_TEST_UTIL_H
 #define LMX_TESTS_CU_TEST_UTIL_H
 
@@ -9,19 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "tensor/dtype.h"
-
-static int g_pass, g_fail;
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-    }                                                                                    \
-  } while (0)
 
 static inline double frand(unsigned *s) {
   *s = *s * 1103515245u + 12345u;

@@ -23,15 +23,7 @@
 #include "ops/op_params.h"
 #include "tensor/random.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 static void test_tables(void) {
   CHECK(lmx_op_count() == LMX_NUM_OPS);
@@ -203,6 +195,5 @@ int main(void) {
   test_choice_enums();
   test_typed_defaults();
   test_cpu_primitives();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

@@ -13,15 +13,7 @@
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 static void test_alloc(void) {
   int64_t blocks0, bytes0, blocks1, bytes1;
@@ -103,6 +95,5 @@ int main(void) {
   test_half();
   test_shape();
   test_containers();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

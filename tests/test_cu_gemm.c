@@ -18,17 +18,7 @@
 #include "luamx.h"
 #include "tensor/dtype.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 static double frand(unsigned *s) {
   *s = *s * 1103515245u + 12345u;
@@ -291,6 +281,5 @@ int main(void) {
 #else
   printf("device launchers not run (no simulator in this build)\n");
 #endif
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

@@ -15,15 +15,7 @@
 #include "device/cuda_libs.h"
 #include "luamx.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 /* The fake device: capacity bytes, raw calls counted; blocks are host memory. */
 typedef struct fake {
@@ -287,6 +279,5 @@ int main(void) {
   test_host_faults();
   test_bytes_str();
   test_libs();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

@@ -10,15 +10,7 @@
 #include "device/device.h"
 #include "luamx.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 #define HAS(text) (strstr(lmx_errmsg(), (text)) != NULL)
 
 static const lmx_device_ops *G;
@@ -34,6 +26,5 @@ int main(void) {
   test_copies(n);
   test_allocator();
   test_oom();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

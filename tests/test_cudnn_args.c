@@ -21,17 +21,7 @@
 #include "device/cuda_libs.h"
 #endif
 
-static int g_pass, g_fail;
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 /* normalized geometry (leading 1s) of a k-D case */
 static lmx_dnn_geom geom(int k, const int64_t *in, const int64_t *ker, const int64_t *st,
@@ -290,6 +280,5 @@ int main(void) {
   conv_cases();
   pool_cases();
   bn_cases();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail != 0;
+  return check_summary();
 }

@@ -10,15 +10,7 @@
 #include "exec/exec.h"
 #include "luamx.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 /* y = a * b + a */
 static lmx_symbol *make_symbol(void) {
@@ -132,6 +124,5 @@ int main(void) {
   }
   lmx_debug_alloc_stats(&live1, NULL, NULL);
   CHECK(live1 == live0);
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

@@ -15,15 +15,7 @@
 #include "luamx.h"
 #include "tensor/dtype.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                       \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 static void test_dtype(void) {
   CHECK(lmx_nccl_dtype(LMX_FLOAT32) == LMX_NCCL_FLOAT32 && LMX_NCCL_FLOAT32 == 7);
@@ -180,6 +172,5 @@ int main(void) {
 #ifdef LUAMX_CUDA_SIM
   test_sim_nccl();
 #endif
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

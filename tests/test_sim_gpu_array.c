@@ -12,16 +12,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static int g_pass, g_fail;
-#define CHECK(cond)                                                                     \
-  do {                                                                                 \
-    if (cond) g_pass++;                                                                \
-    else {                                                                             \
-      g_fail++;                                                                        \
-      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, \
-              #cond, lmx_last_error());                                                \
-    }                                                                                  \
-  } while (0)
+#include "check.h"
 #define HAS(text) (strstr(lmx_last_error(), (text)) != NULL)
 
 #ifdef LUAMX_CUDA_SIM
@@ -97,6 +88,5 @@ int main(void) {
 #else
   printf("not the CUDA simulator build: skipped\n");
 #endif
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }

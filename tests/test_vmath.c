@@ -12,17 +12,7 @@
 #include "../kernels/cpu/cpu_kernels.h"
 #include "luamx.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond, ...)                                                                  \
-  do {                                                                                   \
-    if (cond) g_pass++;                                                                  \
-    else {                                                                               \
-      g_fail++;                                                                          \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-    }                                                                                    \
-  } while (0)
+#include "check.h"
 
 static double ref_sigmoid(double x) { return 1 / (1 + exp(-x)); }
 
@@ -154,6 +144,5 @@ int main(void) {
   test_special_values();
   test_lengths_and_modes();
   test_parallel_blocks();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return check_summary();
 }
