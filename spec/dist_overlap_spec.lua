@@ -9,19 +9,11 @@
 -- shared weights) is spec/executor_grad_final_spec.lua.
 local D = require 'dist_run'
 
-local skip = D.skip_reason()
 local TIMEOUT = 4
 
 local max_diff = D.max_diff
 
-describe('dist_sync overlapped push', function()
-  if skip then
-    pending('skipped: ' .. skip)
-    return
-  end
-  local dir = D.tmpdir()
-  teardown(function() os.execute('rm -rf ' .. dir) end)
-
+D.describe('dist_sync overlapped push', function(dir)
   local function twice(mode)
     local on, off = dir .. '/' .. mode .. '_on.params', dir .. '/' .. mode .. '_off.params'
     local rc, out = D.run(2, 'train.lua', mode .. ' ' .. on .. ' dist_sync')

@@ -3,7 +3,8 @@
 -- script, args, env) runs `mpirun -np np luajit spec/dist/<script> args...` on loopback
 -- with the flags containers running as root need, and returns the exit status, the
 -- combined output and the wall time in seconds. D.max_diff(fa, fb) compares two saved
--- parameter files; D.tmpdir() makes a scratch directory.
+-- parameter files; D.tmpdir() makes a scratch directory; D.describe(name, fn) is a
+-- describe block that is pending where dist specs cannot run and otherwise calls fn(dir).
 local D = {}
 
 local function sh(cmd)
@@ -95,6 +96,22 @@ function D.tmpdir()
   os.remove(dir)
   os.execute('mkdir -p ' .. dir)
   return dir
+end
+
+-- A busted describe block for a dist spec: pending with the reason where D.skip_reason()
+-- gives one, otherwise fn(dir) with a scratch directory removed after the block.
+function D.describe(name, fn)
+  local busted = require 'busted'
+  busted.describe(name, function()
+    local skip = D.skip_reason()
+    if skip then
+      busted.pending('skipped: ' .. skip)
+      return
+    end
+    local dir = D.tmpdir()
+    busted.teardown(function() os.execute('rm -rf ' .. dir) end)
+    fn(dir)
+  end)
 end
 
 return D

@@ -3,19 +3,9 @@
 -- tolerance), and so does a BucketingModule; without synchronisation (each worker on
 -- 'local') they differ, so the comparison is not vacuous. Worker: spec/dist/train.lua.
 local D = require 'dist_run'
-
-local skip = D.skip_reason()
-
 local max_diff = D.max_diff
 
-describe('Module.fit and BucketingModule.fit with dist_sync', function()
-  if skip then
-    pending('skipped: ' .. skip)
-    return
-  end
-  local dir = D.tmpdir()
-  teardown(function() os.execute('rm -rf ' .. dir) end)
-
+D.describe('Module.fit and BucketingModule.fit with dist_sync', function(dir)
   it('W1 MLP, 20 steps: 2 workers x batch 32 == 1 worker x batch 64', function()
     local rc1, out1 = D.run1('train.lua', 'mlp ' .. dir .. '/one.params local')
     assert.are.equal(0, rc1, out1)

@@ -1,10 +1,20 @@
 --- spec/gpu_helpers.lua — what the GPU training specs share (not a spec itself):
 --- deterministic data without the random generator (so every device sees the same),
---- a data batch around it, and the relative difference of two arrays on any device.
+--- a data batch around it, the relative difference of two arrays on any device, and the
+--- skip where no GPU context exists.
 local assert = require 'luassert'
 local mx = require 'luamx'
 
 local G = {}
+
+--- True, after a pending describe block `name` with the reason, where no GPU context
+--- exists; the spec then returns: `if G.skip_without_gpu('...') then return end`.
+function G.skip_without_gpu(name)
+  if mx.context.num_gpus() > 0 then return false end
+  local busted = require 'busted'
+  busted.describe(name, function() busted.pending('no GPU context on this machine: skipped') end)
+  return true
+end
 
 --- An array of `shape` filled with sin(i * 0.37 + k), or with (i * 7 + k) % mod when mod is
 --- given (class labels).
