@@ -1,7 +1,7 @@
 --- spec/gpu_helpers.lua — what the GPU training specs share (not a spec itself):
 --- deterministic data without the random generator (so every device sees the same),
---- a data batch around it, the relative difference of two arrays on any device, and the
---- skip where no GPU context exists.
+--- a data batch around it, the relative difference of two arrays on any device, starting
+--- parameters and SGD training of a Module, and the skip where no GPU context exists.
 local assert = require 'luassert'
 local mx = require 'luamx'
 
@@ -42,6 +42,34 @@ function G.max_rel(a, b)
     worst = math.max(worst, math.abs(x[i] - y[i]) / math.max(1e-3, math.abs(y[i])))
   end
   return worst
+end
+
+--- Xavier parameters {arg, aux} of `net` for `batch`, drawn on the CPU after
+--- mx.random.seed(seed), so that every device starts from the same.
+function G.start_params(net, batch, seed)
+  local mod = mx.mod.Module{symbol = net, context = mx.cpu()}
+  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
+  mx.random.seed(seed)
+  mod:init_params{initializer = mx.init.Xavier{magnitude = 2}}
+  return {mod:get_params()}
+end
+
+--- Trains `net` for `steps` SGD steps (momentum 0.9) on `ctxs` from `params` {arg, aux}
+--- through kvstore `kv` (nil: none); calls after_step(mod, s) after each step when given.
+--- Returns the final arg and aux parameters and the module.
+function G.train(net, ctxs, batch, params, steps, kv, after_step)
+  local mod = mx.mod.Module{symbol = net, context = ctxs}
+  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
+  mod:init_params{arg_params = params[1], aux_params = params[2], force_init = true}
+  mod:init_optimizer{kvstore = kv, optimizer = 'sgd',
+    optimizer_params = {learning_rate = 0.1, momentum = 0.9, rescale_grad = 1 / batch.data[1].shape[1]}}
+  for s = 1, steps do
+    mod:forward_backward(batch)
+    mod:update()
+    if after_step then after_step(mod, s) end
+  end
+  local arg, aux = mod:get_params()
+  return arg, aux, mod
 end
 
 return G

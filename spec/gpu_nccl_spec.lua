@@ -16,7 +16,7 @@ if G.skip_without_gpu("the 'nccl' kvstore") then return end
 local ngpu = mx.context.num_gpus()
 
 local S = mx.sym
-local ramp, batch_of, max_rel = G.ramp, G.batch_of, G.max_rel
+local ramp, batch_of, max_rel, train = G.ramp, G.batch_of, G.max_rel, G.train
 local g0, g1 = mx.gpu(0), mx.gpu(ngpu > 1 and 1 or 0)
 
 local function mlp()
@@ -24,27 +24,6 @@ local function mlp()
   x = S.Activation{data = x, act_type = 'relu', name = 'relu1'}
   x = S.FullyConnected{data = x, num_hidden = 10, name = 'fc2'}
   return S.SoftmaxOutput{data = x, name = 'softmax'}
-end
-
-local function train(net, ctxs, batch, params, steps, kv)
-  local mod = mx.mod.Module{symbol = net, context = ctxs}
-  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
-  mod:init_params{arg_params = params[1], aux_params = params[2], force_init = true}
-  mod:init_optimizer{kvstore = kv, optimizer = 'sgd',
-    optimizer_params = {learning_rate = 0.1, momentum = 0.9, rescale_grad = 1 / batch.data[1].shape[1]}}
-  for _ = 1, steps do
-    mod:forward_backward(batch)
-    mod:update()
-  end
-  return (mod:get_params())
-end
-
-local function start_params(net, batch)
-  local mod = mx.mod.Module{symbol = net, context = mx.cpu()}
-  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
-  mx.random.seed(5)
-  mod:init_params{initializer = mx.init.Xavier{magnitude = 2}}
-  return {mod:get_params()}
 end
 
 -- runs `script` in a fresh luajit with `env` set; returns its output
@@ -230,7 +209,7 @@ end)
 describe("Module with two GPU contexts and kvstore 'nccl'", function()
   it("matches 'device' and one context on the whole batch", function()
     local net, batch = mlp(), batch_of(ramp({8, 20}, 4), ramp({8}, 1, 10))
-    local p = start_params(net, batch)
+    local p = G.start_params(net, batch, 5)
     local two = {g0, g1}
     local an = train(net, two, batch, p, 3, 'nccl')
     local ad = train(net, two, batch, p, 3, 'device')
@@ -245,7 +224,7 @@ describe("Module with two GPU contexts and kvstore 'nccl'", function()
     local ffi = require 'ffi'
     pcall(ffi.cdef, 'int setenv(const char *, const char *, int); int unsetenv(const char *);')
     local net, batch = mlp(), batch_of(ramp({8, 20}, 2), ramp({8}, 3, 10))
-    local p = start_params(net, batch)
+    local p = G.start_params(net, batch, 5)
     ffi.C.setenv('MXNET_UPDATE_ON_KVSTORE', '0', 1)
     local ok, an = pcall(train, net, {g0, g1}, batch, p, 3, 'nccl')
     ffi.C.unsetenv('MXNET_UPDATE_ON_KVSTORE')

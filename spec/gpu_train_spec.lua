@@ -44,31 +44,15 @@ end
 -- Trains `net` for `steps` on `ctxs` from `params` (arg, aux); returns per-step outputs
 -- (copied to the CPU) and the final parameters.
 local function train(net, ctxs, batch, params, steps, kv)
-  local mod = mx.mod.Module{symbol = net, context = ctxs}
-  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
-  mod:init_params{arg_params = params[1], aux_params = params[2], force_init = true}
-  mod:init_optimizer{kvstore = kv, optimizer = 'sgd',
-    optimizer_params = {learning_rate = 0.1, momentum = 0.9, rescale_grad = 1 / batch.data[1].shape[1]}}
   local outs = {}
-  for s = 1, steps do
-    mod:forward_backward(batch)
-    mod:update()
+  local arg, aux, mod = G.train(net, ctxs, batch, params, steps, kv, function(mod, s)
     outs[s] = mod:get_outputs()[1]:copyto(mx.cpu())
-  end
-  local arg, aux = mod:get_params()
+  end)
   return outs, arg, aux, mod
 end
 
-local function start_params(net, batch)
-  local mod = mx.mod.Module{symbol = net, context = mx.cpu()}
-  mod:bind{data_shapes = batch.provide_data, label_shapes = batch.provide_label}
-  mx.random.seed(11)
-  mod:init_params{initializer = mx.init.Xavier{magnitude = 2}}
-  return {mod:get_params()}
-end
-
 local function agree(net, batch, steps, tol)
-  local p = start_params(net, batch)
+  local p = G.start_params(net, batch, 11)
   local co, ca = train(net, mx.cpu(), batch, p, steps)
   local go, ga = train(net, mx.gpu(0), batch, p, steps)
   for s = 1, steps do
@@ -148,7 +132,7 @@ end)
 describe('several GPU contexts', function()
   it("two contexts through the 'device' kvstore match one context on the whole batch", function()
     local net, batch = mlp(), batch_of(ramp({8, 20}, 4), ramp({8}, 1, 10))
-    local p = start_params(net, batch)
+    local p = G.start_params(net, batch, 11)
     local two = {mx.gpu(0), mx.gpu(ngpu > 1 and 1 or 0)}
     local _, a2 = train(net, two, batch, p, 3, 'device')
     local _, a1 = train(net, mx.gpu(0), batch, p, 3)
@@ -212,7 +196,7 @@ describe('the engine on the GPU', function()
 
   it('copies parameters across devices and saves checkpoints from GPU arrays', function()
     local net, batch = mlp(), batch_of(ramp({4, 20}, 1), ramp({4}, 0, 10))
-    local p = start_params(net, batch)
+    local p = G.start_params(net, batch, 11)
     local _, arg, aux, mod = train(net, mx.gpu(0), batch, p, 2)
     local prefix = os.tmpname()
     mod:save_checkpoint(prefix, 1)
