@@ -36,6 +36,7 @@ typedef struct CUevent_st *cudaEvent_t;
 
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaSetDevice(int dev);
+cudaError_t cudaGetDevice(int *dev);
 const char *cudaGetErrorString(cudaError_t e);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);

@@ -85,6 +85,12 @@ cudaError_t cudaSetDevice(int dev) {
   return cudaSuccess;
 }
 
+cudaError_t cudaGetDevice(int *dev) {
+  if (F.ndev == 0) return ret(cudaErrorNoDevice);
+  *dev = F.cur;
+  return cudaSuccess;
+}
+
 const char *cudaGetErrorString(cudaError_t e) {
   switch (e) {
   case cudaSuccess: return "no error";
