@@ -1,7 +1,7 @@
 -- dist_sync / dist_device_sync over MPI with real processes (mpirun -np 2 and 3 on
 -- loopback): broadcast at init and all-reduce in every dtype, barrier, fused and chunked
--- pushpull with an updater (worker script: spec/dist/kv_basics.lua), and the same script
--- as one worker in a plain luajit. Skipped with the reason where mpirun or the plugin is
+-- pushpull with an updater, a large key without one (worker script:
+-- spec/dist/kv_basics.lua), and the same script as one worker in a plain luajit. Skipped with the reason where mpirun or the plugin is
 -- missing.
 local D = require 'dist_run'
 
@@ -21,7 +21,7 @@ describe('dist kvstore over MPI', function()
     pending('skipped: ' .. skip)
     return
   end
-  local checks = {'dtypes', 'barrier', 'fused and chunked', 'done'}
+  local checks = {'dtypes', 'barrier', 'large without updater', 'fused and chunked', 'done'}
 
   it('2 workers: every dtype, barrier, fused + chunked keys (small chunks and fusion buffers)', function()
     local rc, out = D.run(2, 'kv_basics.lua', 'dist_sync',

@@ -1,6 +1,6 @@
 -- Worker of dist_kvstore_spec: broadcast and all-reduce in every dtype, barrier, fused
--- and chunked pushpull with an updater. Prints "R<rank> OK <what>" per check; any failed
--- check raises (the job then exits non-zero).
+-- and chunked pushpull with an updater, a large key without one. Prints "R<rank> OK
+-- <what>" per check; any failed check raises (the job then exits non-zero).
 local mx = require 'luamx'
 local ffi = require 'ffi'
 ffi.cdef 'int usleep(unsigned int usec);'
@@ -37,6 +37,23 @@ kv:barrier()
 local waited = now() - t0
 if n > 1 and waited < 0.35 then error(('rank %d left the barrier after %.3f s, before rank 1 arrived'):format(r, waited)) end
 ok('barrier')
+
+-- a large key (chunked) without an updater: the sum is reduced straight into the stored
+-- value; twice, then a plain pull; the pushed array stays as it was
+kv:init('plain_large', mx.nd.full({300000}, 7))
+local pv, po = mx.nd.arange(0, 300000) + r, mx.nd.zeros{300000}
+for rep = 1, 2 do
+  kv:pushpull('plain_large', pv, po)
+  local f = po:toflat()
+  for _, i in ipairs{1, 2, 16384, 16385, 300000} do
+    same({n * (i - 1) + n * (n - 1) / 2}, {f[i]}, ('plain_large[%d], push %d'):format(i, rep))
+  end
+end
+local pf = mx.nd.zeros{300000}
+kv:pull('plain_large', pf)
+same({n * (n - 1) / 2, n * 299999 + n * (n - 1) / 2}, {pf:toflat()[1], pf:toflat()[300000]}, 'plain_large pull')
+same({r, 299999 + r}, {pv:toflat()[1], pv:toflat()[300000]}, 'plain_large pushed value')
+ok('large without updater')
 
 -- fused and chunked: 40 small keys (fused), one float64 key (its own group) and one
 -- large key (chunked) in one pushpull, with an updater w -= sum

@@ -9,8 +9,9 @@
  * Fusion and chunks: keys smaller than LUAMX_DIST_SMALL_BYTES (1 MiB) are packed into
  * fusion buffers of up to LUAMX_DIST_FUSION_BYTES (4 MiB) per dtype, one all-reduce per
  * buffer; larger keys are reduced straight from the pushed value when there is one per
- * key, in chunks of LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where
- * every worker must be running, which matters on oversubscribed cores). A key is
+ * key (and, without an updater, straight into the stored value), in chunks of
+ * LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where every worker must
+ * be running, which matters on oversubscribed cores). A key is
  * updated as soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
  * measured at about half their speed here), behind a non-blocking control all-reduce,
@@ -668,15 +669,20 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
     int dt = m->dtype, esz = lmx_dtype_size(dt);
     if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: straight from the value, in chunks */
       int from_value = direct(e[k], v, nv);
+      /* Without an updater the sum is the stored value: reduced straight into it (the
+       * blocking all-reduce: nothing reads it meanwhile), so that merge and value do not
+       * alternate and the push touches one buffer less (input, store, output). */
+      int into_value = from_value && !kv->updater;
       if (!from_value) LMX_TRY(lmx_kvf_merge(kv, e[k], v, nv));
       const char *src = from_value ? lmx_nd_ptr(v[0]) : NULL;
+      char *dst = lmx_nd_ptr(into_value ? e[k]->value : m);
       int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
       for (int64_t c = 0; c < cnt; c += per) {
         size_t off = (size_t)c * (size_t)esz;
-        LMX_TRY(reduce(kv, src ? src + off : NULL, (char *)lmx_nd_ptr(m) + off,
-                       cnt - c < per ? cnt - c : per, dt, e[k]->key));
+        LMX_TRY(reduce(kv, src ? src + off : NULL, dst + off, cnt - c < per ? cnt - c : per, dt,
+                       e[k]->key));
       }
-      LMX_TRY(lmx_kvf_apply(kv, e[k]));
+      if (!into_value) LMX_TRY(lmx_kvf_apply(kv, e[k]));
       k++;
       continue;
     }
