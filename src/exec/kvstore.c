@@ -199,9 +199,8 @@ void lmx_kv_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user) {
 }
 
 static lmx_kv_entry *find(lmx_kvstore *kv, const char *key) {
-  for (int i = 0; i < kv->n; i++)
-    if (strcmp(kv->e[i].key, key) == 0) return &kv->e[i];
-  return NULL;
+  int i = lmx_kv_key_index(kv, key);
+  return i < 0 ? NULL : &kv->e[i];
 }
 
 /* The n entries of keys (into caller's e[n]); LMX_ERR_NOTFOUND names a missing key. */
