@@ -604,7 +604,7 @@ static int bind_one(lmx_group *g, int i, lmx_executor *base, lmx_executor **out)
   return rc;
 }
 
-static int arg_index(const lmx_executor *x, const char *name) {
+int lmx_grp_arg_index(const lmx_executor *x, const char *name) {
   for (int a = 0; a < x->plan.nargs; a++)
     if (strcmp(x->arg_names[a], name) == 0) return a;
   return -1;
@@ -637,7 +637,7 @@ static int derive(lmx_group *g) {
   }
   if (!ok) return lmx_fail_nomem("group buffers", nh * n * sizeof(lmx_ndarray));
   for (int k = 0; k < g->nin; k++) {
-    if ((g->in_arg[k] = arg_index(x0, g->in_name[k])) < 0)
+    if ((g->in_arg[k] = lmx_grp_arg_index(x0, g->in_name[k])) < 0)
       return lmx_fail(LMX_ERR_NOTFOUND, "group: input '%s' is not an argument of the symbol",
                       g->in_name[k]);
   }

@@ -16,17 +16,10 @@
  * the hooked executor is held (one reference), since a caller may keep it after the
  * group is gone, and it is unhooked on every re-derive and at destroy.
  */
-#include <string.h>
 
 #include "../core/alloc.h"
 #include "../core/status.h"
 #include "kvstore.h"
-
-static int arg_index(const lmx_executor *x, const char *name) {
-  for (int a = 0; a < x->plan.nargs; a++)
-    if (strcmp(x->arg_names[a], name) == 0) return a;
-  return -1;
-}
 
 /* The executor's gradient hook: the finished arguments as push positions. */
 static int ov_hook(int step, const int *args, int n, void *user) {
@@ -63,7 +56,7 @@ int lmx_grp_ov_derive(lmx_group *g) {
     return lmx_fail_nomem("the group's overlap lists", (n + na) * sizeof(int) * 4);
   for (int a = 0; a < x->plan.nargs; a++) g->ov_pos[a] = -1;
   for (int k = 0; k < g->ov_n; k++) {
-    int a = arg_index(x, g->ov_names[k]);
+    int a = lmx_grp_arg_index(x, g->ov_names[k]);
     g->ov_key[k] = lmx_kv_key_index(g->ov_kv, g->ov_names[k]);
     if (a < 0 || g->ov_key[k] < 0 || !x->grads[a] || x->grad_req[a] != LMX_REQ_WRITE ||
         g->ov_pos[a] >= 0 || x->grad_final[a] < -1)

@@ -143,6 +143,8 @@ int lmx_grp_set_overlap(lmx_group *g, lmx_kvstore *kv, int n, const char *const 
 /* group_overlap.c for group.c: the hook and lists for the current executors (at each
  * install), and everything released (destroy). */
 int lmx_grp_ov_derive(lmx_group *g);
+/* group.c: the index of argument `name` in x (-1: none), for group_overlap.c too. */
+int lmx_grp_arg_index(const lmx_executor *x, const char *name);
 void lmx_grp_ov_release(lmx_group *g);
 
 /* ---- kvstore.c (the front; kvstore.h has the backend interface) ---- */
