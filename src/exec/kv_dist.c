@@ -550,6 +550,10 @@ static int ov_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *
     if (rc == LMX_OK && kb < d->small_bytes) memcpy(lmx_nd_ptr(e[k]->merge), d->fuse + o->off[k], kb);
     if (rc == LMX_OK) rc = lmx_kvf_apply(kv, e[k]);
   }
+  /* An updater failed (the store is not broken): every bucket was started above, so let
+   * the later ones finish before the session is dropped; their buffers are reused next. */
+  for (int b = 0; rc != LMX_OK && !d->broken && b < o->nb; b++)
+    if (ov_wait_bucket(kv, b, deadline) != LMX_OK) break;
   o->state = 0;
   return rc;
 }
