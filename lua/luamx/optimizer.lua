@@ -90,8 +90,10 @@ local function fused(name, args)
   if not M.use_fused or broken[name] or not nd.prepare then return false end
   local called, err = pcall(function() prepared_call(name, args)(args) end)
   if not called then
-    -- a Ctrl-C (or any error that is not the fused call's own) is not a broken kernel
-    if type(err) == 'string' and err:find('interrupted (Ctrl-C)', 1, true) then error(err, 0) end
+    -- a Ctrl-C (the REPL's interrupt, luamx.repl.interrupt) is not a broken kernel: re-raise it
+    if type(err) == 'string' and err:find(require('luamx.repl.interrupt').INTERRUPTED, 1, true) then
+      error(err, 0)
+    end
     broken[name] = true
     io.stderr:write(('luamx.optimizer: mx.nd.%s failed (%s); using NDArray arithmetic instead\n'):format(name, tostring(err)))
     return false

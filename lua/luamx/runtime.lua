@@ -135,7 +135,7 @@ function M.features()
     ffi.new('const char *[1]')
   local threads = ffi.new('int[1]')
   capi.check(C.lmx_blas_info(corename, config, path, threads))
-  local st = capi.cpu_state or {decision = {}}
+  local st = capi.cpu_state
   local rec = C.lmx_blas_coretype_for(bits[0])
   local clone = ffi.string(C.lmx_cpu_kernel_clone())
   local f = {
