@@ -27,6 +27,8 @@
 
 #include <cudnn.h>
 
+#include "../../src/luamx.h"
+#include "cu_convert.h"
 #include "cu_dnn.h"
 #include "cuda_common.cuh"
 
@@ -380,11 +382,6 @@ extern "C" int lmx_cu_dnn_pool_bwd(lmx_cu_stream s, const lmx_dnn_pool_args *a, 
 
 /* ---- BatchNorm -------------------------------------------------------------------- */
 
-__global__ void k_fill1(float *v, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) v[i] = 1.f;
-}
-
 /* the moving statistics, luamx's way, from cuDNN's batch mean and unbiased variance */
 __global__ void k_bn_fold(float *mmean, float *mvar, const float *bmean, const float *bvar,
                           double f, long long count, int n) {
@@ -423,10 +420,7 @@ extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
   float *bm = (float *)at(ws, a->ws_dscale), *bv = (float *)at(ws, a->ws_dbias);
   const void *scale = a->ones_scale ? (const void *)ones : gamma;
   while (dx && dp) {
-    if (a->ones_scale) {
-      LMX_LAUNCH(k_fill1, blocks(C), 256, 0, s, ones, C);
-      if ((rc = lmx_cu_last_error())) break;
-    }
+    if (a->ones_scale && (rc = lmx_cu_fill(s, ones, LMX_FLOAT32, C, 1.0))) break;
     cudnnStatus_t st;
     if (a->call == LMX_DNN_BN_INFERENCE) {
       st = D.BatchNormalizationForwardInference(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx, x, dx,
@@ -474,10 +468,7 @@ extern "C" int lmx_cu_dnn_bn_bwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
   void *db = a->dbias_scratch ? (void *)at(ws, a->ws_dbias) : dbeta;
   const void *scale = a->ones_scale ? (const void *)ones : gamma;
   while (dxd && dp) {
-    if (a->ones_scale) {
-      LMX_LAUNCH(k_fill1, blocks(C), 256, 0, s, ones, C);
-      if ((rc = lmx_cu_last_error())) break;
-    }
+    if (a->ones_scale && (rc = lmx_cu_fill(s, ones, LMX_FLOAT32, C, 1.0))) break;
     cudnnStatus_t st =
         D.BatchNormalizationBackward(ss.h, CUDNN_BATCHNORM_SPATIAL, &ad, &bd, &ap, &bp, dxd, x, dxd,
                                      dy, dxd, dx, dp, scale, ds, db, a->eps, mean, invstd);
