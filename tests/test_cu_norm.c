@@ -73,6 +73,47 @@ static void test_bn(void) {
   CHECK(lmx_cu_bn_fwd(NULL, LMX_INT32, &b, d, d, d, d, d, d, d, d, 0) == -1, "int32 bn accepted");
 }
 
+/* cuDNN BatchNorm's helpers (run by cudnn_exec.cu after cuDNN's calls) against the CPU
+ * kernel: the moving statistics folded from the batch mean and UNBIASED variance equal
+ * the CPU's update from the batch's own statistics; the inference mean / invstd equal
+ * what the CPU writes with the moving statistics. C over one block. */
+static void test_bn_cudnn_helpers(void) {
+  unsigned s = 5;
+  int64_t outer = 3, C = 300, inner = 5, n = outer * C * inner, count = outer * inner;
+  float *x = rnd(n, &s), *gam = rnd(C, &s), *bm = malloc(C * 4), *bv = malloc(C * 4);
+  for (int64_t c = 0; c < C; c++) {
+    double sum = 0, sq = 0;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) sum += x[(o * C + c) * inner + i];
+    double mu = sum / count;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) {
+        double d = x[(o * C + c) * inner + i] - mu;
+        sq += d * d;
+      }
+    bm[c] = (float)mu, bv[c] = (float)(sq / (count - 1));
+  }
+  float *mm1 = rnd(C, &s), *mv1 = rnd(C, &s);
+  for (int64_t c = 0; c < C; c++) mv1[c] = fabsf(mv1[c]) + 0.1f;
+  float *mm2 = dup(mm1, C), *mv2 = dup(mv1, C);
+  lmx_cpu_bn b = {outer, C, inner, 1e-3, 0.9, 0, 1, 1};
+  lmx_cpu_bn_fwd(LMX_FLOAT32, &b, x, NULL, gam, gam, NULL, NULL, mm2, mv2, 0);
+  int rc = lmx_cu_bn_fold_moving(NULL, C, 1 - b.momentum, count, bm, bv, mm1, mv1);
+  CHECK(rc == 0 && reldiff(mm1, mm2, C) < 1e-5 && reldiff(mv1, mv2, C) < 1e-5,
+        "cudnn bn fold: moving mean %g var %g", reldiff(mm1, mm2, C), reldiff(mv1, mv2, C));
+  float *m1 = malloc(C * 4), *m2 = malloc(C * 4), *i1 = malloc(C * 4), *i2 = malloc(C * 4);
+  lmx_cpu_bn bi = {outer, C, inner, 1e-3, 0.9, 0, 0, 0};
+  lmx_cpu_bn_fwd(LMX_FLOAT32, &bi, x, NULL, gam, gam, m2, i2, mm2, mv2, 0);
+  rc = lmx_cu_bn_inf_stats(NULL, C, bi.eps, mm2, mv2, m1, i1);
+  CHECK(rc == 0 && reldiff(m1, m2, C) < 1e-6 && reldiff(i1, i2, C) < 1e-6,
+        "cudnn bn inference stats: mean %g invstd %g", reldiff(m1, m2, C), reldiff(i1, i2, C));
+  CHECK(lmx_cu_bn_fold_moving(NULL, 0, 0.1, 2, bm, bv, mm1, mv1) == 0 &&
+            lmx_cu_bn_inf_stats(NULL, 0, 1e-3, mm2, mv2, m1, i1) == 0,
+        "cudnn bn helpers with C = 0");
+  free(x), free(gam), free(bm), free(bv), free(mm1), free(mv1), free(mm2), free(mv2);
+  free(m1), free(m2), free(i1), free(i2);
+}
+
 static void test_ln(void) {
   unsigned s = 33;
   static const int64_t shapes[][3] = {{4, 300, 1}, {3, 7, 5}, {1, 1, 1}};
@@ -112,6 +153,7 @@ static void test_ln(void) {
 int main(void) {
 #ifdef LUAMX_CUDA_SIM
   test_bn();
+  test_bn_cudnn_helpers();
   test_ln();
 #else
   printf("CUDA norm launchers not run (no simulator in this build)\n");

@@ -35,6 +35,16 @@ int lmx_cu_ln_fwd(lmx_cu_stream s, int dt, int64_t outer, int64_t C, int64_t inn
 int lmx_cu_ln_bwd(lmx_cu_stream s, int dt, int64_t outer, int64_t C, int64_t inner,
                   const void *x, const void *g, const void *gamma, const void *mean,
                   const void *std, void *gx, void *ggamma, void *gbeta, const int *acc);
+/* cuDNN BatchNorm's float32 helpers (kernels/cuda/cudnn_exec.cu), here so that the
+ * simulator builds and tests them. mmean/mvar[C] <- lmx_dnn_bn_fold of each with the batch
+ * mean bmean[C] and the biased form (lmx_dnn_bn_biased over count samples) of the unbiased
+ * batch variance bvar[C], factor f. */
+int lmx_cu_bn_fold_moving(lmx_cu_stream s, int64_t C, double f, int64_t count, const void *bmean,
+                          const void *bvar, void *mmean, void *mvar);
+/* mean[C] <- mmean, invstd[C] <- 1 / sqrt(mvar + eps): the inference outputs as
+ * lmx_cu_bn_fwd writes them. */
+int lmx_cu_bn_inf_stats(lmx_cu_stream s, int64_t C, double eps, const void *mmean,
+                        const void *mvar, void *mean, void *invstd);
 
 LMX_CU_END
 

@@ -27,7 +27,10 @@
 
 #include <cudnn.h>
 
+#include "../../src/luamx.h"
+#include "cu_convert.h"
 #include "cu_dnn.h"
+#include "cu_norm.h"
 #include "cuda_common.cuh"
 
 extern "C" {
@@ -380,33 +383,6 @@ extern "C" int lmx_cu_dnn_pool_bwd(lmx_cu_stream s, const lmx_dnn_pool_args *a, 
 
 /* ---- BatchNorm -------------------------------------------------------------------- */
 
-__global__ void k_fill1(float *v, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) v[i] = 1.f;
-}
-
-/* the moving statistics, luamx's way, from cuDNN's batch mean and unbiased variance */
-__global__ void k_bn_fold(float *mmean, float *mvar, const float *bmean, const float *bvar,
-                          double f, long long count, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  mmean[i] = (float)lmx_dnn_bn_fold(mmean[i], bmean[i], f);
-  mvar[i] = (float)lmx_dnn_bn_fold(mvar[i], lmx_dnn_bn_biased(bvar[i], count), f);
-}
-
-/* the inference outputs mean / invstd, as norm.cu writes them */
-__global__ void k_bn_inf_stats(const float *mmean, const float *mvar, float *mean, float *invstd,
-                               double eps, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  mean[i] = mmean[i];
-  invstd[i] = (float)(1.0 / sqrt((double)mvar[i] + eps));
-}
-
-static unsigned blocks(int n) {
-  return (unsigned)((n + 255) / 256);
-}
-
 static char *at(void *ws, size_t off) {
   return (char *)ws + off;
 }
@@ -423,10 +399,7 @@ extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
   float *bm = (float *)at(ws, a->ws_dscale), *bv = (float *)at(ws, a->ws_dbias);
   const void *scale = a->ones_scale ? (const void *)ones : gamma;
   while (dx && dp) {
-    if (a->ones_scale) {
-      LMX_LAUNCH(k_fill1, blocks(C), 256, 0, s, ones, C);
-      if ((rc = lmx_cu_last_error())) break;
-    }
+    if (a->ones_scale && (rc = lmx_cu_fill(s, ones, LMX_FLOAT32, C, 1.0))) break;
     cudnnStatus_t st;
     if (a->call == LMX_DNN_BN_INFERENCE) {
       st = D.BatchNormalizationForwardInference(ss.h, CUDNN_BATCHNORM_SPATIAL, &al, &be, dx, x, dx,
@@ -446,12 +419,11 @@ extern "C" int lmx_cu_dnn_bn_fwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
     rc = not_supported(st) ? LMX_CU_DNN_SKIP : st_rc(st);
     if (rc) break;
     if (a->call == LMX_DNN_BN_INFERENCE)
-      LMX_LAUNCH(k_bn_inf_stats, blocks(C), 256, 0, s, (const float *)mmean, (const float *)mvar,
-                 (float *)mean, (float *)invstd, a->eps, C);
+      rc = lmx_cu_bn_inf_stats(s, C, a->eps, mmean, mvar, mean, invstd);
     else if (a->fold_moving)
-      LMX_LAUNCH(k_bn_fold, blocks(C), 256, 0, s, (float *)mmean, (float *)mvar, bm, bv,
-                 a->exp_avg_factor, (long long)a->count, C);
-    rc = lmx_cu_last_error();
+      rc = lmx_cu_bn_fold_moving(s, C, a->exp_avg_factor, a->count, bm, bv, mmean, mvar);
+    else
+      rc = lmx_cu_last_error();
     break;
   }
   tfree(dx), tfree(dp);
@@ -474,10 +446,7 @@ extern "C" int lmx_cu_dnn_bn_bwd(lmx_cu_stream s, const lmx_dnn_bn_args *a, cons
   void *db = a->dbias_scratch ? (void *)at(ws, a->ws_dbias) : dbeta;
   const void *scale = a->ones_scale ? (const void *)ones : gamma;
   while (dxd && dp) {
-    if (a->ones_scale) {
-      LMX_LAUNCH(k_fill1, blocks(C), 256, 0, s, ones, C);
-      if ((rc = lmx_cu_last_error())) break;
-    }
+    if (a->ones_scale && (rc = lmx_cu_fill(s, ones, LMX_FLOAT32, C, 1.0))) break;
     cudnnStatus_t st =
         D.BatchNormalizationBackward(ss.h, CUDNN_BATCHNORM_SPATIAL, &ad, &bd, &ap, &bp, dxd, x, dxd,
                                      dy, dxd, dx, dp, scale, ds, db, a->eps, mean, invstd);

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "cu_norm.h"
+#include "cudnn_args.h" /* lmx_dnn_bn_fold, lmx_dnn_bn_biased */
 #include "cu_util.cuh"
 
 enum { NT = 256 }; /* threads per block: a power of two (block_sum) */
@@ -138,6 +139,40 @@ int lmx_cu_bn_bwd(lmx_cu_stream s, int dt, const lmx_cpu_bn *b, const void *x, c
     LMX_LAUNCH(k_bn_bwd<T>, (unsigned)b->C, NT, 0, s, *b, (const T *)x, (const T *)g,
                (const P *)gamma, (const P *)mean, (const P *)invstd, (T *)gx, (P *)ggamma,
                (P *)gbeta, acc[0], acc[1], acc[2]))
+  return lmx_cu_last_error();
+}
+
+/* cuDNN BatchNorm's helpers (cudnn_exec.cu): the moving statistics, luamx's way, from
+ * cuDNN's batch mean and unbiased variance; the inference outputs mean / invstd */
+__global__ void k_bn_fold_moving(int64_t C, double f, int64_t count, const float *bmean,
+                                 const float *bvar, float *mmean, float *mvar) {
+  LMX_CU_GRID_LOOP(i, C) {
+    mmean[i] = (float)lmx_dnn_bn_fold(mmean[i], bmean[i], f);
+    mvar[i] = (float)lmx_dnn_bn_fold(mvar[i], lmx_dnn_bn_biased(bvar[i], count), f);
+  }
+}
+
+__global__ void k_bn_inf_stats(int64_t C, double eps, const float *mmean, const float *mvar,
+                               float *mean, float *invstd) {
+  LMX_CU_GRID_LOOP(i, C) {
+    mean[i] = mmean[i];
+    invstd[i] = (float)(1.0 / sqrt((double)mvar[i] + eps));
+  }
+}
+
+int lmx_cu_bn_fold_moving(lmx_cu_stream s, int64_t C, double f, int64_t count, const void *bmean,
+                          const void *bvar, void *mmean, void *mvar) {
+  if (C == 0) return 0;
+  LMX_LAUNCH(k_bn_fold_moving, lmx_cu_blocks(C), LMX_CU_THREADS, 0, s, C, f, count,
+             (const float *)bmean, (const float *)bvar, (float *)mmean, (float *)mvar);
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_bn_inf_stats(lmx_cu_stream s, int64_t C, double eps, const void *mmean,
+                        const void *mvar, void *mean, void *invstd) {
+  if (C == 0) return 0;
+  LMX_LAUNCH(k_bn_inf_stats, lmx_cu_blocks(C), LMX_CU_THREADS, 0, s, C, eps,
+             (const float *)mmean, (const float *)mvar, (float *)mean, (float *)invstd);
   return lmx_cu_last_error();
 }
 
