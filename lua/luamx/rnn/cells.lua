@@ -14,6 +14,9 @@
 --   '<prefix>begin_state_<k>' of shape (0, H) (batch inferred), or whatever `func`
 --   builds: func(name, opts) gets opts with shape = (0, H) and attr.__layout__ merged in,
 --   as MXNet does (mx.sym.Variable for explicit state inputs).
+-- * Every constructor takes MXNet's positional arguments or one table of MXNet's keyword
+--   names (mx.rnn.LSTMCell{num_hidden = 8, prefix = 'l0_'}); unknown keys are errors.
+--   `params` (an mx.rnn.RNNParams) shares variables between cells as MXNet's.
 -- * unroll(length, inputs, begin_state, layout='NTC', merge_outputs): inputs is one
 --   symbol (split along T into `length` steps) or a Lua array of step symbols; outputs
 --   come back as an array of step symbols, or one (N, T, C) / (T, N, C) symbol when
@@ -35,20 +38,23 @@ local Base = {}
 Base.__index = Base
 M.BaseRNNCell = Base
 
-local function class(init)
-  local cls = setmetatable({}, {__index = Base})
-  cls.__index = cls
-  cls.__call = function(self, inputs, states) return self:step(inputs, states) end
-  setmetatable(cls, {__index = Base, __call = function(c, ...)
-    local self = setmetatable({_params = {}, _counter = -1, _init_counter = -1}, c)
-    init(self, ...)
-    return self
-  end})
-  return cls
-end
-
---- The variable '<prefix><name>', created once (MXNet's RNNParams.get).
-function Base:param(name, opts)
+-- ------------------------------------------------------------------ RNNParams ------
+local RNNParams = {}
+RNNParams.__index = RNNParams
+--- RNNParams([prefix='']): a container of variables '<prefix><name>', shared by every
+--- cell built with it (MXNet's mx.rnn.RNNParams).
+M.RNNParams = setmetatable(RNNParams, {__call = function(cls, prefix)
+  if type(prefix) == 'table' and getmetatable(prefix) == nil then prefix = prefix.prefix end
+  if prefix ~= nil and type(prefix) ~= 'string' then
+    raise('mx.rnn.RNNParams: prefix must be a string, got ' .. type(prefix))
+  end
+  return setmetatable({_prefix = prefix or '', _params = {}}, cls)
+end})
+--- The variable '<prefix><name>', created on first use (MXNet's RNNParams.get).
+-- @param name the name after the prefix
+-- @param opts options of mx.sym.Variable (init, attr, shape, ...), used on creation
+-- @return the Symbol
+function RNNParams:get(name, opts)
   local full = self._prefix .. name
   local v = self._params[full]
   if not v then
@@ -58,12 +64,136 @@ function Base:param(name, opts)
   return v
 end
 
+--- Reads a constructor's arguments: MXNet's positional order, or one plain table keyed by
+--- MXNet's keyword names (`names`). Unknown keys are errors that list the known ones.
+function M.ctor_args(who, names, ...)
+  local first = ...
+  if select('#', ...) == 1 and type(first) == 'table' and getmetatable(first) == nil then
+    local known = {}
+    for _, k in ipairs(names) do known[k] = true end
+    for k in pairs(first) do
+      if not known[k] then
+        raise(('%s: unknown argument %s (expected one of %s)'):format(who, tostring(k), table.concat(names, ', ')))
+      end
+    end
+    local out = {}
+    for i, k in ipairs(names) do out[i] = first[k] end
+    return unpack(out, 1, #names)
+  end
+  return ...
+end
+local ctor_args = M.ctor_args
+
+--- Checks a constructor argument's type (`what`: 'string', 'number', 'boolean', 'table').
+function M.check_arg(who, name, v, what, optional)
+  if v == nil and optional then return v end
+  if type(v) ~= what then raise(('%s: %s must be a %s, got %s'):format(who, name, what, type(v))) end
+  return v
+end
+
+local function check_hidden(who, v)
+  if type(v) ~= 'number' or v < 1 or v % 1 ~= 0 then
+    raise(('%s: num_hidden must be a positive integer, got %s'):format(who, tostring(v)))
+  end
+  return v
+end
+M.check_hidden = check_hidden
+
+local function check_params(who, params)
+  if params ~= nil and getmetatable(params) ~= RNNParams then
+    raise(('%s: params must be an mx.rnn.RNNParams, got %s'):format(who, type(params)))
+  end
+  return params
+end
+
+--- A cell class: `init(self, ...)` gets the constructor's arguments.
+function M.class(init, base)
+  base = base or Base
+  local cls = setmetatable({}, {__index = base})
+  cls.__index = cls
+  cls.__call = function(self, inputs, states) return self:step(inputs, states) end
+  setmetatable(cls, {__index = base, __call = function(c, ...)
+    local self = setmetatable({_counter = -1, _init_counter = -1, _modified = false}, c)
+    init(self, ...)
+    return self
+  end})
+  return cls
+end
+local class = M.class
+
+--- Sets the cell's prefix and parameter container (a new RNNParams(prefix) when nil).
+function Base:_set_params(prefix, params)
+  self._prefix = prefix
+  self.params = params or RNNParams(prefix)
+  self._own_params = params == nil
+  self._params = self.params._params
+end
+
+--- The variable '<params prefix><name>', created once (MXNet's RNNParams.get).
+function Base:param(name, opts) return self.params:get(name, opts) end
+
+--- MXNet's _gate_names: the per-gate suffixes used by unpack_weights / pack_weights.
+-- @return list of strings (empty: nothing to unpack)
+function Base:gate_names() return {} end
+
+--- Splits each '<prefix>i2h_weight' / '_bias' (and h2h) into one array per gate,
+-- '<prefix>i2h<gate>_weight', ... (copies), as MXNet's unpack_weights.
+-- @param args table name -> NDArray (not modified)
+-- @return a new table with this cell's weights unpacked
+function Base:unpack_weights(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local gates = self:gate_names()
+  if #gates == 0 then return out end
+  local h = self._num_hidden
+  for _, group in ipairs({'i2h', 'h2h'}) do
+    for _, kind in ipairs({'weight', 'bias'}) do
+      local key = ('%s%s_%s'):format(self._prefix, group, kind)
+      local arr = out[key]
+      if arr == nil then raise(('unpack_weights: no array %s in args'):format(key)) end
+      out[key] = nil
+      for j, g in ipairs(gates) do
+        out[('%s%s%s_%s'):format(self._prefix, group, g, kind)] = arr:slice((j - 1) * h + 1, j * h):copy()
+      end
+    end
+  end
+  return out
+end
+
+--- Concatenates the per-gate arrays back into '<prefix>i2h_weight', ... (MXNet's pack_weights).
+-- @param args table name -> NDArray (not modified)
+-- @return a new table with this cell's weights packed
+function Base:pack_weights(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local gates = self:gate_names()
+  if #gates == 0 then return out end
+  for _, group in ipairs({'i2h', 'h2h'}) do
+    for _, kind in ipairs({'weight', 'bias'}) do
+      local parts = {}
+      for j, g in ipairs(gates) do
+        local key = ('%s%s%s_%s'):format(self._prefix, group, g, kind)
+        parts[j] = out[key]
+        if parts[j] == nil then raise(('pack_weights: no array %s in args'):format(key)) end
+        out[key] = nil
+      end
+      parts.dim, parts.num_args = 0, #parts
+      out[('%s%s_%s'):format(self._prefix, group, kind)] = mx.nd.Concat(parts)
+    end
+  end
+  return out
+end
+
 --- Resets the step and begin-state counters (used in generated names); `unroll` calls it.
 function Base:reset() self._counter, self._init_counter = -1, -1 end
 
 --- begin_state([func [, opts]]): one symbol per state_info entry.
 function Base:begin_state(func, opts)
   local sym = S()
+  if self._modified then
+    raise('begin_state: after applying modifier cells (e.g. DropoutCell) the base cell cannot be '
+          .. 'called directly. Call the modifier cell instead.')
+  end
   local states = {}
   for _, info in ipairs(self:state_info()) do
     self._init_counter = self._init_counter + 1
@@ -93,7 +223,7 @@ local function normalize(length, inputs, layout, merge)
   if not axis then raise(('unroll: layout %q has no T axis'):format(layout)) end
   axis = axis - 1
   if sym.is_symbol and sym.is_symbol(inputs) or getmetatable(inputs) == sym.Symbol then
-    if merge == false or merge == nil then
+    if merge == false then
       local parts = sym.split{data = inputs, axis = axis, num_outputs = length, squeeze_axis = true}
       local out = {}
       for i = 1, length do out[i] = parts[i] end
@@ -147,12 +277,17 @@ local function fc(data, w, b, n, name)
 end
 
 -- ------------------------------------------------------------------ RNNCell --------
-M.RNNCell = class(function(self, num_hidden, activation, prefix)
-  self._num_hidden, self._activation, self._prefix = num_hidden, activation or 'tanh', prefix or 'rnn_'
+--- RNNCell(num_hidden, activation='tanh', prefix='rnn_', params=nil), or the same as a table.
+M.RNNCell = class(function(self, ...)
+  local who = 'mx.rnn.RNNCell'
+  local num_hidden, activation, prefix, params = ctor_args(who, {'num_hidden', 'activation', 'prefix', 'params'}, ...)
+  self._num_hidden, self._activation = check_hidden(who, num_hidden), M.check_arg(who, 'activation', activation, 'string', true) or 'tanh'
+  self:_set_params(M.check_arg(who, 'prefix', prefix, 'string', true) or 'rnn_', check_params(who, params))
   self._iW, self._iB = self:param('i2h_weight'), self:param('i2h_bias')
   self._hW, self._hB = self:param('h2h_weight'), self:param('h2h_bias')
 end)
 function M.RNNCell:state_info() return {{shape = {0, self._num_hidden}, __layout__ = 'NC'}} end
+function M.RNNCell:gate_names() return {''} end
 function M.RNNCell:step(inputs, states)
   self._counter = self._counter + 1
   local name = ('%st%d_'):format(self._prefix, self._counter)
@@ -163,9 +298,15 @@ function M.RNNCell:step(inputs, states)
 end
 
 -- ------------------------------------------------------------------ LSTMCell -------
-M.LSTMCell = class(function(self, num_hidden, prefix, forget_bias)
-  self._num_hidden, self._prefix = num_hidden, prefix or 'lstm_'
-  self._forget_bias = forget_bias or 1.0
+--- LSTMCell(num_hidden, prefix='lstm_', params=nil, forget_bias=1.0), or the same as a
+--- table; a number in third place is taken as forget_bias (luamx's older form).
+M.LSTMCell = class(function(self, ...)
+  local who = 'mx.rnn.LSTMCell'
+  local num_hidden, prefix, params, forget_bias = ctor_args(who, {'num_hidden', 'prefix', 'params', 'forget_bias'}, ...)
+  if type(params) == 'number' and forget_bias == nil then params, forget_bias = nil, params end
+  self._num_hidden = check_hidden(who, num_hidden)
+  self:_set_params(M.check_arg(who, 'prefix', prefix, 'string', true) or 'lstm_', check_params(who, params))
+  self._forget_bias = M.check_arg(who, 'forget_bias', forget_bias, 'number', true) or 1.0
   self._iW = self:param('i2h_weight')
   self._hW = self:param('h2h_weight')
   self._iB = self:param('i2h_bias', {attr = {__init__ = init_mod.LSTMBias{forget_bias = self._forget_bias}:dumps()}})
@@ -174,6 +315,7 @@ end)
 function M.LSTMCell:state_info()
   return {{shape = {0, self._num_hidden}, __layout__ = 'NC'}, {shape = {0, self._num_hidden}, __layout__ = 'NC'}}
 end
+function M.LSTMCell:gate_names() return {'_i', '_f', '_c', '_o'} end
 function M.LSTMCell:step(inputs, states)
   local sym = S()
   self._counter = self._counter + 1
@@ -193,12 +335,17 @@ function M.LSTMCell:step(inputs, states)
 end
 
 -- ------------------------------------------------------------------ GRUCell --------
-M.GRUCell = class(function(self, num_hidden, prefix)
-  self._num_hidden, self._prefix = num_hidden, prefix or 'gru_'
+--- GRUCell(num_hidden, prefix='gru_', params=nil), or the same as a table.
+M.GRUCell = class(function(self, ...)
+  local who = 'mx.rnn.GRUCell'
+  local num_hidden, prefix, params = ctor_args(who, {'num_hidden', 'prefix', 'params'}, ...)
+  self._num_hidden = check_hidden(who, num_hidden)
+  self:_set_params(M.check_arg(who, 'prefix', prefix, 'string', true) or 'gru_', check_params(who, params))
   self._iW, self._iB = self:param('i2h_weight'), self:param('i2h_bias')
   self._hW, self._hB = self:param('h2h_weight'), self:param('h2h_bias')
 end)
 M.GRUCell.state_info = M.RNNCell.state_info
+function M.GRUCell:gate_names() return {'_r', '_z', '_o'} end
 function M.GRUCell:step(inputs, states)
   local sym = S()
   self._counter = self._counter + 1
@@ -216,15 +363,50 @@ function M.GRUCell:step(inputs, states)
 end
 
 -- ------------------------------------------------------------------ Sequential -----
-M.SequentialRNNCell = class(function(self) self._cells, self._prefix = {}, '' end)
+--- SequentialRNNCell(params=nil), or {params = ...}: cells stacked with `add`.
+M.SequentialRNNCell = class(function(self, ...)
+  local params = ctor_args('mx.rnn.SequentialRNNCell', {'params'}, ...)
+  self:_set_params('', check_params('mx.rnn.SequentialRNNCell', params))
+  self._override_cell_params = params ~= nil
+  self._cells = {}
+end)
 local Seq = M.SequentialRNNCell
+
+--- Merges the parameters of `cells` into `self` (MXNet's params override rules).
+function M.adopt_params(self, cell, who, cls)
+  if type(cell) ~= 'table' or not cell.state_info then
+    raise(('%s: expected an RNN cell, got %s'):format(who, type(cell)))
+  end
+  if self._override_cell_params then
+    if not cell._own_params then
+      raise(('%s: either specify params for %s or for the child cells, not both'):format(who, cls))
+    end
+    for k, v in pairs(self._params) do cell._params[k] = v end
+  end
+  for k, v in pairs(cell._params) do self._params[k] = v end
+end
+
 --- Appends a cell to the stack (its parameters join this cell's).
 -- @param cell an RNN cell
 -- @return self, for chaining
 function Seq:add(cell)
+  M.adopt_params(self, cell, 'SequentialRNNCell:add', 'SequentialRNNCell')
   self._cells[#self._cells + 1] = cell
-  for k, v in pairs(cell._params) do self._params[k] = v end
   return self
+end
+--- Unpacks the weights of every stacked cell in turn (see `BaseRNNCell:unpack_weights`).
+-- @param args table name -> NDArray
+-- @return a new table
+function Seq:unpack_weights(args)
+  for _, c in ipairs(self._cells) do args = c:unpack_weights(args) end
+  return args
+end
+--- Packs the weights of every stacked cell in turn (see `BaseRNNCell:pack_weights`).
+-- @param args table name -> NDArray
+-- @return a new table
+function Seq:pack_weights(args)
+  for _, c in ipairs(self._cells) do args = c:pack_weights(args) end
+  return args
 end
 --- The state descriptions of all stacked cells, in order.
 -- @return list of `{shape =, __layout__ =}`
@@ -243,6 +425,10 @@ end
 -- @param opts extra options merged into each call of `func` (shape and `__layout__` added)
 -- @return list of symbols
 function Seq:begin_state(func, opts)
+  if self._modified then
+    raise('begin_state: after applying modifier cells (e.g. ZoneoutCell) the base cell cannot be '
+          .. 'called directly. Call the modifier cell instead.')
+  end
   local out = {}
   for _, c in ipairs(self._cells) do for _, s in ipairs(c:begin_state(func, opts)) do out[#out + 1] = s end end
   return out
@@ -255,6 +441,7 @@ function Seq:step(inputs, states)
   self._counter = self._counter + 1
   local p, next_states = 1, {}
   for _, c in ipairs(self._cells) do
+    if c.is_bidirectional then raise('SequentialRNNCell: a BidirectionalCell cannot be stepped; use unroll') end
     local n = #c:state_info()
     local st = {}
     for k = 1, n do st[k] = states[p + k - 1] end
@@ -283,7 +470,9 @@ function Seq:unroll(length, inputs, begin_state, layout, merge_outputs)
     for k = 1, n do st[k] = begin_state[p + k - 1] end
     p = p + n
     local ns
-    inputs, ns = c:unroll(length, inputs, st, layout, i < #self._cells and nil or merge_outputs)
+    local merge = nil
+    if i == #self._cells then merge = merge_outputs end
+    inputs, ns = c:unroll(length, inputs, st, layout, merge)
     for _, s in ipairs(ns) do next_states[#next_states + 1] = s end
   end
   return inputs, next_states
@@ -352,18 +541,100 @@ function M.FusedRNN:_init_weight(_, arr, global_init)
 end
 init_mod.install_fused(M.FusedRNN)
 
-M.FusedRNNCell = class(function(self, num_hidden, num_layers, mode, bidirectional, prefix, opts)
-  opts = opts or {}
-  self._num_hidden, self._num_layers = num_hidden, num_layers or 1
+--- FusedRNNCell(num_hidden, num_layers=1, mode='lstm', bidirectional=false, dropout=0,
+--- get_next_state=false, forget_bias=1.0, prefix=mode..'_', params=nil) as MXNet, or the
+--- same as a table; luamx's older form (num_hidden, num_layers, mode, bidirectional,
+--- prefix, {dropout=, get_next_state=, forget_bias=}) is recognised by a string in fifth place.
+M.FusedRNNCell = class(function(self, ...)
+  local who = 'mx.rnn.FusedRNNCell'
+  local num_hidden, num_layers, mode, bidirectional, dropout, get_next_state, forget_bias, prefix, params =
+    ctor_args(who, {'num_hidden', 'num_layers', 'mode', 'bidirectional', 'dropout', 'get_next_state',
+                    'forget_bias', 'prefix', 'params'}, ...)
+  if type(dropout) == 'string' or (dropout == nil and type(get_next_state) == 'table') then
+    local opts = get_next_state or {}
+    prefix, dropout, get_next_state, forget_bias = dropout, opts.dropout, opts.get_next_state, opts.forget_bias
+  end
+  self._num_hidden = check_hidden(who, num_hidden)
+  self._num_layers = M.check_arg(who, 'num_layers', num_layers, 'number', true) or 1
   self._mode, self._bidirectional = mode or 'lstm', bidirectional and true or false
-  self._prefix = prefix or (self._mode .. '_')
-  self._dropout, self._get_next_state = opts.dropout or 0, opts.get_next_state and true or false
-  self._forget_bias = opts.forget_bias or 1.0
-  if not GATES[self._mode] then raise('FusedRNNCell: mode must be lstm, gru, rnn_relu or rnn_tanh, got ' .. tostring(mode)) end
+  if not GATES[self._mode] then raise(who .. ': mode must be lstm, gru, rnn_relu or rnn_tanh, got ' .. tostring(mode)) end
+  self:_set_params(M.check_arg(who, 'prefix', prefix, 'string', true) or (self._mode .. '_'), check_params(who, params))
+  self._dropout = M.check_arg(who, 'dropout', dropout, 'number', true) or 0
+  self._get_next_state = get_next_state and true or false
+  self._forget_bias = M.check_arg(who, 'forget_bias', forget_bias, 'number', true) or 1.0
   local fi = M.FusedRNN(nil, num_hidden, self._num_layers, self._mode, self._bidirectional, self._forget_bias)
   self._parameter = self:param('parameters', {attr = {__init__ = fi:dumps()}})
 end)
 local Fused = M.FusedRNNCell
+--- The per-gate suffixes of this cell's mode.
+-- @return list of strings
+function Fused:gate_names() return GATES[self._mode] end
+--- Splits the fused '<prefix>parameters' vector into MXNet's per-layer, per-direction,
+-- per-gate arrays '<prefix>l0_i2h_i_weight', ... (copies).
+-- @param args table name -> NDArray (not modified)
+-- @return a new table
+function Fused:unpack_weights(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local key = self._prefix .. 'parameters'
+  local arr = out[key]
+  if arr == nil then raise(('FusedRNNCell:unpack_weights: no array %s in args'):format(key)) end
+  out[key] = nil
+  for _, p in ipairs(M.fused_slices(arr, self._num_hidden, self._num_layers, self._mode, self._bidirectional, self._prefix)) do
+    out[p[1]] = p[2]:copy()
+  end
+  return out
+end
+--- Packs the per-gate arrays back into one '<prefix>parameters' vector (MXNet's pack_weights).
+-- @param args table name -> NDArray (not modified)
+-- @return a new table
+function Fused:pack_weights(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local gates, h, L = GATES[self._mode], self._num_hidden, self._num_layers
+  local b, m = self._bidirectional and 2 or 1, #GATES[self._mode]
+  local w0 = out[('%sl0_i2h%s_weight'):format(self._prefix, gates[1])]
+  if w0 == nil then raise(('FusedRNNCell:pack_weights: no array %sl0_i2h%s_weight in args'):format(self._prefix, gates[1])) end
+  local ni = w0.shape[2]
+  local total = (ni + h + 2) * h * m * b + (L - 1) * m * h * (h + b * h + 2) * b
+  local arr = mx.nd.zeros({total}, {ctx = w0.context, dtype = w0.dtype})
+  for _, p in ipairs(M.fused_slices(arr, h, L, self._mode, self._bidirectional, self._prefix)) do
+    local src = out[p[1]]
+    if src == nil then raise(('FusedRNNCell:pack_weights: no array %s in args'):format(p[1])) end
+    p[2]:set(src)
+    out[p[1]] = nil
+  end
+  out[self._prefix .. 'parameters'] = arr
+  return out
+end
+--- The same network as stacked unfused cells (MXNet's unfuse): per layer an RNNCell /
+-- LSTMCell / GRUCell prefixed '<prefix>l<i>_' (a BidirectionalCell with '<prefix>r<i>_'
+-- and output prefix '<prefix>bi_l<i>_' when bidirectional), a DropoutCell
+-- '<prefix>_dropout<i>_' between layers when dropout > 0. `unpack_weights` gives its
+-- parameters from the fused ones.
+-- @return a SequentialRNNCell
+function Fused:unfuse()
+  local stack = M.SequentialRNNCell()
+  local H, mode = self._num_hidden, self._mode
+  local function cell(p)
+    if mode == 'rnn_relu' then return M.RNNCell(H, 'relu', p)
+    elseif mode == 'rnn_tanh' then return M.RNNCell(H, 'tanh', p)
+    elseif mode == 'lstm' then return M.LSTMCell{num_hidden = H, prefix = p}
+    else return M.GRUCell(H, p) end
+  end
+  for i = 0, self._num_layers - 1 do
+    if self._bidirectional then
+      stack:add(M.BidirectionalCell(cell(('%sl%d_'):format(self._prefix, i)), cell(('%sr%d_'):format(self._prefix, i)),
+                                    nil, ('%sbi_l%d_'):format(self._prefix, i)))
+    else
+      stack:add(cell(('%sl%d_'):format(self._prefix, i)))
+    end
+    if self._dropout > 0 and i ~= self._num_layers - 1 then
+      stack:add(M.DropoutCell(self._dropout, ('%s_dropout%d_'):format(self._prefix, i)))
+    end
+  end
+  return stack
+end
 --- The fused states: `h` (and `c` for LSTM), each of shape
 -- `(layers * directions, batch, num_hidden)` in layout `LNC`.
 -- @return list of `{shape =, __layout__ =}`
@@ -409,7 +680,10 @@ end
 -- @param mxmod the luamx module table
 function M.install(rnn, mxmod)
   mx = mxmod
-  for _, k in ipairs({'BaseRNNCell', 'RNNCell', 'LSTMCell', 'GRUCell', 'SequentialRNNCell', 'FusedRNNCell', 'FusedRNN'}) do
+  require('luamx.rnn.modifiers').install(M, mx)
+  for _, k in ipairs({'BaseRNNCell', 'RNNParams', 'RNNCell', 'LSTMCell', 'GRUCell', 'SequentialRNNCell',
+                      'FusedRNNCell', 'FusedRNN', 'DropoutCell', 'ModifierCell', 'ZoneoutCell',
+                      'ResidualCell', 'BidirectionalCell'}) do
     rnn[k] = M[k]
   end
   mxmod.init.FusedRNN = M.FusedRNN

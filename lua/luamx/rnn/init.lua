@@ -1,5 +1,6 @@
 --- luamx.rnn — mx.rnn: recurrent cells built from mx.sym (luamx.rnn.cells), sentence
---- encoding and the bucketing sentence iterator (luamx.rnn.io).
+--- encoding and the bucketing sentence iterator (luamx.rnn.io), RNN checkpoints
+--- (luamx.rnn.checkpoint).
 -- luamx.lua loads this file as 'luamx.rnn.init', so no '?/init.lua' entry is needed in
 -- package.path.
 local M = {}
@@ -12,6 +13,9 @@ function M.install(mx)
   M.BucketSentenceIter = rio.make(io_mod)
   local cells = require 'luamx.rnn.cells'
   cells.install(M, mx)
+  local ck = require 'luamx.rnn.checkpoint'
+  M.save_rnn_checkpoint, M.load_rnn_checkpoint, M.do_rnn_checkpoint =
+    ck.save_rnn_checkpoint, ck.load_rnn_checkpoint, ck.do_rnn_checkpoint
   mx.rnn = M
   return M
 end
