@@ -601,6 +601,26 @@ LMX_API int lmx_name_next(const char *hint, char *buf, int cap);
 /* Forgets every automatic-name counter (MXNet's fresh NameManager). Thread-safe. */
 LMX_API int lmx_name_reset(void);
 
+/* Name managers (MXNet's mx.name.NameManager and mx.name.Prefix). A manager has its own
+ * automatic-name counters and a prefix ("" or NULL: a plain NameManager). While a manager
+ * is entered on a thread (the innermost one counts), every lmx_symbol_new_op on that
+ * thread takes its automatic name "<prefix><hint><n>" from the manager's counters, and a
+ * given node name becomes "<prefix><name>"; variables keep their names (as MXNet's).
+ * With none entered, the process-wide counters of lmx_name_next apply, without prefix.
+ * Managers are reference counted: free releases the caller's reference; an entered
+ * manager is held until its exit. Counters are guarded by one process-wide mutex.
+ * new: out gets one reference. enter: LMX_ERR_STATE when nested deeper than 256.
+ * exit: leaves the innermost entered manager of this thread; LMX_ERR_STATE when none.
+ * next: the manager's next automatic name for `hint` into buf (cap bytes, NUL-terminated;
+ * m NULL: the process-wide counters), as MXNet's NameManager.get(None, hint);
+ * LMX_ERR_ARG when it does not fit. */
+typedef struct lmx_name_manager lmx_name_manager;
+LMX_API int lmx_name_manager_new(const char *prefix, lmx_name_manager **out);
+LMX_API int lmx_name_manager_free(lmx_name_manager *m);
+LMX_API int lmx_name_manager_enter(lmx_name_manager *m);
+LMX_API int lmx_name_manager_exit(void);
+LMX_API int lmx_name_manager_next(lmx_name_manager *m, const char *hint, char *buf, int cap);
+
 /* Shape inference. Inputs: n known shapes, by name (keys[i] names an argument or aux
  * state) or by position in list_arguments() order (keys NULL); ndim[i] dims are in
  * dims[i * LMX_MAX_NDIM ...]; ndim 0 = unknown, dim 0 = unknown dim. Variables'

@@ -167,6 +167,36 @@ int lmx_name_reset(void) {
   return LMX_OK;
 }
 
+int lmx_name_manager_new(const char *prefix, lmx_name_manager **out) {
+  LMX_ENTER();
+  LMX_NEED(out, "lmx_name_manager_new", "out");
+  return lmx_names_manager_new(prefix, out);
+}
+
+int lmx_name_manager_free(lmx_name_manager *m) {
+  lmx_names_manager_release(m);
+  return LMX_OK;
+}
+
+int lmx_name_manager_enter(lmx_name_manager *m) {
+  LMX_ENTER();
+  LMX_NEED(m, "lmx_name_manager_enter", "m");
+  return lmx_names_enter(m);
+}
+
+int lmx_name_manager_exit(void) {
+  LMX_ENTER();
+  return lmx_names_exit();
+}
+
+int lmx_name_manager_next(lmx_name_manager *m, const char *hint, char *buf, int cap) {
+  LMX_ENTER();
+  LMX_NEED(hint, "lmx_name_manager_next", "hint");
+  LMX_NEED(buf, "lmx_name_manager_next", "buf");
+  if (cap <= 0) return lmx_fail(LMX_ERR_ARG, "lmx_name_manager_next: cap = %d must be positive", cap);
+  return lmx_names_get(m, hint, buf, (size_t)cap);
+}
+
 int lmx_symbol_infer_shape(lmx_symbol *sym, int n, const char *const *keys, const int *ndim,
                            const int64_t *dims, int partial, int cap, int *out_ndim,
                            int64_t *out_dims, int *complete) {

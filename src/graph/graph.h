@@ -104,9 +104,21 @@ int lmx_node_update_versions(lmx_node *n);
 int lmx_node_apply_input_attr(lmx_node *n, int i);
 
 /* ---- names and attribute scopes (scope.c) ------------------------------------------ */
-/* "<hint><counter>" with a process-wide counter per hint. */
+/* "<prefix><hint><counter>": the counters and prefix of the thread's current name
+ * manager, or the process-wide counters (no prefix) when none is entered. */
 int lmx_names_next(const char *hint, char *buf, size_t cap);
 void lmx_names_reset(void);
+/* Name managers (MXNet's NameManager / Prefix); see luamx.h lmx_name_manager_*. */
+typedef struct lmx_name_manager lmx_name_manager;
+int lmx_names_manager_new(const char *prefix, lmx_name_manager **out);
+void lmx_names_manager_retain(lmx_name_manager *m);
+void lmx_names_manager_release(lmx_name_manager *m);
+/* Next automatic name from m's counters with m's prefix (m NULL: process-wide, no prefix). */
+int lmx_names_get(lmx_name_manager *m, const char *hint, char *buf, size_t cap);
+/* The current manager's prefix, NULL when none or empty. */
+const char *lmx_names_prefix(void);
+int lmx_names_enter(lmx_name_manager *m);
+int lmx_names_exit(void);
 /* Thread-local stack of attribute scopes; top() is the merged dict (may be NULL). */
 int lmx_scope_push(int n, const char *const *keys, const char *const *vals);
 int lmx_scope_pop(void);

@@ -120,17 +120,42 @@ static int op_add_key(lmx_node *n, const char *key, const char *val) {
   return lmx_attrs_set(&n->attrs, key, val);
 }
 
+static int lmx_sym_new_op_named(const lmx_op *op, const char *name, int nk,
+                                const char *const *keys, const char *const *vals,
+                                lmx_node **out);
+
 int lmx_sym_new_op(const char *op_name, const char *name, int nk, const char *const *keys,
                    const char *const *vals, lmx_symbol **out) {
   const lmx_op *op = lmx_op_find(op_name);
   if (!op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
-  char auto_name[160];
+  char auto_name[400];
   if (!name) {
     char hint[128];
     lmx_op_hint_of(op, op_name, hint, sizeof hint);
     LMX_TRY(lmx_names_next(hint, auto_name, sizeof auto_name));
     name = auto_name;
+  } else if (lmx_names_prefix()) { /* a Prefix name manager renames given names too */
+    const char *pre = lmx_names_prefix();
+    size_t lp = strlen(pre), ln = strlen(name);
+    char *full = lmx_alloc(lp + ln + 1);
+    if (!full) return lmx_fail_nomem("a prefixed node name", lp + ln + 1);
+    memcpy(full, pre, lp);
+    memcpy(full + lp, name, ln + 1);
+    lmx_node *pn;
+    int prc = lmx_sym_new_op_named(op, full, nk, keys, vals, &pn);
+    lmx_free(full);
+    if (prc != LMX_OK) return prc;
+    return sym_of_node(pn, out);
   }
+  lmx_node *n;
+  LMX_TRY(lmx_sym_new_op_named(op, name, nk, keys, vals, &n));
+  return sym_of_node(n, out);
+}
+
+/* The node of lmx_sym_new_op under its final name: scope attributes, then the user's keys. */
+static int lmx_sym_new_op_named(const lmx_op *op, const char *name, int nk,
+                                const char *const *keys, const char *const *vals,
+                                lmx_node **out) {
   lmx_node *n;
   LMX_TRY(lmx_node_new(op, name, &n));
   int rc = apply_scope(n);
@@ -146,7 +171,8 @@ int lmx_sym_new_op(const char *op_name, const char *name, int nk, const char *co
     lmx_node_release(n);
     return rc;
   }
-  return sym_of_node(n, out);
+  *out = n;
+  return LMX_OK;
 }
 
 int lmx_sym_group(int n, lmx_symbol *const *syms, lmx_symbol **out) {
