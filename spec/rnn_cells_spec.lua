@@ -63,6 +63,7 @@ describe('mx.rnn constructors: positional and keyword forms', function()
       assert.same({'data', 'f_parameters'}, outs:list_arguments())
       assert.equal(1, #states)
       assert.equal('f_rnn', outs.name)
+      assert.equal('LNC', states[1]:attr('__layout__'))
     end
   end)
 

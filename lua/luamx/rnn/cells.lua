@@ -670,6 +670,8 @@ function Fused:unroll(length, inputs, begin_state, layout, merge_outputs)
   if not self._get_next_state then outputs, out_states = rnn, {}
   elseif self._mode == 'lstm' then outputs, out_states = rnn[1], {rnn[2], rnn[3]}
   else outputs, out_states = rnn[1], {rnn[2]} end
+  -- MXNet marks the state outputs' layout (on the RNN node, which they share)
+  for _, st in ipairs(out_states) do st:_set_attr{__layout__ = 'LNC'} end
   if axis == 1 then outputs = sym.swapaxes{data = outputs, dim1 = 0, dim2 = 1} end
   outputs = normalize(length, outputs, layout, merge_outputs)
   return outputs, out_states
