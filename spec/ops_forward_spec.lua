@@ -526,3 +526,19 @@ describe('prepared operator calls (mx.nd.prepare)', function()
              "parameter 'act_type': not a numeric parameter")
   end)
 end)
+
+describe('reverse (flip)', function()
+  local mx = require 'luamx'
+  local H = require 'helpers'
+  it("reverses along the given axes as MXNet's reverse", function()
+    local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}})
+    assert.are.same({{4, 5, 6}, {1, 2, 3}}, mx.nd.reverse(a, {axis = {0}}):totable())
+    assert.are.same({{3, 2, 1}, {6, 5, 4}}, mx.nd.reverse(a, {axis = {-1}}):totable())
+    assert.are.same({{6, 5, 4}, {3, 2, 1}}, mx.nd.flip(a, {axis = {0, 1}}):totable())
+    local x = mx.sym.Variable('x')
+    local _, out = mx.sym.reverse{data = x, axis = {1}}:infer_shape{x = {2, 5, 3}}
+    assert.are.same({2, 5, 3}, out[1])
+    H.raises(function() mx.nd.reverse(a, {axis = {2}}) end, "reverse", "axis")
+    H.raises(function() mx.nd.reverse(a, {axis = {0, 0}}) end, "parameter 'axis': axis 0 repeats")
+  end)
+end)

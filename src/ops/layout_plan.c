@@ -154,6 +154,31 @@ int lmx_plan_slice(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x, cons
   return lmx_glue_check_size(c, y, lmx_glue_size(y), "output");
 }
 
+int lmx_plan_reverse(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y,
+                     int64_t *off, int64_t *ps) {
+  const lmx_reverse_param *p = c->param;
+  int nd = x->shape.ndim;
+  if (y->shape.ndim != nd || y->dtype != x->dtype)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected %d dims of %s", "output", nd,
+                       lmx_dtype_str(x->dtype));
+  for (int k = 0; k < nd; k++)
+    if (y->shape.dim[k] != x->shape.dim[k])
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "output: dim %d is %lld, the input's is %lld", k,
+                         (long long)y->shape.dim[k], (long long)x->shape.dim[k]);
+  lmx_plan_contig_strides(nd, x->shape.dim, ps);
+  *off = 0;
+  int seen[LMX_MAX_NDIM] = {0};
+  for (int i = 0; i < p->axis.ndim; i++) {
+    int a;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis.dim[i], nd, &a));
+    if (seen[a]++) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axis': axis %d repeats", a);
+    if (x->shape.dim[a] > 0) *off += (x->shape.dim[a] - 1) * ps[a];
+    ps[a] = -ps[a];
+  }
+  LMX_TRY(lmx_glue_check_size(c, x, lmx_glue_size(x), "data"));
+  return lmx_glue_check_size(c, y, lmx_glue_size(y), "output");
+}
+
 int lmx_plan_concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *whole,
                     int64_t *rows, int64_t *W) {
   const lmx_concat_param *p = c->param;

@@ -44,6 +44,11 @@ int lmx_plan_perm(const lmx_op_ctx *c, int swap, int nd, int *perm);
 int lmx_plan_slice(const lmx_op_ctx *c, int axis_mode, const lmx_tensor *x, const lmx_tensor *y,
                    int64_t *off, int64_t *ps);
 
+/* reverse (lmx_reverse_param) of x into y (same shape and dtype): y[i] = x[off + Σ i_k ps[k]],
+ * ps[k] negative on the reversed axes. */
+int lmx_plan_reverse(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y,
+                     int64_t *off, int64_t *ps);
+
 /* Concat: `whole` (the output, or the output gradient) viewed as [rows, W], each of the
  * num_args inputs as [rows, w_i] at column Σ w_<i; checks dims, dtypes and sizes. */
 int lmx_plan_concat(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *whole,

@@ -264,6 +264,36 @@ const lmx_op lmx_op_SwapAxis = {
     .backward_needs = G,
 };
 
+static const lmx_param_field reverse_fields[] = {
+    LMX_PF(lmx_reverse_param, axis, LMX_PT_SHAPE, NULL, NULL, 0, 0,
+           "The axis which to reverse elements."),
+};
+
+static int reverse_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                               int nout, lmx_shape *aux, int naux) {
+  (void)nin, (void)nout, (void)aux, (void)naux;
+  const lmx_reverse_param *p = LMX_PRM(c, lmx_reverse_param);
+  if (in[0].ndim <= 0) {
+    if (out[0].ndim > 0) in[0] = out[0]; /* same shape both ways */
+    return LMX_OK;
+  }
+  int seen[LMX_MAX_NDIM] = {0};
+  for (int i = 0; i < p->axis.ndim; i++) {
+    int a;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis.dim[i], in[0].ndim, &a));
+    if (seen[a]++) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'axis': axis %d repeats", a);
+  }
+  return lmx_out_assign(c, out, 0, &in[0]);
+}
+
+const lmx_op lmx_op_reverse = {
+    .name = "reverse",
+    .doc = "Reverses the order of elements along the given axes while preserving the shape.",
+    LMX_PARAMS(reverse_fields, lmx_reverse_param),
+    .infer_shape = reverse_infer_shape,
+    .backward_needs = G,
+};
+
 static const lmx_param_field expand_fields[] = {
     LMX_PF(lmx_expand_param, axis, LMX_PT_INT, NULL, NULL, 0, 0,
            "Position where new axis is to be inserted (-ndim-1 .. ndim)."),

@@ -170,7 +170,7 @@ typedef struct {
 } lmx_dropout_param;
 
 /* ---- matrix.c: Reshape, Flatten, transpose, SwapAxis, expand_dims, squeeze, slice,
- * slice_axis, Concat, SliceChannel ------------------------------------------------------ */
+ * slice_axis, Concat, SliceChannel, reverse ------------------------------------------------------ */
 typedef struct {
   lmx_shape shape;
   int reverse;
@@ -185,6 +185,10 @@ typedef struct {
 typedef struct {
   int64_t dim1, dim2;
 } lmx_swap_param;
+
+typedef struct {
+  lmx_shape axis;
+} lmx_reverse_param;
 
 typedef struct {
   int64_t axis;

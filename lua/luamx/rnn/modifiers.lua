@@ -8,9 +8,8 @@
 -- * Node names: DropoutCell's Dropout nodes and ZoneoutCell's masks take automatic names
 --   (dropout0, ...); ResidualCell names its sums '<output name>_plus_residual';
 --   BidirectionalCell concatenates per step into '<output_prefix>t<i>' or, merged, into
---   '<output_prefix>out' (dim 1 per step, dim 2 merged). MXNet reverses the merged
---   backward outputs with its `reverse` operator; luamx has SequenceReverse instead (with
---   swapaxes around it for 'NTC'), so only those unnamed helper nodes differ.
+--   '<output_prefix>out' (dim 1 per step, dim 2 merged); merged backward outputs are put
+--   back in order by a `reverse` node along the T axis (automatic name, as MXNet's).
 -- * A modifier cell marks its base cell modified: calling the base cell's begin_state
 --   directly is an error, the modifier's begin_state works. A modifier owns no
 --   parameters: `params` is the base cell's container.
@@ -204,13 +203,7 @@ function M.install(C, mx)
   Bi.unpack_weights = C.SequentialRNNCell.unpack_weights
   Bi.pack_weights = C.SequentialRNNCell.pack_weights
 
-  -- MXNet's symbol.reverse along `axis` (0 or 1) built from SequenceReverse (axis 0).
-  local function reverse(s, axis)
-    local sym = S()
-    if axis == 0 then return sym.SequenceReverse{data = s} end
-    local t = sym.swapaxes{data = s, dim1 = 0, dim2 = axis}
-    return sym.swapaxes{data = sym.SequenceReverse{data = t}, dim1 = 0, dim2 = axis}
-  end
+  local function reverse(s, axis) return S().reverse{data = s, axis = axis} end
 
   --- Unrolls l_cell over the inputs and r_cell over them reversed; step i's output is
   -- concat(l_i, r_i) named '<output_prefix>t<i>', or merged '<output_prefix>out'.

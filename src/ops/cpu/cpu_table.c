@@ -116,6 +116,7 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_squeeze] = {FWD(squeeze), BWD(squeeze)},
     [LMX_OPID_slice] = {FWD(slice), BWD(slice)},
     [LMX_OPID_slice_axis] = {FWD(slice_axis), BWD(slice_axis)},
+    [LMX_OPID_reverse] = {FWD(reverse), BWD(reverse)},
     [LMX_OPID_Concat] = {FWD(Concat), BWD(Concat)},
     [LMX_OPID_SliceChannel] = {FWD(SliceChannel), BWD(SliceChannel)},
     /* indexing.c */

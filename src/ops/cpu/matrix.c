@@ -245,3 +245,30 @@ int lmx_cpu_bwd_slice_axis(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   (void)in, (void)out, (void)aux;
   return slice_run(c, 1, &ig[0], &og[0], req[0], 1);
 }
+
+/* ---- reverse: a strided copy with negative strides on the reversed axes; the gradient
+ * is the output gradient reversed the same way. -------------------------------------- */
+
+static int reverse_run(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y, int req) {
+  if (req == LMX_REQ_NULL) return LMX_OK;
+  int nd = x->shape.ndim;
+  int64_t off, ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
+  LMX_TRY(lmx_plan_reverse(c, x, y, &off, ps));
+  lmx_plan_contig_strides(nd, y->shape.dim, ys);
+  int rc = lmx_cpu_strided_copy(x->dtype, nd, y->shape.dim, y->data, ys, at(x, off), ps,
+                                req == LMX_REQ_ADD);
+  return rc < 0 ? lmx_cpu_fail_dtype(c, x, "data") : LMX_OK;
+}
+
+int lmx_cpu_fwd_reverse(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return reverse_run(c, &in[0], &out[0], req[0]);
+}
+
+int lmx_cpu_bwd_reverse(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return reverse_run(c, &og[0], &ig[0], req[0]);
+}

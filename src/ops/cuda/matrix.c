@@ -258,3 +258,31 @@ int lmx_cuda_bwd_slice_axis(const lmx_op_ctx *c, const lmx_tensor *og, const lmx
   (void)in, (void)out, (void)aux;
   return slice_run(c, 1, &ig[0], &og[0], req[0], 1);
 }
+
+/* ---- reverse: a strided copy with negative strides on the reversed axes; the gradient
+ * is the output gradient reversed the same way. -------------------------------------- */
+
+static int reverse_run(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y, int req) {
+  if (req == LMX_REQ_NULL) return LMX_OK;
+  int nd = x->shape.ndim;
+  int64_t off, ys[LMX_MAX_NDIM], ps[LMX_MAX_NDIM];
+  LMX_TRY(lmx_plan_reverse(c, x, y, &off, ps));
+  lmx_plan_contig_strides(nd, y->shape.dim, ys);
+  int acc = req == LMX_REQ_ADD;
+  int rc = lmx_cu_strided_copy(LMX_CU_S(c), x->dtype, nd, y->shape.dim, y->data, ys, at(x, off),
+                               ps, acc);
+  return copy_rc(c, rc, x->dtype, acc);
+}
+
+int lmx_cuda_fwd_reverse(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                         const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return reverse_run(c, &in[0], &out[0], req[0]);
+}
+
+int lmx_cuda_bwd_reverse(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  return reverse_run(c, &og[0], &ig[0], req[0]);
+}
