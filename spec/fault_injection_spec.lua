@@ -132,6 +132,18 @@ describe('fault injection', function()
     os.remove(path)
   end)
 
+  it('symbols named by a Prefix name manager', function()
+    fault_case(function() return {x = mx.sym.Variable('x')} end,
+      function(ctx)
+        return mx.name.Prefix('p_'):with(function()
+          mx.sym.Activation{data = ctx.x, act_type = 'relu'}
+          return mx.sym.FullyConnected{data = ctx.x, num_hidden = 2, name = 'fc'}
+        end)
+      end,
+      function(s) assert.are.same({'x', 'p_fc_weight', 'p_fc_bias'}, s:list_arguments()) end,
+      function() assert.are.equal(mx.name.default, mx.name.current()) end)
+  end)
+
   it('mx.nd.load', function()
     local path = os.tmpname()
     local function setup_load()

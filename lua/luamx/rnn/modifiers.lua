@@ -73,7 +73,9 @@ function M.install(C, mx)
     self._prefix = ''
     self.params, self._params, self._own_params = base_cell.params, base_cell._params, false
   end
-  C.ModifierCell = class(function(self, base_cell) modifier_init(self, 'mx.rnn.ModifierCell', base_cell) end)
+  C.ModifierCell = class(function(self, ...)
+    modifier_init(self, 'mx.rnn.ModifierCell', (ctor_args('mx.rnn.ModifierCell', {'base_cell'}, ...)))
+  end)
   local Mod = C.ModifierCell
   function Mod:state_info() return self.base_cell:state_info() end
   function Mod:begin_state(func, opts)
