@@ -214,6 +214,25 @@ describe('mx.rnn.DropoutCell and ZoneoutCell', function()
     assert.is_true(kept > 0.3 * N * Hd * T and zoned > 0.3 * N * Hd * T, ('kept %d zoned %d'):format(kept, zoned))
   end)
 
+  it('ZoneoutCell zoneout_states: each next state is the new one or the previous one (here 0)', function()
+    local Hd = 6
+    local zc = mx.rnn.ZoneoutCell{base_cell = mx.rnn.RNNCell(Hd, 'tanh', 's_'), zoneout_states = 0.5}
+    local outs, states = zc:unroll(1, data, nil, 'NTC', false)
+    local dshape = {N, 1, C}
+    local given = {data = rand(dshape, 8)}
+    local exe = run(mx.sym.Group{outs[1], states[1]}, given, {data = dshape}, false)
+    H.near(exe.outputs[2]:toflat(), exe.outputs[1]:toflat(), 1e-7) -- inference: the new state
+    mx.random.seed(4)
+    exe:forward{is_train = true}
+    local out, st = exe.outputs[1]:toflat(), exe.outputs[2]:toflat()
+    local kept, zoned = 0, 0
+    for i = 1, #out do
+      if st[i] == 0 and out[i] ~= 0 then zoned = zoned + 1
+      else assert.near(out[i], st[i], 1e-7); kept = kept + 1 end
+    end
+    assert.is_true(kept > 0.3 * #out and zoned > 0.3 * #out, ('kept %d zoned %d'):format(kept, zoned))
+  end)
+
   it('a modified base cell cannot be used directly; the modifier gives its begin states', function()
     local base = mx.rnn.LSTMCell(3, 'm_')
     local z = mx.rnn.ZoneoutCell(base, 0, 0.2)
