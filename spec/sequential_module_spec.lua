@@ -165,6 +165,24 @@ describe('mx.mod.LuaModule / LuaLossModule', function()
       "Lua modules only support grad_req = 'write', got add")
   end)
 
+  it("take MXNet's positional arguments as well as keyword tables", function()
+    local g = function() end
+    local a = mx.mod.LuaLossModule('l2', {'x'}, {'y'}, false, g)
+    assert.same({'l2_output'}, a.output_names)
+    assert.same({'x'}, a.data_names)
+    assert.same({'y'}, a.label_names)
+    assert.equal(g, a._grad_func)
+    local m = mx.mod.LuaModule({'d'}, {}, {'o_output'})
+    assert.same({'o_output'}, m.output_names)
+    local lines = {}
+    local seq = mx.mod.SequentialModule(function(level, msg) lines[#lines + 1] = level .. ' ' .. msg end)
+    seq:add(a)
+    seq:bind{data_shapes = {{'x', {1, 2}}}}
+    seq:bind{data_shapes = {{'x', {1, 2}}}}
+    assert.same({1, 2}, seq.output_shapes[1].shape)
+    assert.same({'warning Already bound, ignoring bind()'}, lines)
+  end)
+
   it('LuaLossModule passes scores through, checks grad_func results, ignores metrics without labels', function()
     local loss = mx.mod.LuaLossModule{name = 'l', grad_func = function() return {{1, 2}} end}
     loss:bind{data_shapes = {{'data', {1, 2}}}, label_shapes = {{'softmax_label', {1}}}}

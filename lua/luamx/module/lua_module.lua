@@ -17,6 +17,8 @@
 --   `forward(self, batch, is_train)` / `backward(self, out_grads)` functions').
 -- * update_metric is ignored when the module was bound without labels; otherwise the
 --   metric sees (labels, outputs). Pre-sliced labels are refused.
+-- * Both take MXNet's positional arguments too: LuaModule(data_names, label_names,
+--   output_names, logger), LuaLossModule(name, data_names, label_names, logger, grad_func).
 -- * LuaLossModule{name='pyloss', data_names={'data'}, label_names={'softmax_label'},
 --   grad_func=}: output '<name>_output' is its input unchanged; labels are kept in
 --   training forwards; backward calls grad_func(scores, labels), whose result (an NDArray
@@ -70,7 +72,11 @@ function M.init(self, o, who)
   self.for_training, self.inputs_need_grad = false, false
 end
 
-local function new_lua_module(cls, o)
+local function new_lua_module(cls, o, ...)
+  if type(o) == 'table' and #o > 0 then -- MXNet's positional form
+    local label_names, output_names, logger = ...
+    o = {data_names = o, label_names = label_names, output_names = output_names, logger = logger}
+  end
   if type(o) ~= 'table' then raise('mx.mod.LuaModule: expected a table of options {data_names=, output_names=, ...}') end
   local self = setmetatable({}, cls)
   M.init(self, o, 'mx.mod.LuaModule')
@@ -180,7 +186,11 @@ end
 local Loss = base.class(LuaModule)
 M.LuaLossModule = Loss
 
-local function new_loss(cls, o)
+local function new_loss(cls, o, ...)
+  if type(o) == 'string' then -- MXNet's positional form
+    local data_names, label_names, logger, grad_func = ...
+    o = {name = o, data_names = data_names, label_names = label_names, logger = logger, grad_func = grad_func}
+  end
   o = o or {}
   if type(o) ~= 'table' then raise('mx.mod.LuaLossModule: expected a table of options, got ' .. type(o)) end
   local who = 'mx.mod.LuaLossModule'

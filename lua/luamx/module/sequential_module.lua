@@ -31,6 +31,7 @@ M.SequentialModule = Seq
 local META = {take_labels = true, auto_wiring = true}
 
 local function new(_, o)
+  if type(o) == 'function' then o = {logger = o} end -- MXNet's positional logger
   o = o or {}
   if type(o) ~= 'table' then raise('mx.mod.SequentialModule: expected a table of options {logger = ...}, got ' .. type(o)) end
   for k in pairs(o) do
