@@ -239,6 +239,8 @@ describe('mx.rnn.DropoutCell and ZoneoutCell', function()
     H.raises(function() base:begin_state() end, 'begin_state: after applying modifier cells')
     assert.equal(2, #z:begin_state())
     assert.equal(base.params, z.params) -- a modifier owns no parameters
+    assert.same({{0, 3}, {0, 3}}, z:state_shape())
+    assert.same({{2, 0, 3}, {2, 0, 3}}, mx.rnn.FusedRNNCell(3, 1, 'lstm', true):state_shape())
   end)
 end)
 

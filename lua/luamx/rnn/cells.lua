@@ -132,6 +132,14 @@ end
 --- The variable '<params prefix><name>', created once (MXNet's RNNParams.get).
 function Base:param(name, opts) return self.params:get(name, opts) end
 
+--- The shapes of the states (MXNet's state_shape: the `shape` of each state_info entry).
+-- @return list of shapes (0 = the batch size, inferred)
+function Base:state_shape()
+  local out = {}
+  for i, info in ipairs(self:state_info()) do out[i] = info.shape end
+  return out
+end
+
 --- MXNet's _gate_names: the per-gate suffixes used by unpack_weights / pack_weights.
 -- @return list of strings (empty: nothing to unpack)
 function Base:gate_names() return {} end
