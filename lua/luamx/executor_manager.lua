@@ -636,6 +636,10 @@ end
 
 --- Installs this module as `mx.executor_manager`.
 -- @param mx the luamx module table
+-- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
+jit.off(make_group)
+jit.off(Group.reshape)
+
 function M.install(mx)
   mx.executor_manager = M
 end
