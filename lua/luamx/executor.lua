@@ -505,11 +505,11 @@ Executor.__tostring = function(e)
     tostring(e.ctx))
 end
 
---- Attaches bind / simple_bind to Symbol and exposes mx.executor.
 -- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
 jit.off(finish)
 jit.off(Executor.reshape)
 
+--- Attaches bind / simple_bind to Symbol and exposes mx.executor.
 function M.install(mx)
   sym_mod = mx.sym
   local methods = mx.sym.methods

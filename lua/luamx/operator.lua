@@ -111,7 +111,10 @@ function CustomOp.assign(_, dst, req, src)
     raise(('CustomOp.assign: req must be null, write, inplace or add, got %s'):format(tostring(req)))
   end
 end
+--- forward(self, is_train, req, in_data, out_data, aux): must be defined by the operator.
 function CustomOp.forward() error('the operator defines no forward', 0) end
+--- backward(self, req, out_grad, in_data, out_data, in_grad, aux): must be defined by the
+-- operator when it is trained.
 function CustomOp.backward() error('the operator defines no backward', 0) end
 
 function M._need_top_grad(inst)
