@@ -70,14 +70,14 @@ function CustomOpProp:infer_shape(in_shape)
   for i = 1, #self:list_auxiliary_states() do aux[i] = in_shape[1] end
   return in_shape, out, aux
 end
---- Types: in_type (dtype names, false where unknown) -> in, out, aux dtype lists.
+--- Types: in_type (dtype names, false where unknown) -> in, out, aux dtype lists
+-- (default: inputs as given, outputs and aux states of input 1's type, as MXNet).
 function CustomOpProp:infer_type(in_type)
   local t = in_type[1]
-  local ins, out, aux = {}, {}, {}
-  for i = 1, #in_type do ins[i] = t end
+  local out, aux = {}, {}
   for i = 1, #self:list_outputs() do out[i] = t end
   for i = 1, #self:list_auxiliary_states() do aux[i] = t end
-  return ins, out, aux
+  return in_type, out, aux
 end
 --- Which arrays backward reads: the ids it is given (MXNet's default: all, head
 -- gradients only when need_top_grad).
@@ -211,8 +211,8 @@ local function fail(err)
 end
 
 local function cb_create(op_type, node, n, keys, vals, info)
-  drain_released()
   local ok, err = pcall(function()
+    drain_released()
     local kwargs = {}
     for i = 0, n - 1 do kwargs[ffi.string(keys[i])] = ffi.string(vals[i]) end
     local inst = instantiate(ffi.string(op_type), kwargs)

@@ -83,6 +83,15 @@ static void custom_free(void *param) {
   lmx_free(p);
 }
 
+/* "Custom 'node' (op_type 't')", or "Custom (op_type 't')" for an unnamed node (an
+ * imperative call): the head of every message. */
+static const char *who(char *buf, size_t cap, const char *node, const char *type) {
+  if (node && node[0]) snprintf(buf, cap, "Custom '%s' (op_type '%s')", node, type);
+  else snprintf(buf, cap, "Custom (op_type '%s')", type);
+  return buf;
+}
+#define WHO(node, type) who((char[320]){0}, 320, (node), (type))
+
 /* ---- parsing ------------------------------------------------------------------------ */
 
 static int is_attr_key(const char *k) {
@@ -122,8 +131,8 @@ static int take_names(const char *node, const char *type, const lmx_custom_info 
   }
   if (k != total || *s)
     return lmx_fail(LMX_ERR_INTERNAL,
-                    "Custom '%s' (op_type '%s'): the host listed the wrong number of names "
-                    "(expected %d, got '%s')", node, type, total, info->names ? info->names : "");
+                    "%s: the host listed the wrong number of names (expected %d, got '%s')",
+                    WHO(node, type), total, info->names ? info->names : "");
   return LMX_OK;
 }
 
@@ -131,22 +140,23 @@ static int custom_parse(const lmx_op *op, const char *node, const char *const *k
                         const char *const *vals, int n, void **out) {
   (void)op;
   const char *nm = node ? node : "";
+  char head[300]; /* "Custom 'node'" or "Custom" */
+  snprintf(head, sizeof head, nm[0] ? "Custom '%s'" : "Custom%s", nm);
   const char *type = NULL;
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (!keys[i] || is_attr_key(keys[i])) continue;
     if (!vals[i])
-      return lmx_fail(LMX_ERR_ARG, "Custom '%s': parameter '%s': value must not be NULL", nm,
-                      keys[i]);
+      return lmx_fail(LMX_ERR_ARG, "%s: parameter '%s': value must not be NULL", head, keys[i]);
     if (!strcmp(keys[i], "op_type")) type = vals[i];
     else m++;
   }
   if (!type)
-    return lmx_fail(LMX_ERR_ARG, "Custom '%s': required parameter 'op_type' is missing", nm);
+    return lmx_fail(LMX_ERR_ARG, "%s: required parameter 'op_type' is missing", head);
   if (!g_installed)
     return lmx_fail(LMX_ERR_STATE,
-                    "Custom '%s' (op_type '%s'): no host serves Custom operators (load the "
-                    "Lua module luamx and register the op with mx.operator.register)", nm, type);
+                    "%s: no host serves Custom operators (load the Lua module luamx and "
+                    "register the op with mx.operator.register)", WHO(nm, type));
   const int mu = m; /* the user's strings: keys at kv[0..mu), values at kv[mu + 1 ...] */
   const char **kv = lmx_alloc((size_t)(2 * mu + 2) * sizeof *kv);
   custom_param *p = lmx_calloc(1, sizeof *p);
@@ -166,7 +176,7 @@ static int custom_parse(const lmx_op *op, const char *node, const char *const *k
   lmx_free(kv);
   if (rc != LMX_OK) {
     lmx_free(p);
-    return lmx_fail_prefix(rc, "Custom '%s' (op_type '%s'): ", nm, type);
+    return lmx_fail_prefix(rc, "%s: ", WHO(nm, type));
   }
   p->prop = info.prop;
   p->nin = info.num_inputs, p->nout = info.num_outputs, p->naux = info.num_aux;
@@ -178,9 +188,9 @@ static int custom_parse(const lmx_op *op, const char *node, const char *const *k
     p->nin = p->nout = p->naux = 0;
     custom_free(p);
     return lmx_fail(LMX_ERR_INTERNAL,
-                    "Custom '%s' (op_type '%s'): the host answered prop %lld with %d inputs, %d "
-                    "outputs, %d aux states (expected a prop > 0, 1..%d outputs)",
-                    nm, type, (long long)id, info.num_inputs, info.num_outputs, info.num_aux,
+                    "%s: the host answered prop %lld with %d inputs, %d outputs, %d aux states "
+                    "(expected a prop > 0, 1..%d outputs)",
+                    WHO(nm, type), (long long)id, info.num_inputs, info.num_outputs, info.num_aux,
                     MAX_LIST);
   }
   p->op_type = lmx_strdup(type);
@@ -269,15 +279,14 @@ static int custom_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
   infer_arg a = {p->prop, n, ndim, dims, NULL};
   int rc = lmx_relay_call(call_infer_shape, &a);
   if (rc != LMX_OK)
-    rc = lmx_fail_prefix(rc, "Custom '%s' (op_type '%s'): infer_shape: ", c->node ? c->node : "",
-                         p->op_type);
+    rc = lmx_fail_prefix(rc, "%s: infer_shape: ", WHO(c->node, p->op_type));
   for (int g = 0, k = 0; rc == LMX_OK && g < 3; g++) {
     for (int i = 0; rc == LMX_OK && i < cnt[g]; i++, k++) {
       if (ndim[k] < 0 || ndim[k] > LMX_MAX_NDIM) {
         char what[96];
         slot_what(p, k, what, sizeof what);
-        rc = lmx_fail(LMX_ERR_SHAPE, "Custom '%s' (op_type '%s'): infer_shape: %s: expected "
-                      "0..%d dimensions, got %d", c->node ? c->node : "", p->op_type, what,
+        rc = lmx_fail(LMX_ERR_SHAPE, "%s: infer_shape: %s: expected 0..%d dimensions, got %d",
+                      WHO(c->node, p->op_type), what,
                       LMX_MAX_NDIM, ndim[k]);
         break;
       }
@@ -304,8 +313,7 @@ static int custom_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, in
   infer_arg a = {p->prop, n, NULL, NULL, dt};
   int rc = lmx_relay_call(call_infer_type, &a);
   if (rc != LMX_OK)
-    rc = lmx_fail_prefix(rc, "Custom '%s' (op_type '%s'): infer_type: ", c->node ? c->node : "",
-                         p->op_type);
+    rc = lmx_fail_prefix(rc, "%s: infer_type: ", WHO(c->node, p->op_type));
   int *slot[3] = {in, out, aux};
   int cnt[3] = {nin, nout, naux};
   for (int g = 0, k = 0; rc == LMX_OK && g < 3; g++) {
@@ -314,8 +322,8 @@ static int custom_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, in
       char what[96];
       slot_what(p, k, what, sizeof what);
       if (dt[k] >= LMX_NUM_DTYPES)
-        rc = lmx_fail(LMX_ERR_DTYPE, "Custom '%s' (op_type '%s'): infer_type: %s: unknown "
-                      "dtype code %d", c->node ? c->node : "", p->op_type, what, dt[k]);
+        rc = lmx_fail(LMX_ERR_DTYPE, "%s: infer_type: %s: unknown dtype code %d",
+                      WHO(c->node, p->op_type), what, dt[k]);
       else
         rc = lmx_dtype_assign(c, &slot[g][i], dt[k], what);
     }
@@ -350,8 +358,8 @@ static int run(const lmx_op_ctx *c, int bwd, const lmx_tensor *const *groups, co
   const char *node = c->node ? c->node : "";
   const char *what = bwd ? "backward" : "forward";
   if (!g_installed)
-    return lmx_fail(LMX_ERR_STATE, "Custom '%s' (op_type '%s'): %s: no host serves Custom "
-                    "operators any more", node, p->op_type, what);
+    return lmx_fail(LMX_ERR_STATE, "%s: %s: no host serves Custom operators any more",
+                    WHO(node, p->op_type), what);
   int n = 0;
   for (int g = 0; g < ngroups; g++) n += cnt[g];
   lmx_ndarray **arr = lmx_calloc((size_t)n + 1, sizeof *arr);
@@ -367,7 +375,7 @@ static int run(const lmx_op_ctx *c, int bwd, const lmx_tensor *const *groups, co
     run_arg a = {c, bwd, req, arr};
     rc = lmx_relay_call(call_run, &a);
     if (rc != LMX_OK)
-      rc = lmx_fail_prefix(rc, "Custom '%s' (op_type '%s'): %s: ", node, p->op_type, what);
+      rc = lmx_fail_prefix(rc, "%s: %s: ", WHO(node, p->op_type), what);
   }
   for (int k = 0; k < n; k++) {
     lmx_nd_revoke(arr[k]);
