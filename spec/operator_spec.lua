@@ -168,6 +168,46 @@ describe('mx.operator: gradients and requests', function()
   end)
 end)
 
+describe('mx.operator: types and registration', function()
+  it('infer_type decides output dtypes (a cast to float64)', function()
+    mx.operator.register('lua_cast64', {
+      infer_type = function(_, t) return t, {'float64'}, {} end,
+      create_operator = function()
+        return {forward = function(self, _, req, i, o) self:assign(o[1], req[1], i[1]) end}
+      end,
+    })
+    local s = mx.sym.Custom{data = mx.sym.Variable('x'), op_type = 'lua_cast64', name = 'c'}
+    local _, out = s:infer_type{x = 'float32'}
+    assert.same({'float64'}, out)
+    local exe = s:simple_bind{x = {2}, grad_req = 'null'}
+    exe.arg_dict.x:set{0.5, 1.25}
+    exe:forward()
+    assert.equal('float64', exe.outputs[1].dtype)
+    H.near(exe.outputs[1]:toflat(), {0.5, 1.25})
+    mx.operator.register('lua_badtype', {
+      infer_type = function(_, t) return t, {'float99'}, {} end,
+      create_operator = function() return {} end,
+    })
+    s = mx.sym.Custom{data = mx.sym.Variable('x'), op_type = 'lua_badtype', name = 'bt'}
+    local ok, err = pcall(function() s:infer_type{x = 'float32'} end)
+    assert.is_false(ok)
+    assert.truthy(err:find("Custom 'bt' (op_type 'lua_badtype'): infer_type: ", 1, true), err)
+    assert.truthy(err:find('unknown dtype float99', 1, true), err)
+  end)
+
+  it('register checks its arguments; a prop\'s bad lists are errors naming the method', function()
+    assert.has_error(function() mx.operator.register('', {}) end,
+      'mx.operator.register: op_type must be a non-empty string, got ')
+    assert.has_error(function() mx.operator.register('x', 3) end,
+      "mx.operator.register: prop of 'x' must be a table of methods or a function, got number")
+    mx.operator.register('lua_commas', {list_outputs = function() return {'a,b'} end})
+    local ok, err = pcall(mx.sym.Custom, {data = mx.sym.Variable('x'), op_type = 'lua_commas', name = 'cm'})
+    assert.is_false(ok)
+    assert.truthy(err:find("Custom 'cm' (op_type 'lua_commas'): list_outputs: name 1 must be a non-empty string without commas, got a,b", 1, true), err)
+    assert.truthy(#mx.operator.list() >= 5)
+  end)
+end)
+
 describe('mx.operator: errors', function()
   local fail_now = true
   mx.operator.register('lua_raiser', {
@@ -177,9 +217,29 @@ describe('mx.operator: errors', function()
           if fail_now then error('boom in forward') end
           self:assign(out_data[1], req[1], in_data[1] + 1)
         end,
+        backward = function(self, req, out_grad, _, _, in_grad)
+          if fail_now then error('boom in backward') end
+          self:assign(in_grad[1], req[1], out_grad[1])
+        end,
       }
     end,
   })
+
+  it('a Lua error in backward is reported the same way', function()
+    local s = mx.sym.Custom{data = mx.sym.Variable('x'), op_type = 'lua_raiser', name = 'badb'}
+    local exe = s:simple_bind{x = {2}}
+    fail_now = false
+    exe:forward{is_train = true}
+    fail_now = true
+    local ok, err = pcall(function() exe:backward{nd.array {1, 2}} end)
+    assert.is_false(ok)
+    assert.truthy(err:find("Custom 'badb' (op_type 'lua_raiser'): backward: ", 1, true), err)
+    assert.truthy(err:find('boom in backward', 1, true), err)
+    fail_now = false
+    exe:backward{nd.array {1, 2}}
+    H.near(exe.grad_dict.x:toflat(), {1, 2})
+    fail_now = true
+  end)
 
   it('a Lua error names the op type, the node and the message; the executor stays usable', function()
     local s = mx.sym.Custom{data = mx.sym.Variable('x'), op_type = 'lua_raiser', name = 'bad'}

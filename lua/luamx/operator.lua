@@ -53,7 +53,9 @@ local names_keep = {} -- keeps the last `names` string alive until C copies it
 -- ------------------------------------------------------------ base classes --------
 --- Defaults of a prop (MXNet's CustomOpProp): one input 'data', one output 'output',
 -- no aux states, output shapes and types equal to input 1's, the backward reading
--- everything it may (head gradients only when need_top_grad).
+-- everything it may (head gradients only when need_top_grad). One difference: the
+-- default infer_shape gives aux states input 1's shape too (MXNet's gives none, so an
+-- op with aux states must define infer_shape there).
 local CustomOpProp = {need_top_grad = true}
 M.CustomOpProp = CustomOpProp
 

@@ -14,7 +14,8 @@
  * passed as unknown, and the host's answers are merged with lmx_shape_assign, so a
  * contradiction is the usual "expected ..., got ..." message naming the node.
  * Running lends the tensors as NDArrays over the executor's memory (lmx_nd_borrow, no
- * copy), calls the host, then revokes the loan. A host failure becomes
+ * copy), calls the host, then revokes the loan. (The array headers are the one thing
+ * an operator's run allocates: the host needs handles, and the op runs host code anyway.) A host failure becomes
  * "Custom '<node>' (op_type '<t>'): forward: <host message>"; nothing in the engine's
  * state depends on the host having finished, so the executor stays usable.
  * Threads: every host call goes through lmx_relay_call, so it runs on the thread that
