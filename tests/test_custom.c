@@ -254,9 +254,13 @@ static void test_imperative(void) {
 }
 
 int main(void) {
+  int64_t blocks0, blocks1;
+  lmx_debug_alloc_stats(&blocks0, NULL, NULL);
   test_relay();
   test_borrow();
   test_parse_errors();
   test_imperative();
+  lmx_debug_alloc_stats(&blocks1, NULL, NULL);
+  CHECK(blocks1 == blocks0, "%lld blocks leaked", (long long)(blocks1 - blocks0));
   return check_summary();
 }

@@ -58,6 +58,10 @@ int lmx_custom_take_released(int64_t *ids, int cap) {
   int n = g_ndead < cap ? g_ndead : cap;
   memcpy(ids, g_dead + (g_ndead - n), (size_t)n * sizeof *ids);
   g_ndead -= n;
+  if (g_ndead == 0) { /* drained: give the list back, so idle hosts hold no block */
+    lmx_free(g_dead);
+    g_dead = NULL, g_capdead = 0;
+  }
   pthread_mutex_unlock(&g_dead_mu);
   return n;
 }
