@@ -514,16 +514,10 @@ function M.nd_custom(...)
   return res
 end
 
---- Adds mx.operator, mx.sym.Custom (kept out of traces) and mx.nd.Custom.
+--- Adds mx.operator and mx.nd.Custom (mx.sym.Custom is the registry's constructor: the
+-- C calls it makes, in luamx.symbol, are kept out of traces there).
 function M.install(mx)
   mx.operator = M
-  local generic = mx.sym.Custom
-  if generic then
-    local function sym_custom(...) return generic(...) end
-    jit.off(sym_custom)
-    mx.sym.Custom = sym_custom
-    mx.symbol.Custom = sym_custom
-  end
   mx.nd.Custom = M.nd_custom
 end
 

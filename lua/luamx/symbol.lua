@@ -142,6 +142,7 @@ function methods:_set_attr(kv)
   end
   return self
 end
+jit.off(methods._set_attr) -- re-parses the node: a Custom op calls back into Lua
 
 local function sym_name(s)
   check(C.lmx_symbol_name(handle(s, 3), str_buf), 3)
