@@ -168,6 +168,31 @@ describe('mx.operator: gradients and requests', function()
   end)
 end)
 
+describe('mx.operator: lent arrays', function()
+  it('are freed when the call returns; a view kept past it holds a snapshot', function()
+    local kept_array, kept_view
+    mx.operator.register('lua_keeper', {
+      create_operator = function()
+        return {forward = function(self, _, req, i, o)
+          kept_array, kept_view = i[1], i[1]:reshape{2, 2}
+          self:assign(o[1], req[1], i[1])
+        end}
+      end,
+    })
+    local s = mx.sym.Custom{data = mx.sym.Variable('x'), op_type = 'lua_keeper', name = 'k'}
+    local exe = s:simple_bind{x = {4}, grad_req = 'null'}
+    exe.arg_dict.x:set{1, 2, 3, 4}
+    exe:forward()
+    assert.has_error(function() return kept_array.shape end)
+    exe.arg_dict.x:set{9, 9, 9, 9}
+    exe:forward()
+    local snapshot = kept_view
+    exe:free()
+    collectgarbage()
+    assert.same({{9, 9}, {9, 9}}, snapshot:totable())
+  end)
+end)
+
 describe('mx.operator: types and registration', function()
   it('infer_type decides output dtypes (a cast to float64)', function()
     mx.operator.register('lua_cast64', {

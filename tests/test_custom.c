@@ -84,15 +84,26 @@ static void test_relay(void) {
 static void test_borrow(void) {
   float buf[6] = {1, 2, 3, 4, 5, 6};
   lmx_shape s = {2, {2, 3}};
-  lmx_ndarray *a = NULL;
+  lmx_ndarray *a = NULL, *kept = NULL;
   CHECK(lmx_nd_borrow(buf, &s, LMX_FLOAT32, LMX_CPU, 0, &a) == LMX_OK);
   double v[6];
   CHECK(lmx_ndarray_get_f64(a, v, 6) == LMX_OK && v[5] == 6);
   CHECK(lmx_nd_ptr(a) == (void *)buf);
-  lmx_nd_revoke(a);
-  CHECK(a->st->ptr == NULL && a->st->bytes == 0);
+  lmx_nd_revoke(a); /* nothing else holds it: still the lender's memory */
+  CHECK(lmx_nd_ptr(a) == (void *)buf);
   lmx_nd_release(a); /* must not free buf (ASan would report it) */
   CHECK(buf[0] == 1);
+
+  /* a view kept past the loan gets a snapshot, not the lender's memory */
+  CHECK(lmx_nd_borrow(buf, &s, LMX_FLOAT32, LMX_CPU, 0, &a) == LMX_OK);
+  lmx_shape row = {1, {3}};
+  CHECK(lmx_nd_view(a, &row, 3 * sizeof(float), &kept) == LMX_OK);
+  lmx_nd_revoke(a);
+  lmx_nd_release(a);
+  buf[3] = -1;
+  CHECK(lmx_ndarray_get_f64(kept, v, 3) == LMX_OK && v[0] == 4 && v[2] == 6);
+  CHECK(lmx_nd_ptr(kept) != (void *)(buf + 3));
+  lmx_nd_release(kept); /* frees the snapshot (the leak check at the end counts it) */
 }
 
 /* ---- the Custom operator with C callbacks ----------------------------------------------- */

@@ -116,8 +116,18 @@ int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, in
 
 void lmx_nd_revoke(lmx_ndarray *a) {
   if (!a || !a->st->borrowed) return;
-  a->st->ptr = NULL;
-  a->st->bytes = 0;
+  lmx_storage *st = a->st;
+  if (atomic_load(&st->rc) == 1 && atomic_load(&a->rc) == 1) return; /* nothing escaped */
+  void *own = NULL;
+  if (st->dev_type == LMX_CPU && st->dev->alloc(st->dev_id, st->bytes, &own) == LMX_OK) {
+    if (st->bytes) memcpy(own, st->ptr, st->bytes);
+    st->ptr = own;
+    st->borrowed = 0; /* released with the storage from now on */
+    return;
+  }
+  lmx_clear_error();
+  st->ptr = NULL;
+  st->bytes = 0;
 }
 
 void lmx_nd_release(lmx_ndarray *a) {
