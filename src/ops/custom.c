@@ -56,7 +56,7 @@ void lmx_custom_install(const lmx_custom_callbacks *cb) {
 int lmx_custom_take_released(int64_t *ids, int cap) {
   pthread_mutex_lock(&g_dead_mu);
   int n = g_ndead < cap ? g_ndead : cap;
-  memcpy(ids, g_dead + (g_ndead - n), (size_t)n * sizeof *ids);
+  if (n > 0) memcpy(ids, g_dead + (g_ndead - n), (size_t)n * sizeof *ids);
   g_ndead -= n;
   if (g_ndead == 0) { /* drained: give the list back, so idle hosts hold no block */
     lmx_free(g_dead);
