@@ -193,6 +193,27 @@ describe('mx.operator: lent arrays', function()
   end)
 end)
 
+describe('mx.operator: memory planning', function()
+  it('never gives a Custom output the memory of its input', function()
+    mx.operator.register('lua_clobber', {
+      create_operator = function()
+        return {forward = function(self, _, req, i, o)
+          o[1]:fill(-100) -- would destroy the input if the two shared memory
+          self:assign(o[1], req[1], i[1] + 1)
+        end}
+      end,
+    })
+    local x = mx.sym.Variable('x')
+    local r = mx.sym.Activation{data = x, act_type = 'relu', name = 'r'}
+    local c = mx.sym.Custom{data = r, op_type = 'lua_clobber', name = 'c'}
+    local s = mx.sym.Activation{data = c, act_type = 'relu', name = 'r2'}
+    local exe = s:simple_bind{x = {4}, grad_req = 'null'}
+    exe.arg_dict.x:set{-1, 2, -3, 4}
+    exe:forward()
+    H.near(exe.outputs[1]:toflat(), {1, 3, 1, 5})
+  end)
+end)
+
 describe('mx.operator: types and registration', function()
   it('infer_type decides output dtypes (a cast to float64)', function()
     mx.operator.register('lua_cast64', {
