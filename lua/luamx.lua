@@ -56,6 +56,7 @@ require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
 require('luamx.viz').install(mx)
 require('luamx.runtime').install(mx)
+require('luamx.operator').install(mx) -- after symbol and ndarray_ops: mx.sym/nd.Custom
 
 --- Prints what x is: an operator's parameters from the registry, a function's doc
 --- comment, an object's summary (the `luamx` prompt's help(x) and ?x).

@@ -46,6 +46,17 @@ describe('examples', function()
     assert.is_true(last > first, out)
   end)
 
+  it('custom_softmax.lua --num-epochs 2 --quick: a Lua loss trains and its checkpoint reloads', function()
+    local status, out = example('custom_softmax', '--num-epochs 2 --quick')
+    assert.equal(0, status, out)
+    assert.truthy(has_line(out, '^luamx [%d.]+: MLP with a Lua softmax on digits: 300 training and 100 held%-out 8x8 images$'), out)
+    local first = tonumber(out:match('Epoch%[0%] Validation%-accuracy=([%d.]+)'))
+    local last = tonumber(out:match('Epoch%[1%] Validation%-accuracy=([%d.]+)'))
+    assert.truthy(first and last, out)
+    assert.is_true(last > 0.3, out) -- ten classes: chance is 0.1
+    assert.truthy(has_line(out, '^final validation accuracy: %d%.%d%d%d%d %(reloaded checkpoint agrees: yes%)$'), out)
+  end)
+
   it('lenet.lua --num-epochs 1 --quick', function()
     local status, out = example('lenet', '--num-epochs 1 --quick')
     assert.equal(0, status, out)

@@ -1124,6 +1124,69 @@ LMX_API int lmx_kvstore_load_optimizer_states(lmx_kvstore *kv, lmx_kv_states_fn 
  * keeps fn and user valid while set. */
 LMX_API int lmx_kvstore_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void *user);
 
+/* ========================================== Custom operators (host callbacks) === */
+
+/* The operator "Custom" (MXNet's mx.operator.CustomOp): an operator whose structure,
+ * shape/type rules, forward and backward come from the host (the Lua module's
+ * mx.operator.register). Its parameters are op_type plus any key/value strings; each
+ * parse of a Custom node asks the host for a "prop" for them (create), the engine keeps
+ * the prop's id in the node's parameters and calls the host again for inference and to
+ * run the op. Callbacks always run on the thread that called the engine, during that
+ * call (work on the group's worker threads is relayed to it); they must not unwind
+ * (return a status instead, with lmx_custom_fail for the message). */
+
+/* Bits of lmx_custom_info.needs: what the op's backward reads (MXNet's
+ * declare_backward_dependency, by group). */
+enum { LMX_CUSTOM_NEEDS_INPUTS = 1, LMX_CUSTOM_NEEDS_OUTPUTS = 2, LMX_CUSTOM_NEEDS_OUT_GRADS = 4 };
+
+/* What the host tells the engine about one prop (filled by the create callback). */
+typedef struct lmx_custom_info {
+  int64_t prop;      /* the host's id for the prop, > 0 */
+  int num_inputs;    /* list_arguments */
+  int num_outputs;   /* list_outputs */
+  int num_aux;       /* list_auxiliary_states */
+  int needs;         /* LMX_CUSTOM_NEEDS_* bits; without OUT_GRADS the op is a loss */
+  const char *names; /* "in1,in2,out1,aux1": the three lists joined by commas (copied) */
+} lmx_custom_info;
+
+/* The host's callbacks. Each returns 0, or a non-zero status after lmx_custom_fail.
+ *  - create: a prop for op_type and the node's n key/value strings (op_type and
+ *    "__x__" attributes excluded); node is the node's name ("" when none). Fills info.
+ *  - infer_shape: n = inputs + outputs + aux slots; ndim[i] and dims[i * LMX_MAX_NDIM
+ *    ...]; on entry the input slots hold what is known (ndim 0: unknown), on return
+ *    every slot holds the host's answer.
+ *  - infer_type: the same with dtypes[n] (-1 unknown on entry).
+ *  - forward: arrays = inputs, outputs, aux (req[i] per output); arrays view the
+ *    engine's memory and are valid only during the call.
+ *  - backward: arrays = out_grads (num_outputs), inputs, outputs, input gradients
+ *    (num_inputs), aux; req[i] per input gradient. Entries the op did not declare it
+ *    needs are NULL. */
+typedef struct lmx_custom_callbacks {
+  int (*create)(const char *op_type, const char *node, int n, const char *const *keys,
+                const char *const *vals, lmx_custom_info *info);
+  int (*infer_shape)(int64_t prop, int n, int *ndim, int64_t *dims);
+  int (*infer_type)(int64_t prop, int n, int *dtypes);
+  int (*forward)(int64_t prop, int is_train, int dev_type, int dev_id, const int *req,
+                 lmx_ndarray *const *arrays);
+  int (*backward)(int64_t prop, int is_train, int dev_type, int dev_id, const int *req,
+                  lmx_ndarray *const *arrays);
+} lmx_custom_callbacks;
+
+/* Installs the host's callbacks (copied; NULL uninstalls: Custom nodes then fail to
+ * parse with "no host is serving Custom operators"). Not thread safe: call once at
+ * start-up. */
+LMX_API int lmx_custom_set_callbacks(const lmx_custom_callbacks *cb);
+
+/* For a callback about to return a failure: sets the calling thread's message to msg
+ * and returns `status` (LMX_ERR_ARG when status is 0). The engine prefixes it with the
+ * operator, node and op_type. */
+LMX_API int lmx_custom_fail(int status, const char *msg);
+
+/* Props whose last Custom node was freed: writes up to cap ids to ids and *n, and
+ * forgets them (the host drops its objects; nothing calls back from a free, which may
+ * run inside a garbage collector). Call until *n < cap. */
+LMX_API int lmx_custom_released(int64_t *ids, int cap, int *n);
+
 /* ================================================ Imperative operator calls === */
 
 /* Runs one registered operator (`op_name`: a name or alias, see lmx_op_lookup) on

@@ -140,6 +140,9 @@ Pool.__tostring = function(p)
   return ('<BucketingPool: %d buckets, current %s>'):format(#p:keys(), tostring(p.current_key))
 end
 
+-- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
+jit.off(Pool.switch)
+
 --- Installs this module as `mx.bucketing` (called once by `require 'luamx'`).
 -- @param mx the luamx module table
 function M.install(mx) mx.bucketing = M end

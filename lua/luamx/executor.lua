@@ -505,6 +505,10 @@ Executor.__tostring = function(e)
     tostring(e.ctx))
 end
 
+-- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
+jit.off(finish)
+jit.off(Executor.reshape)
+
 --- Attaches bind / simple_bind to Symbol and exposes mx.executor.
 function M.install(mx)
   sym_mod = mx.sym

@@ -634,6 +634,10 @@ Manager.__index = function(m, k)
   return nil
 end
 
+-- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
+jit.off(make_group)
+jit.off(Group.reshape)
+
 --- Installs this module as `mx.executor_manager`.
 -- @param mx the luamx module table
 function M.install(mx)

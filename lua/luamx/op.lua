@@ -171,6 +171,10 @@ function M.infer(name, params, shapes, dtypes, node)
   return ins, outs, auxs, odt
 end
 
+-- A Custom op (luamx.operator) calls back into Lua from these C calls: keep them out of traces.
+jit.off(io_names)
+jit.off(M.infer)
+
 --- Adds mx.op to the namespace table.
 function M.install(mx)
   mx.op = M

@@ -35,6 +35,8 @@ local function new_from(level, fn, ...)
   check(fn(unpack(args, 1, n + 1)), level + 1)
   return wrap(out_h[0])
 end
+-- Custom ops (luamx.operator) call back into Lua from this C call: keep it out of traces.
+jit.off(new_from)
 
 local function handle(s, level)
   if not is_symbol(s) then
@@ -140,6 +142,7 @@ function methods:_set_attr(kv)
   end
   return self
 end
+jit.off(methods._set_attr) -- re-parses the node: a Custom op calls back into Lua
 
 local function sym_name(s)
   check(C.lmx_symbol_name(handle(s, 3), str_buf), 3)

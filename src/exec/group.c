@@ -20,6 +20,9 @@
  * into its context's queue; after the step the CALLER's thread delivers the records,
  * context 0's first, each context's in the order its executor produced them, then
  * frees the copies. (Monitoring is the one case where a step allocates.)
+ * Host callbacks (Custom operators written in Lua) reached from a worker are posted to
+ * the group's relay (src/core/relay.h) and run by the caller while it waits for the
+ * step, so they always run on the thread that called the engine.
  * Errors: a worker keeps its status and message; the caller reports the first failing
  * context's, prefixed with the context's name.
  * Gradients: backward leaves each context's gradient of its own slice (as MXNet);
@@ -160,6 +163,7 @@ static void *worker_main(void *arg) {
   worker *w = arg;
   lmx_group *g = w->g;
   unsigned seen = w->seen; /* the generation current when the thread was created */
+  lmx_relay_bind_thread(&g->relay); /* host callbacks (Custom ops) run on the caller */
   pthread_mutex_lock(&g->mu);
   for (;;) {
     while (!g->quit && g->gen == seen) pthread_cond_wait(&g->go, &g->mu);
@@ -196,7 +200,8 @@ static int run(lmx_group *g, int job) {
     g->pending = g->n;
     g->gen++;
     pthread_cond_broadcast(&g->go);
-    while (g->pending > 0) pthread_cond_wait(&g->fin, &g->mu);
+    while (g->pending > 0 || g->relay.head)
+      if (!lmx_relay_serve(&g->relay)) pthread_cond_wait(&g->fin, &g->mu);
     pthread_mutex_unlock(&g->mu);
   }
   g->job = JOB_NONE;
@@ -435,6 +440,7 @@ int lmx_grp_create(lmx_symbol *sym, int n, const int *dt, const int *di, const d
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->go, NULL);
   pthread_cond_init(&g->fin, NULL);
+  lmx_relay_init(&g->relay, &g->mu, &g->fin);
   for (int i = 0; i < n; i++) {
     g->dev_type[i] = dt[i], g->dev_id[i] = di[i], g->workload[i] = wl ? wl[i] : 1.0;
     g->w[i].g = g, g->w[i].i = i;
@@ -476,6 +482,7 @@ void lmx_grp_destroy(lmx_group *g) {
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->go);
     pthread_cond_destroy(&g->fin);
+    lmx_relay_destroy(&g->relay);
   }
   lmx_sym_release(g->sym);
   lmx_free(g);

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 
+#include "../core/relay.h"
 #include "exec.h"
 
 /* A bind that shares with a base executor (MXNet's _bind_exec / simple_bind with
@@ -99,6 +100,7 @@ struct lmx_group {
   unsigned gen;
   pthread_mutex_t mu;
   pthread_cond_t go, fin;
+  lmx_relay relay; /* workers' calls into host callbacks, run by the caller (relay.h) */
   /* the step being run */
   int job, job_train, job_n;
   int *job_in;

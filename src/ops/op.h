@@ -161,6 +161,15 @@ struct lmx_op {
   unsigned (*backward_needs_of)(const void *param);
   const int (*backward_inplace)[2];
   int num_backward_inplace;
+  /* Optional, for an operator whose parameters are not a fixed table (Custom: any
+   * key/value strings, interpreted by the host): param_parse replaces the declarative
+   * parsing (it gets every key, "__x__" attributes included, and fills *out), param_free
+   * releases its block; `params` then only documents the keys it always needs. aux_name
+   * names aux states when the list depends on parameters (with num_aux). */
+  int (*param_parse)(const lmx_op *op, const char *node, const char *const *keys,
+                     const char *const *vals, int n, void **out);
+  void (*param_free)(void *param);
+  void (*aux_name)(const void *param, int i, char *buf, size_t cap);
 };
 
 /* ---- registry and helpers (src/ops/registry.c, params.c, infer_util.c) ------------- */

@@ -343,6 +343,7 @@ int lmx_op_params_parse(const lmx_op *op, const char *node, const char *const *k
                         const char *const *vals, int n, void **out) {
   if (!op || !out || n < 0 || (n > 0 && (!keys || !vals)))
     return lmx_fail(LMX_ERR_ARG, "lmx_op_params_parse: bad arguments");
+  if (op->param_parse) return op->param_parse(op, node, keys, vals, n, out);
   size_t size = op->param_size ? op->param_size : 1;
   void *block = lmx_calloc(1, size);
   if (!block) return lmx_fail_nomem("operator parameters", size);
@@ -373,6 +374,10 @@ int lmx_op_params_set_number(const lmx_op *op, void *param, const char *key, dou
 
 void lmx_op_params_free(const lmx_op *op, void *param) {
   if (!param) return;
+  if (op && op->param_free) {
+    op->param_free(param);
+    return;
+  }
   for (int j = 0; op && j < op->num_params; j++)
     if (op->params[j].type == LMX_PT_STRING)
       lmx_free(*(char **)((char *)param + op->params[j].offset));

@@ -130,8 +130,9 @@ void lmx_op_output_name(const lmx_op *op, const void *param, int i, char *buf, s
 }
 
 void lmx_op_aux_name(const lmx_op *op, const void *param, int i, char *buf, size_t cap) {
-  (void)param;
-  if (op->aux && i >= 0 && i < count_list(op->aux))
+  if (op->aux_name)
+    op->aux_name(param, i, buf, cap);
+  else if (op->aux && i >= 0 && i < count_list(op->aux))
     copy_name(buf, cap, op->aux[i]);
   else
     copy_name(buf, cap, "?");

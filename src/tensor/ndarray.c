@@ -30,13 +30,14 @@ static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_sto
   st->dev_id = dev_id;
   st->dev = dev;
   st->bytes = bytes;
+  st->borrowed = 0;
   *out = st;
   return LMX_OK;
 }
 
 static void storage_release(lmx_storage *st) {
   if (st && lmx_ref_dec(&st->rc)) {
-    st->dev->release(st->dev_id, st->ptr);
+    if (!st->borrowed) st->dev->release(st->dev_id, st->ptr);
     lmx_free(st);
   }
 }
@@ -87,6 +88,46 @@ int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_nda
   a->dtype = src->dtype;
   *out = a;
   return LMX_OK;
+}
+
+int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, int dev_id,
+                  lmx_ndarray **out) {
+  const lmx_device_ops *dev;
+  LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
+  lmx_ndarray *a = lmx_alloc(sizeof *a);
+  lmx_storage *st = lmx_alloc(sizeof *st);
+  if (!a || !st) {
+    lmx_free(a), lmx_free(st);
+    return lmx_fail_nomem("a borrowed NDArray header", sizeof *a + sizeof *st);
+  }
+  lmx_ref_init(&st->rc);
+  st->dev_type = dev_type, st->dev_id = dev_id, st->dev = dev;
+  st->ptr = ptr;
+  st->bytes = (size_t)lmx_shape_size(shape) * (size_t)lmx_dtype_size(dtype);
+  st->borrowed = 1;
+  lmx_ref_init(&a->rc);
+  a->st = st;
+  a->offset = 0;
+  a->shape = *shape;
+  a->dtype = dtype;
+  *out = a;
+  return LMX_OK;
+}
+
+void lmx_nd_revoke(lmx_ndarray *a) {
+  if (!a || !a->st->borrowed) return;
+  lmx_storage *st = a->st;
+  if (atomic_load(&st->rc) == 1 && atomic_load(&a->rc) == 1) return; /* nothing escaped */
+  void *own = NULL;
+  if (st->dev_type == LMX_CPU && st->dev->alloc(st->dev_id, st->bytes, &own) == LMX_OK) {
+    if (st->bytes) memcpy(own, st->ptr, st->bytes);
+    st->ptr = own;
+    st->borrowed = 0; /* released with the storage from now on */
+    return;
+  }
+  lmx_clear_error();
+  st->ptr = NULL;
+  st->bytes = 0;
 }
 
 void lmx_nd_release(lmx_ndarray *a) {

@@ -23,6 +23,7 @@ typedef struct lmx_storage {
   const lmx_device_ops *dev;
   void *ptr;
   size_t bytes;
+  int borrowed; /* memory owned by someone else (lmx_nd_borrow): never released here */
 } lmx_storage;
 
 struct lmx_ndarray {
@@ -41,6 +42,17 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
 int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_ndarray **out);
 
 void lmx_nd_release(lmx_ndarray *a);
+
+/* An array over memory the engine owns elsewhere (an executor's buffer handed to a host
+ * callback): no copy, and releasing it never frees `ptr`. lmx_nd_revoke ends the loan
+ * before the lender's memory may change hands: when nothing but the caller's reference
+ * holds the storage it does nothing; when the host kept the array or a view of it, the
+ * storage gets its own copy of the bytes (a snapshot, CPU only; elsewhere, or out of
+ * memory, it is emptied: 0 bytes, NULL), so no kept handle ever reads memory that was
+ * given back. */
+int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, int dev_id,
+                  lmx_ndarray **out);
+void lmx_nd_revoke(lmx_ndarray *a);
 
 static inline void *lmx_nd_ptr(const lmx_ndarray *a) { return (char *)a->st->ptr + a->offset; }
 static inline int64_t lmx_nd_size(const lmx_ndarray *a) { return lmx_shape_size(&a->shape); }

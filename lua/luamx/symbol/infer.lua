@@ -140,6 +140,10 @@ function M.install(S)
     return a, o, x
   end
 
+  -- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
+  jit.off(infer_shape)
+  jit.off(infer_type)
+
   function methods:infer_type(given) return infer_type(self, given, false, 2) end
   --- Unknown dtypes are `false` (MXNet's None) in the partial result.
   function methods:infer_type_partial(given) return infer_type(self, given, true, 2) end

@@ -44,6 +44,8 @@ function M.install(S)
     check(C.lmx_symbol_compose(s._h, n, names, inputs), level + 1)
     return s
   end
+  -- Custom ops (luamx.operator) call back into Lua from this C call: keep it out of traces.
+  jit.off(compose)
 
   --- Creates and composes op `opname`. pos: positional symbols; kw: keyword table.
   local function create(opname, pos, kw, level)

@@ -146,4 +146,6 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_mp_sgd_update] = {FWD(mp_sgd_update), NULL, WS(mp_sgd_update)},
     [LMX_OPID_mp_sgd_mom_update] = {FWD(mp_sgd_mom_update), NULL, WS(mp_sgd_mom_update)},
     [LMX_OPID_mp_nag_mom_update] = {FWD(mp_nag_mom_update), NULL, WS(mp_nag_mom_update)},
+    /* custom.c */
+    [LMX_OPID_Custom] = {FWD(Custom), BWD(Custom)},
 };
