@@ -31,6 +31,12 @@ enum { LMX_CU_DNN_SKIP = -4, LMX_CU_DNN_ESTATUS = 20000 };
 /* 1 when cuDNN is enabled and loaded (LUAMX_CUDNN is read, and the library and its
  * symbols resolved, once per process); 0 otherwise. */
 int lmx_cu_dnn_ready(void);
+/* Why lmx_cu_dnn_ready() is 0: "LUAMX_CUDNN=0 in the environment", or the loader's
+ * message naming libcudnn.so.9 or the missing symbol; "" when cuDNN is ready. */
+const char *lmx_cu_dnn_why_off(void);
+/* Destroys every cached descriptor of every device (cudnn_cache.h); later calls make
+ * them again. For teardown and tests; no call may run on another thread meanwhile. */
+void lmx_cu_dnn_release(void);
 /* cudnnGetErrorString of an LMX_CU_DNN_ESTATUS code ("" when cuDNN is not loaded). */
 const char *lmx_cu_dnn_status_str(int rc);
 /* CUDNN_BN_MIN_EPSILON of the headers this file was built with. */
