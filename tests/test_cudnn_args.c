@@ -332,7 +332,7 @@ static void cache_cases(void) {
   }
   CHECK(lmx_dnn_cache_size(&c) == LMX_DNN_CACHE_SLOTS && c.evictions == 0, "full, no eviction");
   CHECK(lmx_dnn_cache_get(&c, 0, &a, sizeof a, &d2) == 0 && d2 == d1, "touch the first entry");
-  lmx_dnn_conv_args k = conv_of(100, 8);
+  lmx_dnn_conv_args k = conv_of(1000, 9); /* a shape the fill did not use */
   CHECK(lmx_dnn_cache_get(&c, 0, &k, sizeof k, &d3) == 0 && c.evictions == 1 &&
             f.destroyed == 1 && f.live[2] == 0 && f.live[1] == 1,
         "eviction destroys the least recently used (kind 1), not the first one just used");

@@ -18,7 +18,7 @@
 #include "../../../kernels/cuda/cu_dnn.h"
 #endif
 
-static int note(const lmx_op_ctx *c, const char *fmt, ...) {
+int lmx_cudnn_note(const lmx_op_ctx *c, const char *fmt, ...) {
   if (c->note && c->note_cap) {
     va_list ap;
     va_start(ap, fmt);
@@ -28,8 +28,9 @@ static int note(const lmx_op_ctx *c, const char *fmt, ...) {
   return LMX_CUDNN_OWN;
 }
 
-/* LMX_CUDNN_OWN, with the note, where cuDNN cannot run at all; else LMX_OK */
-static int unavailable(const lmx_op_ctx *c, int cudnn_off) {
+#define note lmx_cudnn_note
+
+int lmx_cudnn_unavailable(const lmx_op_ctx *c, int cudnn_off) {
   if (cudnn_off) return note(c, "own kernels (cudnn_off=True)");
 #ifdef LUAMX_HAVE_CUDNN
   if (!lmx_cu_dnn_ready()) return note(c, "own kernels (cuDNN off: %s)", lmx_cu_dnn_why_off());
@@ -56,7 +57,7 @@ static lmx_dnn_geom geom_of(const lmx_cpu_geom *g, int k) {
 
 static int conv_args(const lmx_op_ctx *c, const lmx_conv_dims *d, int k, lmx_dnn_conv_args *a) {
   const lmx_conv_param *p = c->param;
-  if (unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
+  if (lmx_cudnn_unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
   lmx_dnn_conv_req r = {d->dt, p->layout, d->deconv, d->bias, d->N, d->C, d->F, d->G,
                         geom_of(&d->g, k)};
   char why[160];
@@ -66,7 +67,7 @@ static int conv_args(const lmx_op_ctx *c, const lmx_conv_dims *d, int k, lmx_dnn
 static int pool_args(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_cpu_geom *g, int type,
                      int incl, lmx_dnn_pool_args *a) {
   const lmx_pool_param *p = c->param;
-  if (unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
+  if (lmx_cudnn_unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
   lmx_dnn_pool_req r = {x->dtype, p->layout, type, p->pooling_convention, p->global_pool, incl,
                         x->shape.dim[0], x->shape.dim[1], geom_of(g, x->shape.ndim - 2)};
   char why[160];
@@ -76,11 +77,11 @@ static int pool_args(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_cpu_geo
 static int bn_args(const lmx_op_ctx *c, const lmx_cpu_bn *b, int dt, int backward,
                    const int *req, lmx_dnn_bn_args *a) {
   const lmx_bn_param *p = c->param;
-  if (unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
+  if (lmx_cudnn_unavailable(c, p->cudnn_off)) return LMX_CUDNN_OWN;
 #ifdef LUAMX_HAVE_CUDNN
   double min_eps = lmx_cu_dnn_bn_min_eps();
 #else
-  double min_eps = 0; /* not reached: unavailable() answered */
+  double min_eps = 0; /* not reached: lmx_cudnn_unavailable answered */
 #endif
   lmx_dnn_bn_req r = {dt, backward, b->outer, b->C, b->inner, b->eps, b->momentum, min_eps,
                       b->fix_gamma, b->batch_stats, b->update_moving,

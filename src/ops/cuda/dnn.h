@@ -1,5 +1,5 @@
 /* dnn.h — private to the CUDA glue: the cuDNN branch of Convolution, Pooling and
- * BatchNorm (dnn.c). cuDNN runs only in real CUDA builds with cudnn.h (LUAMX_HAVE_CUDNN);
+ * BatchNorm (dnn.c) and of the fused RNN (dnn_rnn.c). cuDNN runs only in real CUDA builds with cudnn.h (LUAMX_HAVE_CUDNN);
  * elsewhere (the simulator, builds without the header) every call answers LMX_CUDNN_OWN.
  * Each returns LMX_OK (done through cuDNN), LMX_CUDNN_OWN (nothing written: run the own
  * kernels) or an error status naming the op, the node, the call and the device, and
@@ -11,10 +11,30 @@
 #define LMX_OPS_CUDA_DNN_H
 
 #include "../../../kernels/cuda/cudnn_args.h"
+#include "../../../kernels/cuda/cudnn_rnn_args.h"
 #include "../nn_plan.h"
 #include "nn_util.h"
 
 enum { LMX_CUDNN_OWN = -1 };
+
+/* Writes the step's note (printf format; nothing outside executors); returns
+ * LMX_CUDNN_OWN. */
+int lmx_cudnn_note(const lmx_op_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* LMX_CUDNN_OWN, with the note, where cuDNN cannot run at all (cudnn_off, not in this
+ * build, LUAMX_CUDNN=0, no library); LMX_OK otherwise. */
+int lmx_cudnn_unavailable(const lmx_op_ctx *c, int cudnn_off);
+
+/* The fused RNN (dnn_rnn.c): r from the glue's checks, nv the visible outputs (the
+ * reserve is out[nv]). The gradients with req 'write' must be zeroed by the caller only
+ * on the own path: these write or add as req says. */
+int lmx_cudnn_rnn_fwd(const lmx_op_ctx *c, const lmx_cpu_rnn *r, const lmx_tensor *in,
+                      const lmx_tensor *out, const int *req, int nv);
+int lmx_cudnn_rnn_bwd(const lmx_op_ctx *c, const lmx_cpu_rnn *r, const lmx_tensor *og,
+                      const lmx_tensor *in, const lmx_tensor *out, const lmx_tensor *ig,
+                      const int *req, int nv);
+/* Bytes the cuDNN RNN path adds to the op's planned workspace (0 without cuDNN). */
+size_t lmx_cudnn_rnn_ws(const lmx_cpu_rnn *r);
 
 /* Convolution: y (+)= conv(x, w) + b; gradients where req. Deconvolution (d->deconv) is
  * refused, with its note. */
