@@ -388,7 +388,8 @@ static void rnn_reference(const lmx_dnn_rnn_args *a, const double *x, const doub
               int64_t o, rows, cols;
               lmx_dnn_rnn_block(a, pl, g, 0, &o, &rows, &cols);
               px[g] = 0;
-              for (int k = 0; k < ind; k++) px[g] += w[o + j * cols + k] * in[(t * N + n) * ind + k];
+              for (int k = 0; k < ind; k++)
+                px[g] += w[o + j * cols + k] * in[(t * N + n) * ind + k];
               lmx_dnn_rnn_block(a, pl, g, 1, &o, &rows, &cols);
               px[g] += w[o + j];
               lmx_dnn_rnn_block(a, pl, G + g, 0, &o, &rows, &cols);
@@ -430,7 +431,8 @@ static void rnn_cases(void) {
       for (int D = 1; D <= 2; D++) {
         lmx_dnn_rnn_req r = rnn_req(mode, L, D, 5, 3);
         CHECK(lmx_dnn_rnn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE, "%s", why);
-        lmx_cpu_rnn cr = {mode, LMX_FLOAT32, L, D, 3, 2, 5, 3, mode == 2 ? 4 : mode == 3 ? 3 : 1, 0};
+        int64_t G = mode == 2 ? 4 : mode == 3 ? 3 : 1;
+        lmx_cpu_rnn cr = {mode, LMX_FLOAT32, L, D, 3, 2, 5, 3, G, 0};
         CHECK(a.nparams == lmx_cpu_rnn_param_size(&cr), "%s L%d D%d: %lld vs the CPU's %lld",
               names[mode], L, D, (long long)a.nparams, (long long)lmx_cpu_rnn_param_size(&cr));
         static unsigned char hit[4096];

@@ -658,8 +658,9 @@ static int rnn_create(cudnnHandle_t h, const lmx_dnn_rnn_args *a, lmx_dnn_descs 
   e->p[P_RM] = tdesc3(NULL, NULL), e->p[P_RB] = tdesc3(NULL, NULL);
   if (!e->p[P_RX] || !e->p[P_RY] || !e->p[P_RH] || !e->p[P_RM] || !e->p[P_RB]) return -1;
   size_t ws = 0, rs = 0, wsp = 0;
-  if (D.GetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING,
-                             (cudnnRNNDataDescriptor_t)e->p[P_RX], &ws, &rs) != CUDNN_STATUS_SUCCESS ||
+  cudnnRNNDataDescriptor_t xd = (cudnnRNNDataDescriptor_t)e->p[P_RX];
+  if (D.GetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs) !=
+          CUDNN_STATUS_SUCCESS ||
       D.GetRNNWeightSpaceSize(h, rnn, &wsp) != CUDNN_STATUS_SUCCESS)
     return -1;
   e->i[I_WS] = (long long)ws, e->i[I_RESERVE] = (long long)rs, e->i[I_WSPACE] = (long long)wsp;

@@ -6,9 +6,10 @@
  * Name=<name>", "Inputs:" with "\targ[i]=<node>(<index>)" (" version=<v>" for variable
  * inputs), "Attrs:" sorted by key, "Control deps:" (a backward node's forward node).
  * Backward nodes print as "_backward_<Op>", copies as "_copy" (gradient copies) or
- * "_CrossDeviceCopy", zeros as "_zeros". A step whose kernel chose between implementations
- * adds "Kernel: <note>" (lmx_op_ctx.note: on a GPU, Convolution, Pooling and BatchNorm
- * say "cuDNN" or "own kernels (<why>)" once they have run). Then, per GPU context, one line with its
+ * "_CrossDeviceCopy", zeros as "_zeros". A step whose kernel chose between
+ * implementations adds "Kernel: <note>" (lmx_op_ctx.note: on a GPU, Convolution,
+ * Pooling, BatchNorm and RNN say "cuDNN" or "own kernels (<why>)" once they have run).
+ * Then, per GPU context, one line with its
  * caching allocator's figures ("Device gpu(0): ..."), one line with the memory plan and, last,
  * MXNet's two total lines ("Total <MB> MB allocated" with the bytes the plan allocates
  * for intermediates, ">> 20"; "Total 11 TempSpace resource requested"), so code that

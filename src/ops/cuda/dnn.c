@@ -28,22 +28,21 @@ int lmx_cudnn_note(const lmx_op_ctx *c, const char *fmt, ...) {
   return LMX_CUDNN_OWN;
 }
 
-#define note lmx_cudnn_note
-
 int lmx_cudnn_unavailable(const lmx_op_ctx *c, int cudnn_off) {
-  if (cudnn_off) return note(c, "own kernels (cudnn_off=True)");
+  if (cudnn_off) return lmx_cudnn_note(c, "own kernels (cudnn_off=True)");
 #ifdef LUAMX_HAVE_CUDNN
-  if (!lmx_cu_dnn_ready()) return note(c, "own kernels (cuDNN off: %s)", lmx_cu_dnn_why_off());
+  if (!lmx_cu_dnn_ready())
+    return lmx_cudnn_note(c, "own kernels (cuDNN off: %s)", lmx_cu_dnn_why_off());
   return LMX_OK;
 #elif defined(LUAMX_CUDA_SIM)
-  return note(c, "own kernels (cuDNN not built: the CUDA simulator has no cuDNN)");
+  return lmx_cudnn_note(c, "own kernels (cuDNN not built: the CUDA simulator has no cuDNN)");
 #else
-  return note(c, "own kernels (cuDNN not built: cudnn.h was not found at build time)");
+  return lmx_cudnn_note(c, "own kernels (cuDNN not built: cudnn.h was not found at build time)");
 #endif
 }
 
 static int refused(const lmx_op_ctx *c, const char *why) {
-  return note(c, "own kernels (cuDNN refuses: %s)", why);
+  return lmx_cudnn_note(c, "own kernels (cuDNN refuses: %s)", why);
 }
 
 static lmx_dnn_geom geom_of(const lmx_cpu_geom *g, int k) {
@@ -96,13 +95,13 @@ static int bn_args(const lmx_op_ctx *c, const lmx_cpu_bn *b, int dt, int backwar
 /* rc of a cudnn_exec.cu call -> LMX_OK, LMX_CUDNN_OWN or a status naming the call */
 static int result(const lmx_op_ctx *c, int rc, const char *what) {
   if (rc == 0) {
-    note(c, "cuDNN");
+    lmx_cudnn_note(c, "cuDNN");
     return LMX_OK;
   }
   if (rc == LMX_CU_DNN_SKIP)
-    return note(c, "own kernels (cuDNN declined at run time: NOT_SUPPORTED, or no descriptor "
-                "or algorithm for this configuration)");
-  note(c, "cuDNN failed");
+    return lmx_cudnn_note(c, "own kernels (cuDNN declined at run time: NOT_SUPPORTED, or no "
+                          "descriptor or algorithm for this configuration)");
+  lmx_cudnn_note(c, "cuDNN failed");
   if (rc >= LMX_CU_DNN_ESTATUS)
     return lmx_op_fail(c, LMX_ERR_DEVICE, "cuDNN %s on gpu(%d): status %d (%s)", what,
                        c->dev_id, rc - LMX_CU_DNN_ESTATUS, lmx_cu_dnn_status_str(rc));

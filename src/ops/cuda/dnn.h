@@ -1,6 +1,6 @@
 /* dnn.h — private to the CUDA glue: the cuDNN branch of Convolution, Pooling and
- * BatchNorm (dnn.c) and of the fused RNN (dnn_rnn.c). cuDNN runs only in real CUDA builds with cudnn.h (LUAMX_HAVE_CUDNN);
- * elsewhere (the simulator, builds without the header) every call answers LMX_CUDNN_OWN.
+ * BatchNorm (dnn.c) and of the fused RNN (dnn_rnn.c). cuDNN runs only in real CUDA
+ * builds with cudnn.h (LUAMX_HAVE_CUDNN); elsewhere (the simulator, builds without the header) every call answers LMX_CUDNN_OWN.
  * Each returns LMX_OK (done through cuDNN), LMX_CUDNN_OWN (nothing written: run the own
  * kernels) or an error status naming the op, the node, the call and the device, and
  * writes the executor step's note (lmx_op_ctx.note, shown by debug_str): "cuDNN", or
