@@ -357,7 +357,7 @@ static void cache_cases(void) {
 /* ---- the fused RNN (cudnn_rnn_args.h) ---------------------------------------------- */
 
 static lmx_dnn_rnn_req rnn_req(int mode, int64_t L, int64_t D, int64_t In, int64_t H) {
-  lmx_dnn_rnn_req r = {LMX_FLOAT32, mode, L, D, 3, 2, In, H, 0.0, 1};
+  lmx_dnn_rnn_req r = {LMX_FLOAT32, mode, L, D, 3, 2, In, H, 0.0};
   return r;
 }
 
@@ -485,9 +485,7 @@ static void rnn_cases(void) {
   r.dt = LMX_FLOAT32, r.p = 0.3;
   CHECK(lmx_dnn_rnn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE &&
             strstr(why, "dropout p=0.3"), "%s", why);
-  r.is_train = 0;
-  CHECK(lmx_dnn_rnn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE, "dropout off in inference");
-  r.is_train = 1, r.L = 1;
+  r.L = 1;
   CHECK(lmx_dnn_rnn_derive(&r, &a, why, sizeof why) == LMX_DNN_USE, "one layer: no dropout");
   r.N = 0;
   CHECK(lmx_dnn_rnn_derive(&r, &a, why, sizeof why) == LMX_DNN_REFUSE && strstr(why, "empty"),

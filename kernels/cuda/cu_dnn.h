@@ -84,7 +84,6 @@ typedef struct {
   void *y, *hy, *cy;           /* NULL: not wanted */
   void *reserve, *ws;
   size_t reserve_bytes, ws_bytes;
-  int train;                   /* a training pass: fills the reserve for backward */
 } lmx_cu_dnn_rnn_fwd_io;
 
 typedef struct {
@@ -96,7 +95,9 @@ typedef struct {
   size_t reserve_bytes, ws_bytes;
 } lmx_cu_dnn_rnn_bwd_io;
 
-/* y / hy / cy from x, h0, c0 and MXNet's packed parameters, through cudnnRNNForward. */
+/* y / hy / cy from x, h0, c0 and MXNet's packed parameters, through cudnnRNNForward in
+ * training mode in every pass (the reserve is filled, so a backward may follow any
+ * forward, as on the own path). */
 int lmx_cu_dnn_rnn_fwd(lmx_cu_stream s, const lmx_dnn_rnn_args *a,
                        const lmx_cu_dnn_rnn_fwd_io *io, char *why, size_t why_len);
 /* The gradients from the reserve a training forward left (cudnnRNNBackwardData_v8, then

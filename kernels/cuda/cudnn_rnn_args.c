@@ -31,9 +31,8 @@ int lmx_dnn_rnn_derive(const lmx_dnn_rnn_req *r, lmx_dnn_rnn_args *a, char *why,
   if (r->mode < LMX_DNN_RNN_RELU || r->mode > LMX_DNN_RNN_GRU)
     return refuse(why, len, "unknown mode %d", r->mode);
   if (r->D != 1 && r->D != 2) return refuse(why, len, "%lld directions", (long long)r->D);
-  if (r->is_train && r->p > 0 && r->L > 1)
-    return refuse(why, len, "inter-layer dropout p=%g in training (cuDNN would draw its own "
-                  "masks)", r->p);
+  if (r->p > 0 && r->L > 1)
+    return refuse(why, len, "inter-layer dropout p=%g (cuDNN would draw its own masks)", r->p);
   int64_t G = r->mode == LMX_DNN_RNN_LSTM ? 4 : r->mode == LMX_DNN_RNN_GRU ? 3 : 1;
   if (!fits(r->L) || !fits(r->T) || !fits(r->N) || !fits(r->In) || !fits(r->H) ||
       !fits(r->L * r->D * r->N * r->H) || !fits(r->T * r->N * (r->In > r->D * r->H ? r->In

@@ -16,9 +16,10 @@
  * weight spaces; otherwise the blocks are copied into a weight space in the workspace
  * (and the gradient's blocks back).
  *
- * Refused (the own cell kernels run): dtypes other than float32; inter-layer dropout in
- * a training pass (cuDNN would draw its own masks, not luamx's counter-based ones); dims
- * beyond int. The run-time sizes (workspace, reserve) are checked by lmx_dnn_rnn_fit.
+ * Refused (the own cell kernels run): dtypes other than float32; inter-layer dropout
+ * (p > 0 with L > 1: cuDNN would draw its own masks, not luamx's counter-based ones; the
+ * rule does not look at the pass, so a forward and its backward, whatever their is_train,
+ * take the same path and read one reserve format); dims beyond int. The run-time sizes (workspace, reserve) are checked by lmx_dnn_rnn_fit.
  * Pure functions, thread-safe.
  */
 #ifndef LMX_KERNELS_CUDA_CUDNN_RNN_ARGS_H
@@ -39,7 +40,6 @@ typedef struct {
   int mode;     /* LMX_RNN_* (= LMX_DNN_RNN_*) */
   int64_t L, D, T, N, In, H;
   double p;     /* inter-layer dropout */
-  int is_train;
 } lmx_dnn_rnn_req;
 
 typedef struct {

@@ -5,7 +5,7 @@
  * One cache entry per configuration (its lmx_dnn_rnn_args) holds the RNN descriptor
  * (standard algorithm, double bias, linear input, FMA math, projection = hidden), a
  * dropout descriptor with p = 0 and no states (cuDNN would draw other masks than luamx:
- * configurations with inter-layer dropout in training are refused before), the packed
+ * configurations with inter-layer dropout are refused before), the packed
  * sequence-major x / y data descriptors with every length T, the [L·D, N, H] state
  * descriptor, two descriptors for weight queries, and cuDNN's workspace / reserve /
  * weight-space sizes. At a configuration's first call cudnnGetRNNWeightParams tells
@@ -13,7 +13,8 @@
  * parameter array and its gradient are used as cuDNN's weight spaces, else the blocks
  * are copied to and from weight spaces in the workspace. cuDNN's reserve space and the
  * last layer's output (which cuDNN's backward reads) live in the op's reserve output.
- * A forward that cuDNN declines (NOT_SUPPORTED) marks the entry, so its backward
+ * The forward always runs in training mode (it fills the reserve, so a backward may follow
+ * a forward of any pass, as on the own path). A forward that cuDNN declines (NOT_SUPPORTED) marks the entry, so its backward
  * declines too; once a forward ran, every backward failure is an error.
  */
 #include <stddef.h>
@@ -212,12 +213,11 @@ extern "C" int lmx_cu_dnn_rnn_fwd(lmx_cu_stream s, const lmx_dnn_rnn_args *a,
   if (!rc) {
     cudnnStatus_t st = D.RNNForward(
         c.ss.h, (cudnnRNNDescriptor_t)c.e->p[P_RNN],
-        io->train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, lens,
+        CUDNN_FWD_MODE_TRAINING, lens,
         (cudnnRNNDataDescriptor_t)c.e->p[P_RX], io->x, (cudnnRNNDataDescriptor_t)c.e->p[P_RY], y,
         (cudnnTensorDescriptor_t)c.e->p[P_RH], io->hx, io->hy,
         (cudnnTensorDescriptor_t)c.e->p[P_RH], io->cx, io->cy, (size_t)c.e->i[I_WSPACE], wspace,
-        (size_t)c.e->i[I_WS], ws + c.w.work, io->train ? (size_t)c.e->i[I_RESERVE] : 0,
-        io->train ? (void *)res : NULL);
+        (size_t)c.e->i[I_WS], ws + c.w.work, (size_t)c.e->i[I_RESERVE], res);
     rc = rnn_status(st, 0, why, len);
     if (rc == LMX_CU_DNN_SKIP) c.e->i[I_DECLINED] = 1; /* so its backward declines too */
   }

@@ -2,7 +2,7 @@
  *
  * rnn.c calls these after its checks, in every CUDA build. The request of
  * kernels/cuda/cudnn_rnn_args.h comes from the glue's lmx_cpu_rnn, p and the pass
- * (training or not); lmx_dnn_rnn_derive decides, and cudnn_exec.cu runs cuDNN 9's
+ * (not the pass: forward and backward must decide alike); lmx_dnn_rnn_derive decides, and cudnn_exec.cu runs cuDNN 9's
  * cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8 with MXNet's
  * parameter vector mapped to cuDNN's weight space. Workspace and reserve come from the
  * executor's plan (the op's workspace, which lmx_cudnn_rnn_ws enlarges in builds with
@@ -24,7 +24,7 @@
 static int rnn_args(const lmx_op_ctx *c, const lmx_cpu_rnn *r, lmx_dnn_rnn_args *a) {
   if (lmx_cudnn_unavailable(c, 0)) return LMX_CUDNN_OWN;
   const lmx_rnn_param *p = c->param;
-  lmx_dnn_rnn_req q = {r->dt, r->mode, r->L, r->D, r->T, r->N, r->In, r->H, p->p, c->is_train};
+  lmx_dnn_rnn_req q = {r->dt, r->mode, r->L, r->D, r->T, r->N, r->In, r->H, p->p};
   char why[160];
   if (lmx_dnn_rnn_derive(&q, a, why, sizeof why) != LMX_DNN_USE)
     return lmx_cudnn_note(c, "own kernels (cuDNN refuses: %s)", why);
@@ -59,8 +59,7 @@ int lmx_cudnn_rnn_fwd(const lmx_op_ctx *c, const lmx_cpu_rnn *r, const lmx_tenso
       .hy = states && req[1] ? out[1].data : NULL,
       .cy = states && lstm && req[2] ? out[2].data : NULL,
       .reserve = out[nv].data, .ws = c->workspace,
-      .reserve_bytes = bytes_of(&out[nv]), .ws_bytes = c->workspace ? c->workspace_bytes : 0,
-      .train = c->is_train};
+      .reserve_bytes = bytes_of(&out[nv]), .ws_bytes = c->workspace ? c->workspace_bytes : 0};
   char why[200] = "";
   return result(c, lmx_cu_dnn_rnn_fwd(LMX_CU_S(c), &a, &io, why, sizeof why), why,
                 "RNN forward");
@@ -92,7 +91,7 @@ int lmx_cudnn_rnn_bwd(const lmx_op_ctx *c, const lmx_cpu_rnn *r, const lmx_tenso
 }
 
 size_t lmx_cudnn_rnn_ws(const lmx_cpu_rnn *r) {
-  lmx_dnn_rnn_req q = {LMX_FLOAT32, r->mode, r->L, r->D, r->T, r->N, r->In, r->H, 0.0, 0};
+  lmx_dnn_rnn_req q = {LMX_FLOAT32, r->mode, r->L, r->D, r->T, r->N, r->In, r->H, 0.0};
   lmx_dnn_rnn_args a;
   if (lmx_dnn_rnn_derive(&q, &a, NULL, 0) != LMX_DNN_USE) return 0;
   /* cuDNN's own workspace is known only from cuDNN: room for the gate values of every
