@@ -6,7 +6,10 @@
  * Name=<name>", "Inputs:" with "\targ[i]=<node>(<index>)" (" version=<v>" for variable
  * inputs), "Attrs:" sorted by key, "Control deps:" (a backward node's forward node).
  * Backward nodes print as "_backward_<Op>", copies as "_copy" (gradient copies) or
- * "_CrossDeviceCopy", zeros as "_zeros". Then, per GPU context, one line with its
+ * "_CrossDeviceCopy", zeros as "_zeros". A step whose kernel chose between
+ * implementations adds "Kernel: <note>" (lmx_op_ctx.note: on a GPU, Convolution,
+ * Pooling, BatchNorm and RNN say "cuDNN" or "own kernels (<why>)" once they have run).
+ * Then, per GPU context, one line with its
  * caching allocator's figures ("Device gpu(0): ..."), one line with the memory plan and, last,
  * MXNet's two total lines ("Total <MB> MB allocated" with the bytes the plan allocates
  * for intermediates, ">> 20"; "Total 11 TempSpace resource requested"), so code that
@@ -38,7 +41,7 @@ static void print_attrs(lmx_sbuf *sb, const lmx_node *src) {
   for (int i = 0; i < n; i++) lmx_sbuf_addf(sb, "\t%s=%s\n", sorted[i].key, sorted[i].val);
 }
 
-static void print_node(lmx_sbuf *sb, const lmx_plan *p, int id) {
+static void print_node(lmx_sbuf *sb, const lmx_plan *p, int id, const char *note) {
   const lmx_pnode *nd = &p->nodes[id];
   if (nd->kind == LMX_PN_VAR) {
     lmx_sbuf_addf(sb, "Variable:%s\n", nd->name);
@@ -62,6 +65,7 @@ static void print_node(lmx_sbuf *sb, const lmx_plan *p, int id) {
   if (nd->kind == LMX_PN_OP || nd->kind == LMX_PN_BWD) print_attrs(sb, nd->src);
   if (nd->kind == LMX_PN_BWD)
     lmx_sbuf_addf(sb, "Control deps:\n\tcdep[0]=%s\n", p->nodes[nd->fwd].name);
+  if (note && note[0]) lmx_sbuf_addf(sb, "Kernel: %s\n", note);
 }
 
 static void print_outputs(lmx_sbuf *sb, const lmx_executor *x) {
@@ -109,9 +113,14 @@ int lmx_exec_debug_str(lmx_executor *x, const char **text) {
   lmx_sbuf_release(sb);
   print_outputs(sb, x);
   char *seen = lmx_calloc((size_t)p->num_nodes + 1, 1);
-  if (!seen) return lmx_fail_nomem("debug_str", (size_t)p->num_nodes);
+  const char **note = lmx_calloc((size_t)p->num_nodes + 1, sizeof *note);
+  if (!seen || !note) {
+    lmx_free(seen), lmx_free(note);
+    return lmx_fail_nomem("debug_str", (size_t)p->num_nodes);
+  }
+  for (int i = 0; i < x->nsteps; i++) note[x->steps[i].node] = x->steps[i].note;
   for (int n = 0; n < p->num_nodes; n++) /* variables first, as they appear */
-    if (p->nodes[n].kind == LMX_PN_VAR && !p->nodes[n].is_bwd) print_node(sb, p, n);
+    if (p->nodes[n].kind == LMX_PN_VAR && !p->nodes[n].is_bwd) print_node(sb, p, n, NULL);
   for (int i = 0; i < p->num_order; i++) {
     const lmx_pnode *nd = &p->nodes[p->order[i]];
     for (int k = 0; k < nd->nin; k++) { /* head gradients and zeros just before use */
@@ -119,12 +128,12 @@ int lmx_exec_debug_str(lmx_executor *x, const char **text) {
       const lmx_pnode *s = &p->nodes[src];
       if (((s->kind == LMX_PN_VAR && s->is_bwd) || s->kind == LMX_PN_ZEROS) && !seen[src]) {
         seen[src] = 1;
-        print_node(sb, p, src);
+        print_node(sb, p, src, NULL);
       }
     }
-    print_node(sb, p, p->order[i]);
+    print_node(sb, p, p->order[i], note[p->order[i]]);
   }
-  lmx_free(seen);
+  lmx_free(seen), lmx_free(note);
   for (int c = 0; c < p->nctx; c++) device_memory(sb, p->ctx_type[c], p->ctx_id[c]);
   lmx_sbuf_addf(sb, "Memory plan: %zu bytes in %d blocks for %d entries (naive sum %zu bytes); "
                 "pool %zu bytes\n", p->planned_bytes, p->nblocks, p->planned_entries,

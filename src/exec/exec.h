@@ -60,7 +60,7 @@ int lmx_pool_take(lmx_pool *p, int n, const size_t *bytes, const int *dev_type,
 int lmx_pool_zeros(lmx_pool *p, size_t bytes, int dev_type, int dev_id, lmx_ndarray **out);
 
 /* ---- steps ------------------------------------------------------------------------- */
-enum { LMX_STEP_OP = 0, LMX_STEP_BWD = 1, LMX_STEP_COPY = 2 };
+enum { LMX_STEP_OP = 0, LMX_STEP_BWD = 1, LMX_STEP_COPY = 2, LMX_STEP_NOTE_CAP = 192 };
 
 typedef struct {
   int node;                 /* plan node id */
@@ -74,6 +74,7 @@ typedef struct {
   int *req;
   int nargs, nout, naux;
   lmx_ndarray *src, *dst;   /* COPY */
+  char note[LMX_STEP_NOTE_CAP]; /* c.note: which implementation ran, and why */
 } lmx_xstep;
 
 typedef void (*lmx_monitor_cb)(const char *name, lmx_ndarray *arr, void *user);

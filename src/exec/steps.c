@@ -170,6 +170,8 @@ static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *
   s->c.op = nd->op;
   s->c.param = nd->src->param;
   s->c.node = nd->src->name;
+  s->note[0] = 0;
+  s->c.note = s->note, s->c.note_cap = sizeof s->note;
   if (x->ws[nd->ctx] && p->node_ws[n]) {
     s->c.workspace = lmx_nd_ptr(x->ws[nd->ctx]);
     s->c.workspace_bytes = p->node_ws[n];

@@ -94,6 +94,11 @@ typedef struct lmx_op_ctx {
   void *stream;         /* that device's stream (cudaStream_t); NULL on the CPU */
   void *workspace;      /* workspace_bytes of scratch on the same device */
   size_t workspace_bytes;
+  /* The executor step's kernel note (NULL outside executors): kernels with a choice of
+   * implementation write which one ran and why (the GPU glue of Convolution, Pooling,
+   * BatchNorm: "cuDNN" or "own kernels (<reason>)"); debug_str prints it. */
+  char *note;
+  size_t note_cap;
 } lmx_op_ctx;
 
 typedef int (*lmx_forward_fn)(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,

@@ -139,12 +139,8 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(plan(c, deconv, in, &out[0].shape, &d, &nb));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, d.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD;
-#ifdef LUAMX_HAVE_CUDNN
-  if (!deconv) {
-    int rc = lmx_cudnn_conv_fwd(c, &d, in, out, acc);
-    if (rc != LMX_CUDNN_OWN) return rc;
-  }
-#endif
+  int rc = lmx_cudnn_conv_fwd(c, &d, in, out, acc); /* refuses Deconvolution */
+  if (rc != LMX_CUDNN_OWN) return rc;
   if (!deconv) LMX_TRY(img_to_pat(c, &d, nb, in[1].data, in[0].data, out[0].data, acc));
   else LMX_TRY(pat_to_img(c, &d, nb, in[1].data, in[0].data, out[0].data, acc));
   if (d.bias)
@@ -163,12 +159,8 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   for (int i = 0; i < (d.bias ? 3 : 2); i++)
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, d.dt, "input gradient"));
-#ifdef LUAMX_HAVE_CUDNN
-  if (!deconv) {
-    int rc = lmx_cudnn_conv_bwd(c, &d, og, in, ig, req);
-    if (rc != LMX_CUDNN_OWN) return rc;
-  }
-#endif
+  int rc = lmx_cudnn_conv_bwd(c, &d, og, in, ig, req); /* refuses Deconvolution */
+  if (rc != LMX_CUDNN_OWN) return rc;
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
   if (req[1]) LMX_TRY(weight_grad(c, &d, nb, img, pat, ig[1].data, req[1] == LMX_REQ_ADD));
   if (req[0]) {
@@ -221,10 +213,8 @@ int lmx_cuda_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_te
   LMX_TRY(lmx_pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl, &pv));
   LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
-#ifdef LUAMX_HAVE_CUDNN
   int rc = lmx_cudnn_pool_fwd(c, &g, type, incl, &in[0], &out[0], req[0] == LMX_REQ_ADD);
   if (rc != LMX_CUDNN_OWN) return rc;
-#endif
   LMX_CU_TRY(c, lmx_cu_pool(LMX_CU_S(c), type, pv, in[0].dtype, &g, incl,
                             in[0].shape.dim[0] * in[0].shape.dim[1], in[0].data, out[0].data,
                             req[0] == LMX_REQ_ADD), "lmx_cu_pool");
@@ -248,13 +238,10 @@ int lmx_cuda_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_te
     LMX_TRY(lmx_glue_check_like(c, &out[0], &og[0].shape, in[0].dtype, "output"));
     y = out[0].data;
   }
-#ifdef LUAMX_HAVE_CUDNN
-  if (type != LMX_POOL_LP) { /* dnn.c checks that the output is there */
-    int rc = lmx_cudnn_pool_bwd(c, &g, type, incl, &in[0], &out[0], &og[0], &ig[0],
-                                req[0] == LMX_REQ_ADD);
-    if (rc != LMX_CUDNN_OWN) return rc;
-  }
-#endif
+  /* dnn.c refuses lp and checks that the forward output is there */
+  int rc = lmx_cudnn_pool_bwd(c, &g, type, incl, &in[0], &out[0], &og[0], &ig[0],
+                              req[0] == LMX_REQ_ADD);
+  if (rc != LMX_CUDNN_OWN) return rc;
   LMX_CU_TRY(c, lmx_cu_pool_bwd(LMX_CU_S(c), type, pv, in[0].dtype, &g, incl,
                                 in[0].shape.dim[0] * in[0].shape.dim[1], ig[0].data,
                                 og[0].data, in[0].data, y, req[0] == LMX_REQ_ADD),

@@ -66,10 +66,8 @@ int lmx_cuda_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   LMX_TRY(vec_check(c, &aux[1], b.C, pt, "aux 'moving_var'"));
   if (req[0]) LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, dt, "output"));
   if (req[1] == LMX_REQ_ADD || req[2] == LMX_REQ_ADD) return req_add(c, "mean/var");
-#ifdef LUAMX_HAVE_CUDNN
   int rc = lmx_cudnn_bn_fwd(c, &b, in, out, req, aux);
   if (rc != LMX_CUDNN_OWN) return rc;
-#endif
   LMX_CU_TRY(c, lmx_cu_bn_fwd(LMX_CU_S(c), dt, &b, in[0].data, req[0] ? out[0].data : NULL,
                               in[1].data, in[2].data, out[1].data, out[2].data, aux[0].data,
                               aux[1].data, req[0] == LMX_REQ_ADD), "lmx_cu_bn_fwd");
@@ -87,10 +85,8 @@ int lmx_cuda_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   for (int i = 0; i < 3; i++)
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, in[i].dtype, "input gradient"));
-#ifdef LUAMX_HAVE_CUDNN
   int rc = lmx_cudnn_bn_bwd(c, &b, og, in, out, ig, req);
   if (rc != LMX_CUDNN_OWN) return rc;
-#endif
   int acc[3] = {req[0] == LMX_REQ_ADD, req[1] == LMX_REQ_ADD, req[2] == LMX_REQ_ADD};
   LMX_CU_TRY(c, lmx_cu_bn_bwd(LMX_CU_S(c), dt, &b, in[0].data, og[0].data, in[1].data,
                               out[1].data, out[2].data, req[0] ? ig[0].data : NULL,

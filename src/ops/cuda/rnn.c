@@ -4,11 +4,15 @@
  * L > 1 draws the inter-layer dropout masks on the device with the counter-based
  * generator (kernels/cuda/random.cu) from lmx_rng_device_key, so a seed gives the same
  * masks on every run (not the CPU's masks); inference sets them to 1. Refused like on
- * the CPU (named): projection_size, use_sequence_length and lstm state clipping, which
- * need cuDNN's RNN (not used). float32 and float64.
+ * the CPU (named): projection_size, use_sequence_length and lstm state clipping.
+ * float32 and float64. Real builds with cuDNN first offer the configuration to cuDNN's
+ * RNN (dnn_rnn.c: float32, no inter-layer dropout in training, unless LUAMX_CUDNN=0);
+ * what it refuses or declines runs the cell kernels here. The planned workspace is the
+ * larger of the two paths' needs.
  */
 #include <math.h>
 
+#include "dnn.h"
 #include "nn_util.h"
 #include "../../tensor/random.h"
 #include "../nn_plan.h"
@@ -21,8 +25,8 @@ static int rnn_check(const lmx_op_ctx *c, const lmx_tensor *in, lmx_cpu_rnn *r) 
   else if (!isnan(p->lstm_state_clip_min) || !isnan(p->lstm_state_clip_max))
     what = "lstm_state_clip_min/max";
   if (what)
-    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' needs cuDNN's RNN, which is "
-                       "not used; not supported on gpu(%d)", what, c->dev_id);
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter '%s' is not supported on gpu(%d)",
+                       what, c->dev_id);
   LMX_TRY(lmx_cunn_check_float(c, &in[0], 0, "input 'data'"));
   LMX_TRY(lmx_rnn_plan(c, &in[0].shape, in[0].dtype, r));
   LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, r->dt, "input 'data'"));
@@ -37,7 +41,8 @@ size_t lmx_cuda_ws_RNN(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape
   (void)out;
   lmx_cpu_rnn r;
   if (in[0].ndim != 3 || lmx_rnn_plan(c, &in[0], LMX_FLOAT64, &r) != LMX_OK) return 0;
-  return lmx_cpu_rnn_ws(&r) * sizeof(double);
+  size_t own = lmx_cpu_rnn_ws(&r) * sizeof(double), dnn = lmx_cudnn_rnn_ws(&r);
+  return own > dnn ? own : dnn; /* one path runs: the larger need */
 }
 
 static int num_visible(const lmx_cpu_rnn *r, int states) {
@@ -67,6 +72,8 @@ int lmx_cuda_fwd_RNN(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
     if (req[i]) LMX_TRY(lmx_glue_check_like(c, &out[i], i ? &hs : &ys, r.dt, "output"));
   }
   LMX_TRY(check_reserve(c, &out[nv], &r));
+  int rc = lmx_cudnn_rnn_fwd(c, &r, in, out, req, nv);
+  if (rc != LMX_CUDNN_OWN) return rc;
   lmx_cu_stream s = LMX_CU_S(c);
   if (r.drop) { /* the masks open the reserve: (L-1, T, N, D·H) */
     int64_t n = (r.L - 1) * r.T * r.N * r.D * r.H;
@@ -112,6 +119,8 @@ int lmx_cuda_bwd_RNN(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
     if (og[i].data) LMX_TRY(lmx_glue_check_like(c, &og[i], &hs, r.dt, "state gradient"));
   for (int i = 0; i < (lstm ? 4 : 3); i++)
     if (req[i]) LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, r.dt, "input gradient"));
+  int rc = lmx_cudnn_rnn_bwd(c, &r, og, in, out, ig, req, num_visible(&r, states));
+  if (rc != LMX_CUDNN_OWN) return rc;
   lmx_cpu_rnn_grad g = {
       .dy = og[0].data,
       .dhy = states ? og[1].data : NULL,
