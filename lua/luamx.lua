@@ -53,6 +53,8 @@ require('luamx.executor_manager').install(mx)
 require('luamx.kvstore').install(mx)
 require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
+require('luamx.autograd').install(mx)
+require('luamx.gluon').install(mx)
 require('luamx.viz').install(mx)
 require('luamx.runtime').install(mx)
 

@@ -314,6 +314,8 @@ NDArray.__newindex = function(a, k, v)
   rawset(a, k, v)
 end
 
+M.props = props
+
 -- Property names, for completion and help (luamx.repl.complete reads __fields).
 NDArray.__fields = props
 
@@ -520,8 +522,15 @@ end
 local BIN = {add = C.LMX_BIN_ADD, sub = C.LMX_BIN_SUB, mul = C.LMX_BIN_MUL, div = C.LMX_BIN_DIV,
              pow = C.LMX_BIN_POW, max = C.LMX_BIN_MAX, min = C.LMX_BIN_MIN}
 
+-- mx.autograd's state (luamx.autograd): while recording, arithmetic runs through the
+-- recorded operators (broadcast_add, _mul_scalar, ...) instead of the direct C calls.
+local autograd_state = {recording = false, training = false}
+M.autograd_state = autograd_state
+M.BIN = BIN
+
 local function arith(op, x, y, level)
   level = level + 1
+  if autograd_state.recording then return autograd_state.arith(op, x, y, level) end
   local xa, ya = M.is_ndarray(x), M.is_ndarray(y)
   if xa and ya then return new_from(level, C.lmx_ndarray_binary, op, handle(x, level), handle(y, level)) end
   if xa and type(y) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(x, level), y, 0) end
