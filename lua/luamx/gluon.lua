@@ -377,6 +377,10 @@ function M.Trainer(params, optimizer, optimizer_params)
   if type(opt) ~= 'table' or not opt.update then
     raise('gluon.Trainer: optimizer: expected an optimizer name or object', 2)
   end
+  -- parameter names are the optimizer's indices: MXNet's wd_mult = 0 for names not
+  -- ending in _weight / _gamma (biases, beta) applies as in Module
+  for _, p in ipairs(list) do opt.idx2name[p.name] = p.name end
+  opt:set_wd_mult(opt._user_wd_mult or {})
   return setmetatable({params = list, optimizer = opt, states = {},
     scale = opt.rescale_grad or 1}, Trainer)
 end

@@ -3,13 +3,13 @@
 -- The first call (and any call with a new input shape) traces: one forward is recorded
 -- in prediction mode on a copy of the input, mx.autograd.get_symbol turns it into a
 -- Symbol (the input named `data`, parameters by their names), and the Symbol is bound
--- with the parameters' own arrays as arguments and aux states and their gradient
--- arrays as gradients, so the executor's planned memory holds only intermediates and
--- updates land where the Trainer reads them. Later calls copy the input into the
--- executor and run it: in training mode when mx.autograd.is_training(). While
--- recording, the call is one tape node (an mx.autograd.Function) whose backward runs
--- the executor's backward (writing the parameters' gradients per their grad_req) and
--- returns the input's gradient.
+-- with the parameters' own arrays as arguments and aux states (so Trainer updates and
+-- running statistics are shared), the planned memory holding the intermediates. Later
+-- calls copy the input into the executor and run it, in training mode when
+-- mx.autograd.is_training(). While recording, the call is one tape node (an
+-- mx.autograd.Function of the input and the parameters that have gradients) whose
+-- backward runs the executor's backward into its own gradient arrays and returns
+-- copies, which the tape delivers to x.grad per each parameter's grad_req.
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
@@ -20,7 +20,7 @@ local function key_of(shape) return table.concat(shape, 'x') end
 
 local function trace(block, x)
   local mx = require('luamx.gluon')._mx()
-  local data = x:detach():copy()
+  local data = mx.autograd.pause(function() return x:detach():copy() end)
   local y = mx.autograd.record(function() return block:forward(data) end, false)
   if not nd.is_ndarray(y) then
     raise(('%s:hybridize: forward must return one NDArray'):format(block._kind), 4)
@@ -29,7 +29,7 @@ local function trace(block, x)
   local names = {data = data}
   for _, p in ipairs(params:list()) do names[p.name] = p:data() end
   local sym = mx.autograd.get_symbol(y, names)
-  local args, grads, reqs, aux = {}, {}, {}, {}
+  local args, grads, reqs, aux, with_grad = {}, {}, {}, {}, {}
   for _, nm in ipairs(sym:list_arguments()) do
     local p = params:get(nm)
     if nm == 'data' then
@@ -38,8 +38,11 @@ local function trace(block, x)
       reqs[nm] = 'write'
     elseif p then
       args[nm] = p:data()
-      reqs[nm] = p.grad_req
-      if p.grad_req ~= 'null' then grads[nm] = p:data().grad end
+      reqs[nm] = p.grad_req == 'null' and 'null' or 'write'
+      if p.grad_req ~= 'null' then
+        grads[nm] = nd.zeros(p.shape, {ctx = x.context, dtype = p.dtype})
+        with_grad[#with_grad + 1] = nm
+      end
     else
       raise(('%s:hybridize: the traced graph has an input \'%s\' that is neither the data nor '
         .. 'a parameter of the block'):format(block._kind, nm), 4)
@@ -54,7 +57,8 @@ local function trace(block, x)
   end
   local exe = sym:bind{ctx = x.context, args = args, args_grad = grads, grad_req = reqs,
     aux_states = aux}
-  local entry = {sym = sym, exe = exe}
+  local entry = {sym = sym, exe = exe, params = {}}
+  for i, nm in ipairs(with_grad) do entry.params[i] = params:get(nm) end
   entry.fn = mx.autograd.Function{
     forward = function(_, input)
       exe.arg_dict.data:set(input)
@@ -63,7 +67,10 @@ local function trace(block, x)
     end,
     backward = function(_, dy)
       exe:backward({dy})
-      return exe.grad_dict.data:copy()
+      local gd = exe.grad_dict
+      local res = {gd.data:copy()}
+      for i, nm in ipairs(with_grad) do res[i + 1] = gd[nm]:copy() end
+      return res
     end,
   }
   return entry
@@ -80,7 +87,9 @@ function M.call(block, x)
     entry = trace(block, x)
     block._hybrid[key] = entry
   end
-  return entry.fn()(x)
+  local inputs = {x}
+  for i, p in ipairs(entry.params) do inputs[i + 1] = p:data() end
+  return entry.fn()(unpack(inputs))
 end
 
 return M
