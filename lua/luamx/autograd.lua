@@ -264,6 +264,7 @@ for k, v in pairs(nd.BIN) do BIN_NAME[tonumber(v)] = k end
 
 local ops -- mx.nd.op, set by install
 
+--- Recorded arithmetic: op (an nd.BIN code) on arrays / numbers as operators.
 state.arith = function(op, x, y, level)
   local name = BIN_NAME[tonumber(op)]
   local xa, ya = nd.is_ndarray(x), nd.is_ndarray(y)

@@ -26,6 +26,7 @@ local C, check, raise = capi.C, capi.check, capi.raise
 
 local M = {}
 
+--- Installs mx.autograd.Function (hooks.set_error receives a backward's Lua error).
 function M.install(mx, autograd, hooks)
   local live, next_id = {}, 0 -- id -> instance, while the tape holds its node
   local dead = ffi.new('int64_t[64]')

@@ -213,6 +213,7 @@ function Block:_call(x, ...)
   return self:forward(x, ...)
 end
 
+--- The block's computation on NDArrays (each block class defines it).
 function Block:forward()
   raise(('%s: forward is not defined'):format(self._kind), 2)
 end
