@@ -316,6 +316,23 @@ describe('mx.autograd', function()
     u:backward()
     H.near(x.grad:toflat(), {1, 2})
     H.raises(function() mx.autograd.backward({}) end, 'mx.autograd.backward', 'heads')
+    -- in-place writes are refused while recording, before anything is written
+    local v = mx.nd.array{-1, 2}
+    v:attach_grad()
+    H.raises(function()
+      mx.autograd.record(function() return mx.nd.relu(v, {out = v}) end)
+    end, 'relu', 'output 1 writes into the storage of an input while recording')
+    H.near(v:toflat(), {-1, 2})
+    local w = mx.nd.zeros{2}
+    w:attach_grad()
+    H.raises(function()
+      mx.autograd.record(function() return mx.nd.relu(v, {out = w}) end)
+    end, 'output 1 writes into a variable (attach_grad)')
+    local o = mx.nd.zeros{2}
+    local r = mx.autograd.record(function() return mx.nd.relu(v, {out = o}) end)
+    assert.equal(o, r)
+    r:backward()
+    H.near(v.grad:toflat(), {0, 1})
   end)
 
   it('mx.autograd.grad returns gradients without touching x.grad', function()

@@ -187,6 +187,22 @@ int lmx_ag_record(const lmx_ag_call *c, int nin, lmx_ndarray *const *inputs, int
   return LMX_OK;
 }
 
+int lmx_ag_check_outputs(const lmx_op *op, int nin, lmx_ndarray *const *inputs, int nret,
+                         lmx_ndarray *const *outs) {
+  for (int i = 0; i < nret; i++) {
+    if (!outs[i]) continue;
+    int clash = 0;
+    for (int j = 0; j < nin; j++) clash |= outs[i]->st == inputs[j]->st;
+    node *n = entry_of(outs[i]);
+    if (clash || (n && n->kind == NODE_LEAF && n->marked))
+      return lmx_fail(LMX_ERR_STATE, "%s: output %d writes into %s while recording; in-place "
+                      "operations are not recorded (expected a new output array: leave out "
+                      "`out`, or pause recording)", op->name, i + 1,
+                      clash ? "the storage of an input" : "a variable (attach_grad)");
+  }
+  return LMX_OK;
+}
+
 int lmx_ag_function_record(int nin, lmx_ndarray *const *inputs, int nout,
                            lmx_ndarray *const *outputs, lmx_autograd_fn fn, int64_t id) {
   node *n = node_new(NODE_FUNCTION);

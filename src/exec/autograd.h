@@ -31,6 +31,12 @@ typedef struct {
 int lmx_ag_record(const lmx_ag_call *c, int nin, lmx_ndarray *const *inputs, int naux,
                   lmx_ndarray *const *aux, int nout, lmx_ndarray *const *outs, int nret);
 
+/* Before a recorded call runs: fails when a caller-given output (outs[i] non-NULL, i <
+ * nret) is one of the inputs or a variable (attach_grad): in-place writes are not
+ * recorded. */
+int lmx_ag_check_outputs(const lmx_op *op, int nin, lmx_ndarray *const *inputs, int nret,
+                         lmx_ndarray *const *outs);
+
 int lmx_ag_set_state(int recording, int training, int *was_recording, int *was_training);
 int lmx_ag_mark(lmx_ndarray *a, int req, lmx_ndarray *grad);
 int lmx_ag_get_grad(lmx_ndarray *a, lmx_ndarray **grad, int *req);

@@ -247,6 +247,8 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   }
   if (rc == LMX_OK) rc = setup_outputs(k, ret, outputs, res, fresh);
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
+  if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK)
+    rc = lmx_ag_check_outputs(k->op, k->nin, inputs, ret, outputs);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
     lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
