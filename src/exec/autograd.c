@@ -89,6 +89,7 @@ static void node_destroy(lmx_ag_ref *r) {
   for (int i = 0; n->src && i < n->nin; i++)
     if (n->src[i]) lmx_ag_ref_release(&n->src[i]->ref);
   lmx_free(n->src);
+  lmx_free(n->src_idx);
   if (n->oc) lmx_imp_release(n->oc);
   else if (n->param) lmx_op_params_free(n->op, n->param);
   if (n->kind == NODE_FUNCTION) {
