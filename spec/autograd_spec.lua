@@ -269,6 +269,21 @@ describe('mx.autograd', function()
       "expected 'write', 'add' or 'null'", 'sometimes')
   end)
 
+  it('records views, copies and the direct dot: a[i], a[{f, l}], slice, reshape, astype', function()
+    local x = mx.nd.array{{1, 2}, {3, 4}, {5, 6}}
+    x:attach_grad()
+    local y = mx.autograd.record(function()
+      local r = x[2] * 10 + x[{-1}]:reshape{2} * 100 -- rows 2 and 3
+      local s = x:slice(1, 2):reshape{4}:astype('float64'):astype('float32')
+      return mx.nd.sum(r) + mx.nd.sum(s:copy()) + mx.nd.sum(mx.nd.dot(x, mx.nd.ones{2, 1}))
+    end)
+    y:backward()
+    H.near(x.grad:toflat(), {2, 2, 12, 12, 101, 101})
+    -- writes through a view still write the array (not recorded)
+    mx.autograd.record(function() x[1] = 0 end)
+    H.near(x:toflat(), {0, 0, 3, 4, 5, 6})
+  end)
+
   it('accumulates a variable used several times (x*x, fan-out)', function()
     local x = mx.nd.array{{1, 2}, {3, 4}}
     x:attach_grad()

@@ -369,6 +369,23 @@ local function route(mx)
     local f = first < 0 and n + first + 1 or first
     return ops.slice_axis(self, {axis = 0, begin = f - 1, ['end'] = f - 1 + v.shape[1]})
   end
+  -- a[i] / a[{first, last}] reads: the rows as recorded slice_axis (+ Reshape for a[i])
+  local raw_index = NDArray.__index
+  NDArray.__index = function(a, k)
+    local t = type(k)
+    if not state.recording or not (t == 'number' or (t == 'table' and getmetatable(k) == nil)) then
+      return raw_index(a, k)
+    end
+    local view = raw_index(a, k) -- checks the range; gives the shape
+    local n = a.shape[1]
+    local f, l
+    if t == 'number' then f, l = k, k else f, l = k[1], k[2] == nil and n or k[2] end
+    if f < 0 then f = n + 1 + f end
+    if l < 0 then l = n + 1 + l end
+    local rows = ops.slice_axis(a, {axis = 0, begin = f - 1, ['end'] = l})
+    if t == 'number' and #a.shape > 1 then return ops.Reshape(rows, {shape = view.shape}) end
+    return rows
+  end
   NDArray.astype = function(self, dtype)
     if not state.recording then return raw_astype(self, dtype) end
     return ops.Cast(self, {dtype = dtype})
