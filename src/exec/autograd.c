@@ -3,11 +3,12 @@
  * While a thread records (lmx_ag_recording), every successful imperative call
  * (src/exec/imperative.c) appends a node: the operator descriptor, its parsed
  * parameters (the prepared call's, retained, or handed over), the parameter strings
- * (for get_symbol), views of its inputs, outputs and aux states (sharing storage, so
- * the values backward reads stay alive however the caller's handles are released), and
- * for each input the entry that produced it. Each output array handed to the caller
+ * (for get_symbol), references to its inputs and aux states and views of its outputs
+ * (so the values backward reads stay alive however the caller's handles are released),
+ * and for each input the entry that produced it. Each output array handed to the caller
  * points back at the node (lmx_ndarray.ag, reference counted): the graph lives exactly
- * as long as some array reachable from it. Views hold no entry, so nothing cycles.
+ * as long as some array reachable from it. The node keeps its outputs as views, which
+ * hold no entry, so nothing cycles.
  * Inputs that have no entry get a constant leaf (a variable without gradient), so the
  * recorded graph is complete for get_symbol. attach_grad makes an array a marked leaf
  * with its own gradient array and grad_req.
@@ -53,7 +54,7 @@ struct node {
   int is_train;
   int freed;       /* saved arrays dropped by a backward without retain_graph */
   int nin, naux, nout, nvis;
-  lmx_ndarray **in, **aux, **out; /* views (one allocation for all three) */
+  lmx_ndarray **in, **aux, **out; /* references, output views (one allocation) */
   node **src;      /* per input: the producing node (a reference) */
   int *src_idx;
   /* leaves */
@@ -88,8 +89,7 @@ static void node_destroy(lmx_ag_ref *r) {
   node_drop_saved(n);
   for (int i = 0; n->src && i < n->nin; i++)
     if (n->src[i]) lmx_ag_ref_release(&n->src[i]->ref);
-  lmx_free(n->src);
-  lmx_free(n->src_idx);
+  lmx_free(n->src); /* src_idx lives in the same block */
   if (n->oc) lmx_imp_release(n->oc);
   else if (n->param) lmx_op_params_free(n->op, n->param);
   if (n->kind == NODE_FUNCTION) {
@@ -134,14 +134,16 @@ static int node_save(node *n, int nin, lmx_ndarray *const *inputs, int naux,
   int total = nin + naux + nout;
   n->nin = nin, n->naux = naux, n->nout = nout;
   n->in = lmx_calloc((size_t)total + 1, sizeof *n->in);
-  n->src = lmx_calloc((size_t)nin + 1, sizeof *n->src);
-  n->src_idx = lmx_calloc((size_t)nin + 1, sizeof *n->src_idx);
-  if (!n->in || !n->src || !n->src_idx) return lmx_fail_nomem("an autograd tape node", 0);
+  n->src = lmx_calloc((size_t)nin + 1, sizeof *n->src + sizeof *n->src_idx);
+  if (!n->in || !n->src) return lmx_fail_nomem("an autograd tape node", 0);
+  n->src_idx = (int *)(n->src + nin + 1);
   n->aux = n->in + nin, n->out = n->aux + naux;
-  for (int i = 0; i < total; i++) {
-    lmx_ndarray *a = i < nin ? inputs[i] : i < nin + naux ? aux[i - nin] : outs[i - nin - naux];
-    if (a) LMX_TRY(view_of(a, &n->in[i]));
+  for (int i = 0; i < nin + naux; i++) { /* inputs and aux states: a reference each */
+    n->in[i] = i < nin ? inputs[i] : aux[i - nin];
+    if (n->in[i]) lmx_ref_inc(&n->in[i]->rc);
   }
+  for (int i = nin + naux; i < total; i++) /* outputs: views (they point back at n) */
+    if (outs[i - nin - naux]) LMX_TRY(view_of(outs[i - nin - naux], &n->in[i]));
   for (int i = 0; i < nin; i++) {
     lmx_ndarray *a = inputs[i];
     if (!a->ag) {
