@@ -62,8 +62,8 @@ B.result('W4eager', 'us_per_op_record', rec / o.ops * 1e6)
 B.result('W4eager', 'us_per_op_record_bwd', recb / o.ops * 1e6)
 
 if o.torch then
-  for _, s in ipairs({'w1_mlp.py', 'w4_dispatch.py'}) do
-    local p = assert(io.popen(('/usr/bin/python3 %storch/%s 2>&1'):format(dir, s)))
+  for s, steps in pairs({['w1_mlp.py'] = o.steps, ['w4_dispatch.py'] = o.chain_steps}) do
+    local p = assert(io.popen(('/usr/bin/python3 %storch/%s --steps %d 2>&1'):format(dir, s, steps)))
     for line in p:lines() do
       if line:match('^RESULT') then print((line:gsub('^RESULT (%S+)', 'RESULT torch_%1'))) end
     end
