@@ -347,52 +347,30 @@ function M.entry(a)
 end
 
 -- NDArray functions that do not go through the operator registry (views, copies, the
--- direct dot) run as the equivalent operators while recording, so they are differentiable.
-local function route(mx)
-  local raw_dot, raw_reshape, raw_slice = nd.dot, NDArray.reshape, NDArray.slice
-  local raw_astype, raw_copy = NDArray.astype, NDArray.copy
-  mx.nd.dot = function(a, b, ...)
-    if state.recording then return ops.dot(a, b, ...) end
-    return raw_dot(a, b, ...)
+-- direct dot) call these while recording (luamx.ndarray checks the flag), so they are
+-- recorded as the equivalent operators and differentiable.
+local function route()
+  state.dot = function(a, b) return ops.dot(a, b) end
+  state.reshape = function(a, shape) return ops.Reshape(a, {shape = shape}) end
+  state.rows = function(a, first, last) -- rows first..last (resolved, 1-based)
+    return ops.slice_axis(a, {axis = 0, begin = first - 1, ['end'] = last})
   end
-  nd.dot = mx.nd.dot
-  NDArray.dot = function(a, b, ...) return mx.nd.dot(a, b, ...) end
-  NDArray.reshape = function(self, shape, ...)
-    if not state.recording then return raw_reshape(self, shape, ...) end
-    if type(shape) == 'number' then shape = {shape, ...} end
-    return ops.Reshape(self, {shape = shape})
-  end
-  NDArray.slice = function(self, first, last)
-    if not state.recording then return raw_slice(self, first, last) end
-    local v = raw_slice(self, first, last) -- checks and resolves the range
-    local n = self.shape[1]
-    local f = first < 0 and n + first + 1 or first
-    return ops.slice_axis(self, {axis = 0, begin = f - 1, ['end'] = f - 1 + v.shape[1]})
-  end
-  -- a[i] / a[{first, last}] reads: the rows as recorded slice_axis (+ Reshape for a[i])
-  local raw_index = NDArray.__index
-  NDArray.__index = function(a, k)
-    local t = type(k)
-    if not state.recording or not (t == 'number' or (t == 'table' and getmetatable(k) == nil)) then
-      return raw_index(a, k)
-    end
-    local view = raw_index(a, k) -- checks the range; gives the shape
+  state.astype = function(a, dtype) return ops.Cast(a, {dtype = dtype}) end
+  state.copy = function(a) return ops._copy(a) end
+  -- a[i] / a[{first, last}] reads: the rows, and for a[i] the first axis dropped
+  state.index = function(a, k)
+    state.recording = false -- the view path checks the range and gives the shape
+    local ok, view = pcall(function() return a[k] end)
+    state.recording = true
+    if not ok then error(view, 3) end
     local n = a.shape[1]
     local f, l
-    if t == 'number' then f, l = k, k else f, l = k[1], k[2] == nil and n or k[2] end
+    if type(k) == 'number' then f, l = k, k else f, l = k[1], k[2] == nil and n or k[2] end
     if f < 0 then f = n + 1 + f end
     if l < 0 then l = n + 1 + l end
-    local rows = ops.slice_axis(a, {axis = 0, begin = f - 1, ['end'] = l})
-    if t == 'number' and #a.shape > 1 then return ops.Reshape(rows, {shape = view.shape}) end
+    local rows = state.rows(a, f, l)
+    if type(k) == 'number' and #a.shape > 1 then return ops.Reshape(rows, {shape = view.shape}) end
     return rows
-  end
-  NDArray.astype = function(self, dtype)
-    if not state.recording then return raw_astype(self, dtype) end
-    return ops.Cast(self, {dtype = dtype})
-  end
-  NDArray.copy = function(self)
-    if not state.recording then return raw_copy(self) end
-    return ops._copy(self)
   end
 end
 
@@ -400,7 +378,7 @@ end
 function M.install(mx)
   M._mx = mx
   ops = mx.nd.op
-  route(mx)
+  route()
   mx.autograd = M
   require('luamx.autograd_function').install(mx, M, {
     set_error = function(e) fn_error = e end,
