@@ -193,7 +193,7 @@ int lmx_ag_function_record(int nin, lmx_ndarray *const *inputs, int nout,
 
 int lmx_ag_function_dead(int64_t *ids, int cap, int *n) {
   int k = ndead < cap ? ndead : cap;
-  memcpy(ids, dead_ids + ndead - k, (size_t)k * sizeof *ids);
+  if (k > 0) memcpy(ids, dead_ids + ndead - k, (size_t)k * sizeof *ids);
   ndead -= k;
   *n = k;
   return LMX_OK;
