@@ -21,7 +21,11 @@
 -- arrays backward needs, and backward runs the same backward kernels as executors.
 -- Dropout and BatchNorm take is_train from the training flag. Each output array keeps
 -- its history alive; drop the arrays (or backward without retain_graph) to free it.
--- Writing into an array the tape saved (out = x of a recorded input) is not detected.
+-- While recording, `out =` an input or a variable is refused (in-place writes are not
+-- recorded); writes made after recording into arrays a graph saved are not detected.
+-- Views, copies, dot and row reads (a[i]) are recorded as operators while recording.
+-- Backward replays each call in the training mode it was recorded in (MXNet's backward
+-- takes a train_mode argument instead).
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
