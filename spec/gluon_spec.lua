@@ -87,6 +87,36 @@ describe('mx.gluon', function()
     assert.is_true(max_rel_diff(params[1]:data(), mx.nd.zeros{128, 64}) > 0.01)
   end)
 
+  it('SoftmaxCrossEntropyLoss trains like SoftmaxOutput (same gradients)', function()
+    local data = batches()
+    local function run(use_loss)
+      mx.random.seed(3)
+      local net = mlp()
+      net:initialize(mx.init.Xavier{magnitude = 2})
+      local trainer = mx.gluon.Trainer(net:collect_params(), 'sgd', OPT)
+      local ce = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+      for s = 1, 5 do
+        local b = data[s]
+        local out = mx.autograd.record(function()
+          if use_loss then return ce(net(b[1]), b[2]) end
+          return mx.nd.SoftmaxOutput(net(b[1]), b[2])
+        end)
+        out:backward()
+        trainer:step(BS)
+      end
+      return net:collect_params():list()
+    end
+    local a, b = run(true), run(false)
+    for i = 1, #a do
+      assert(max_rel_diff(a[i]:data(), b[i]:data()) < 1e-5, a[i].name)
+    end
+    -- the loss value: -log softmax at the label
+    local l = mx.gluon.loss.SoftmaxCrossEntropyLoss()(mx.nd.array{{0, 0}}, mx.nd.array{1})
+    H.near(l:toflat(), {math.log(2)}, 1e-6)
+    H.raises(function() mx.gluon.loss.SoftmaxCrossEntropyLoss()(1, 2) end,
+      'SoftmaxCrossEntropyLoss', 'expected (pred, label) NDArrays')
+  end)
+
   it('hybridize gives the eager outputs and gradients (Conv2D, BatchNorm, Dense)', function()
     mx.random.seed(1)
     local function build()

@@ -18,6 +18,7 @@
 -- initialisation, as MXNet's). Names follow MXNet's prefixes: dense0_weight, ...
 -- BatchNorm's running statistics are named <prefix>moving_mean / moving_var (the aux
 -- state names a BatchNorm symbol node gives them), so hybridize can bind them.
+-- loss.SoftmaxCrossEntropyLoss gives per-sample losses (sparse labels).
 -- Trainer drives any mx.optimizer with the parameter names as indices (so bias and
 -- gamma/beta get MXNet's wd_mult = 0, as in Module) and rescale_grad = 1 / batch_size.
 -- hybridize() records one forward (prediction mode), turns it into a Symbol with
@@ -405,6 +406,28 @@ function Trainer:learning_rate() return self.optimizer:learning_rate() end
 
 --- Sets the optimizer's learning rate.
 function Trainer:set_learning_rate(lr) self.optimizer:set_learning_rate(lr) end
+
+-- ---------------------------------------------------------------------- loss -----------
+local loss = {}
+M.loss = loss
+
+--- SoftmaxCrossEntropyLoss{axis = -1}: a callable (pred, label) -> per-sample loss
+-- -log softmax(pred)[label] (labels are class indices), as Gluon's with sparse labels.
+-- Its backward with the default head gradient gives softmax(pred) - one_hot(label)
+-- per sample, SoftmaxOutput's gradient; Trainer:step(batch_size) then averages.
+function loss.SoftmaxCrossEntropyLoss(opts)
+  opts = opts or {}
+  local axis = opts.axis or -1
+  return function(pred, label)
+    if not nd.is_ndarray(pred) or not nd.is_ndarray(label) then
+      raise('SoftmaxCrossEntropyLoss: expected (pred, label) NDArrays', 2)
+    end
+    local shape = pred.shape
+    local logp = mx.nd.log_softmax(pred, {axis = axis})
+    local hot = mx.nd.one_hot(label, {depth = shape[#shape]})
+    return mx.nd.negative(mx.nd.sum(logp * hot, {axis = axis}))
+  end
+end
 
 -- The mx table (for luamx.gluon_hybrid).
 function M._mx() return mx end
