@@ -165,6 +165,45 @@ describe('mx.gluon', function()
     assert.same({hp[5].name, hp[6].name}, sym:list_auxiliary_states())
   end)
 
+  it('save_parameters / load_parameters round-trip; export loads as a checkpoint', function()
+    mx.random.seed(6)
+    local function build()
+      return nn.Sequential():add(nn.Dense(4, {activation = 'relu', in_units = 3}),
+        nn.BatchNorm({in_channels = 4}), nn.Dense(2, {in_units = 4}))
+    end
+    local a, b = build(), build()
+    a:initialize(mx.init.Xavier())
+    b:initialize(mx.init.Zero())
+    local path = os.tmpname()
+    a:save_parameters(path)
+    b:load_parameters(path)
+    local x = mx.nd.random.uniform(-1, 1, {5, 3})
+    H.near(b(x):toflat(), a(x):toflat(), 1e-6)
+    local c = nn.Sequential():add(nn.Dense(7, {in_units = 3}))
+    c:initialize()
+    H.raises(function() c:load_parameters(path) end, 'load_parameters', "parameter '0.weight'",
+      'expected shape 7x3, got 4x3')
+    local d = nn.Dense(4, {in_units = 3})
+    d:initialize()
+    H.raises(function() d:load_parameters(path) end, 'load_parameters', "has no parameter 'weight'")
+    os.remove(path)
+    -- export: the traced symbol and arg:/aux: parameters, bound again by a Module
+    H.raises(function() a:export(path) end, 'export', 'expected a hybridized block')
+    a:hybridize()
+    local y = a(x)
+    a:export(path, 3)
+    local sym, args, aux = mx.model.load_checkpoint(path, 3)
+    local exe = sym:bind{args = (function()
+      local t = {data = x}
+      for k, v in pairs(args) do t[k] = v end
+      return t
+    end)(), aux_states = aux}
+    exe:forward()
+    H.near(exe.outputs[1]:toflat(), y:toflat(), 1e-5)
+    os.remove(path .. '-symbol.json')
+    os.remove(path .. '-0003.params')
+  end)
+
   it('collect_params names and orders parameters; errors name the block', function()
     local net = nn.Sequential({prefix = 'model_'})
     local d = nn.Dense(3, {prefix = 'out_'})

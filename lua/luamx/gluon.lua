@@ -19,6 +19,8 @@
 -- BatchNorm's running statistics are named <prefix>moving_mean / moving_var (the aux
 -- state names a BatchNorm symbol node gives them), so hybridize can bind them.
 -- loss.SoftmaxCrossEntropyLoss gives per-sample losses (sparse labels).
+-- save_parameters / load_parameters use Gluon's structural names ("0.weight");
+-- export writes a hybridized block as an MXNet checkpoint (symbol JSON + arg:/aux:).
 -- Trainer drives any mx.optimizer with the parameter names as indices (so bias and
 -- gamma/beta get MXNet's wd_mult = 0, as in Module) and rescale_grad = 1 / batch_size.
 -- hybridize() records one forward (prediction mode), turns it into a Symbol with
@@ -178,6 +180,7 @@ M.class = class
 --- Creates parameter prefix..name.
 function Block:param(name, shape, opts)
   local p = M.Parameter(self.prefix .. name, shape, opts)
+  p._local = name
   self._params[#self._params + 1] = p
   return p
 end
@@ -200,6 +203,60 @@ end
 function Block:initialize(init, ctx, force_reinit)
   self:collect_params():initialize(init, ctx, force_reinit)
   return self
+end
+
+-- Parameters by structural name, as Gluon's _collect_params_with_prefix: a child's
+-- position in its parent (from 0) then the parameter's own name ("0.weight",
+-- "1.gamma"), so two instances of one architecture share the names.
+local function structural(block, prefix, out)
+  for _, p in ipairs(block._params) do out[#out + 1] = {prefix .. p._local, p} end
+  for i, c in ipairs(block._children) do structural(c, prefix .. (i - 1) .. '.', out) end
+  return out
+end
+
+--- Saves the parameters as an MXNet NDArray file keyed by structural name ("0.weight",
+-- as Gluon's save_parameters; no arg:/aux: prefixes).
+function Block:save_parameters(path)
+  local t = {}
+  for _, e in ipairs(structural(self, '', {})) do t[e[1]] = e[2]:data() end
+  mx.nd.save(path, t)
+end
+
+--- Loads parameters saved by save_parameters into the block's arrays (by structural
+-- name); every parameter must be present with its shape.
+function Block:load_parameters(path)
+  local t = mx.nd.load(path)
+  for _, e in ipairs(structural(self, '', {})) do
+    local key, p = e[1], e[2]
+    local a = t[key]
+    if not a then
+      raise(('load_parameters: %s has no parameter \'%s\' (%s)'):format(path, key, p.name), 2)
+    end
+    if not p._data then p.shape = a.shape; p._ctx = p._ctx or mx.cpu(); p._init = p._init or mx.init.Zero(); p:_finish() end
+    local want, got = table.concat(p:data().shape, 'x'), table.concat(a.shape, 'x')
+    if want ~= got then
+      raise(('load_parameters: parameter \'%s\' (%s): expected shape %s, got %s'):format(
+        key, p.name, want, got), 2)
+    end
+    p:data():set(a)
+  end
+end
+
+--- Writes <prefix>-symbol.json and <prefix>-<epoch>.params (arg:/aux: names) from the
+-- hybridized block's traced symbol, as Gluon's export: loadable by Module and MXNet.
+-- Needs hybridize() and one call.
+function Block:export(prefix, epoch)
+  local entry = self._hybrid and select(2, next(self._hybrid))
+  if not entry then
+    raise(('%s:export: expected a hybridized block that has run once (hybridize(), then a call)'):format(self._kind), 2)
+  end
+  local params = self:collect_params()
+  local args, aux = {}, {}
+  for _, nm in ipairs(entry.sym:list_arguments()) do
+    if params:get(nm) then args[nm] = params:get(nm):data() end
+  end
+  for _, nm in ipairs(entry.sym:list_auxiliary_states()) do aux[nm] = params:get(nm):data() end
+  mx.model.save_checkpoint(prefix, epoch or 0, entry.sym, args, aux)
 end
 
 --- hybridize([active = true]): from the next call on, run through a bound executor.
