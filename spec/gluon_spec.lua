@@ -231,6 +231,11 @@ describe('mx.gluon', function()
     local x = mx.nd.ones{1, 3}
     for _ = 1, 2 do mx.autograd.record(function() return mx.nd.sum(d(x)) end):backward() end
     H.near(d.bias:grad():toflat(), {2, 2}, 1e-6)
+    -- a step inside a record scope is not recorded (and not refused as in-place)
+    local trainer = mx.gluon.Trainer(params, 'sgd', {learning_rate = 1})
+    local before = d.bias:data():toflat()
+    mx.autograd.record(function() trainer:step(1) end)
+    H.near(d.bias:data():toflat(), {before[1] - 2, before[2] - 2}, 1e-6)
     params:zero_grad()
     H.near(d.bias:grad():toflat(), {0, 0})
   end)

@@ -444,8 +444,12 @@ function M.Trainer(params, optimizer, optimizer_params)
     scale = opt.rescale_grad or 1}, Trainer)
 end
 
---- One update of every parameter with a gradient, gradients scaled by 1 / batch_size.
+--- One update of every parameter with a gradient, gradients scaled by 1 / batch_size
+-- (never recorded: it runs paused when called inside mx.autograd.record).
 function Trainer:step(batch_size)
+  if mx.autograd.is_recording() then
+    return mx.autograd.pause(function() return self:step(batch_size) end)
+  end
   batch_size = batch_size or 1
   local opt = self.optimizer
   opt.rescale_grad = self.scale / batch_size

@@ -236,7 +236,7 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
  * workspace nor temporary aux states. */
 static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
                        lmx_ndarray **outputs) {
-  lmx_ndarray *res[IMP_MAX * 2] = {NULL};
+  lmx_ndarray *res[IMP_MAX] = {NULL};
   int fresh[IMP_MAX] = {0}, ret = 0, req[IMP_MAX];
   int rc = infer(k);
   if (rc == LMX_OK) {
@@ -256,8 +256,7 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   }
   if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK) { /* mx.autograd.record */
     lmx_ag_call r = {k->op, k->param, k->oc, k->nkeys, k->keys, k->vals, k->c.is_train};
-    for (int i = 0; i < k->naux; i++) res[k->nout + i] = k->aux[i];
-    rc = lmx_ag_record(&r, k->nin, inputs, k->naux, res + k->nout, k->nout, res, ret);
+    rc = lmx_ag_record(&r, k->nin, inputs, k->naux, k->aux, k->nout, res, ret);
     if (rc == LMX_OK && !k->oc) k->owns_param = 0; /* the tape node owns it now */
   }
   for (int i = 0; i < ret; i++) {
