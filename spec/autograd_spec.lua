@@ -464,3 +464,29 @@ describe('mx.autograd', function()
     assert.is_true(H.live_bytes() - before < 64 * 64 * 4, 'leaked ' .. (H.live_bytes() - before))
   end)
 end)
+
+describe('mx.autograd on a GPU context', function()
+  it('records and differentiates on the device (same gradients as the CPU)', function()
+    if mx.context.num_gpus() == 0 then
+      pending('no GPU context on this machine: skipped')
+      return
+    end
+    local function run(ctx)
+      local x = mx.nd.array({{0.5, -1, 2}, {1, 0.25, -0.5}}, {ctx = ctx})
+      local w = mx.nd.array({{0.1, 0.2, 0.3}, {-0.3, 0.4, 0.5}}, {ctx = ctx})
+      x:attach_grad(); w:attach_grad('add')
+      for _ = 1, 2 do
+        local y = mx.autograd.record(function()
+          local h = mx.nd.FullyConnected{data = x, weight = w, num_hidden = 2, no_bias = true}
+          return mx.nd.sum(mx.nd.tanh(h) * h + x:sum{axis = 1})
+        end)
+        y:backward()
+      end
+      return x.grad:copyto(mx.cpu()):toflat(), w.grad:copyto(mx.cpu()):toflat()
+    end
+    local gx, gw = run(mx.gpu(0))
+    local cx, cw = run(mx.cpu())
+    H.near(gx, cx, 1e-5)
+    H.near(gw, cw, 1e-5)
+  end)
+end)
