@@ -1130,7 +1130,10 @@ LMX_API int lmx_kvstore_set_updater(lmx_kvstore *kv, lmx_kv_updater_fn fn, void 
  * op's rules, or a supplied output of the wrong shape), LMX_ERR_UNSUPPORTED (an array not
  * on the CPU, or an op with no CPU kernel), LMX_ERR_NOMEM. Messages name the operator and
  * the argument. On failure no new array is returned (supplied outputs may have been
- * partly written). Thread safety: distinct arrays on distinct threads. */
+ * partly written). Thread safety: distinct arrays on distinct threads.
+ * While the thread records (lmx_autograd_set_state), a successful call is appended to the
+ * autograd tape, and an output given over an input or a marked variable fails with
+ * LMX_ERR_STATE before the kernel runs (the same holds for lmx_opcall_invoke). */
 LMX_API int lmx_imperative_invoke(const char *op_name, int nkeys, const char *const *keys,
                                   const char *const *vals, int nin, lmx_ndarray *const *inputs,
                                   int *nout, lmx_ndarray **outputs, int is_train);
