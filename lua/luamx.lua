@@ -54,6 +54,8 @@ require('luamx.executor_manager').install(mx)
 require('luamx.kvstore').install(mx)
 require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
+require('luamx.autograd').install(mx)
+require('luamx.gluon').install(mx)
 require('luamx.viz').install(mx)
 require('luamx.runtime').install(mx)
 require('luamx.operator').install(mx) -- after symbol and ndarray_ops: mx.sym/nd.Custom

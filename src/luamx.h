@@ -1213,7 +1213,10 @@ LMX_API int lmx_custom_released(int64_t *ids, int cap, int *n);
  * op's rules, or a supplied output of the wrong shape), LMX_ERR_UNSUPPORTED (an array not
  * on the CPU, or an op with no CPU kernel), LMX_ERR_NOMEM. Messages name the operator and
  * the argument. On failure no new array is returned (supplied outputs may have been
- * partly written). Thread safety: distinct arrays on distinct threads. */
+ * partly written). Thread safety: distinct arrays on distinct threads.
+ * While the thread records (lmx_autograd_set_state), a successful call is appended to the
+ * autograd tape, and an output given over an input or a marked variable fails with
+ * LMX_ERR_STATE before the kernel runs (the same holds for lmx_opcall_invoke). */
 LMX_API int lmx_imperative_invoke(const char *op_name, int nkeys, const char *const *keys,
                                   const char *const *vals, int nin, lmx_ndarray *const *inputs,
                                   int *nout, lmx_ndarray **outputs, int is_train);
@@ -1236,6 +1239,87 @@ LMX_API int lmx_imperative_backward(const char *op_name, int nkeys, const char *
                                     lmx_ndarray *const *outputs,
                                     lmx_ndarray *const *out_grads, lmx_ndarray **in_grads,
                                     const int *reqs, int is_train);
+
+/* ---- autograd: recording imperative calls (MXNet's mx.autograd) ---------------------
+ * While the calling thread records, every successful lmx_imperative_invoke /
+ * lmx_opcall_invoke appends a node to a tape: the operator, its parameters, views of its
+ * inputs, outputs and aux states; each output array refers to its node, so the graph
+ * lives as long as the arrays computed from it. Backward runs the executors' backward
+ * kernels in reverse. Not recording costs one predictable branch per call.
+ * Thread safety: the recording state is per thread; a tape is used by one thread. */
+
+/* Sets the thread's recording / training flags (a negative value keeps the flag) and
+ * returns the previous values (either pointer may be NULL). */
+LMX_API int lmx_autograd_set_state(int recording, int training, int *was_recording,
+                                   int *was_training);
+
+/* Marks arr as a variable (attach_grad): a gradient array (grad, or a new zero array
+ * of arr's shape when NULL) and req (0 null, 1 write, 3 add). Drops any recorded history
+ * of arr. LMX_ERR_ARG for another req, LMX_ERR_SHAPE for a grad of another shape. */
+LMX_API int lmx_autograd_mark(lmx_ndarray *arr, int req, lmx_ndarray *grad);
+
+/* The gradient array of a marked arr (one reference for the caller) and its req; NULL
+ * and -1 when arr is not marked. */
+LMX_API int lmx_autograd_get_grad(lmx_ndarray *arr, lmx_ndarray **grad, int *req);
+
+/* What arr's entry is: kind -1 none, 0 a recorded operator's output (op_name = its
+ * name), 1 a marked variable, 2 an unmarked input of a recorded call, 3 the output of
+ * an autograd function. op_name may be NULL. */
+LMX_API int lmx_autograd_info(lmx_ndarray *arr, int *kind, const char **op_name);
+
+/* A new array sharing arr's storage without its history (x:detach()). */
+LMX_API int lmx_autograd_detach(lmx_ndarray *arr, lmx_ndarray **out);
+
+/* Names arr's node for lmx_autograd_export: the producing operator's node, or the
+ * variable arr is (an unrecorded array becomes one). */
+LMX_API int lmx_autograd_set_name(lmx_ndarray *arr, const char *name);
+
+/* Backward from nh heads with head gradients (head_grads NULL, or entries NULL: ones;
+ * loss operators ignore them). nvar == 0: every marked variable reached receives its
+ * gradient per its req (write: copied into its gradient array, zeros when nothing
+ * flows to it; add: accumulated). nvar > 0 (mx.autograd.grad): only vars[nvar] are
+ * differentiated and var_grads[nvar] receive new arrays (one reference each); gradient
+ * arrays of variables are left alone. Without retain_graph the nodes visited drop their
+ * saved arrays; a later backward through them fails with LMX_ERR_STATE naming the
+ * operator. LMX_ERR_STATE for a head that is not a recorded output; LMX_ERR_UNSUPPORTED
+ * for an operator without a backward kernel on the path; LMX_ERR_SHAPE for a head
+ * gradient of another shape. is_train is unused (each call replays its own). */
+LMX_API int lmx_autograd_backward(int nh, lmx_ndarray *const *heads,
+                                  lmx_ndarray *const *head_grads, int nvar,
+                                  lmx_ndarray *const *vars, lmx_ndarray **var_grads,
+                                  int retain_graph, int is_train);
+
+/* A user-defined differentiable function (mx.autograd.Function): backward calls
+ * fn(id, nout, out_grads, nin, in_grads); fn stores one new reference per in_grads[i]
+ * and returns LMX_OK, or a non-zero status (the backward then fails with LMX_ERR_STATE;
+ * the caller keeps its own message). */
+typedef int (*lmx_autograd_fn)(int64_t id, int nout, lmx_ndarray *const *out_grads, int nin,
+                               lmx_ndarray **in_grads);
+
+/* Records a function call: inputs[nin] -> outputs[nout] (arrays already computed); the
+ * outputs' entries become the new node. */
+LMX_API int lmx_autograd_function_record(int nin, lmx_ndarray *const *inputs, int nout,
+                                         lmx_ndarray *const *outputs, lmx_autograd_fn fn,
+                                         int64_t id);
+
+/* Ids of function nodes that were released since the last call (up to cap into ids;
+ * *n written), so the caller can drop what it keeps for them. */
+LMX_API int lmx_autograd_function_dead(int64_t *ids, int cap, int *n);
+
+/* The recorded graph behind nh heads, in topological order (inputs first), for building
+ * a symbol (mx.autograd.get_symbol). LMX_ERR_STATE for an unrecorded head. */
+typedef struct lmx_ag_graph lmx_ag_graph;
+LMX_API int lmx_autograd_export(int nh, lmx_ndarray *const *heads, lmx_ag_graph **out);
+LMX_API int lmx_autograd_graph_free(lmx_ag_graph *g);
+/* Node count and the heads (node index, output index), borrowed from g. */
+LMX_API int lmx_autograd_graph_size(const lmx_ag_graph *g, int *nnodes, int *nheads,
+                                    const int **head_node, const int **head_index);
+/* Node i: op (NULL for a variable), name (NULL: automatic), the parameter strings, the
+ * inputs (node index, output index). Everything borrowed from g. */
+LMX_API int lmx_autograd_graph_node(const lmx_ag_graph *g, int i, const char **op,
+                                    const char **name, int *nkeys, const char *const **keys,
+                                    const char *const **vals, int *nin, const int **in_node,
+                                    const int **in_index);
 
 /* A prepared operator call: an operator with its parameters parsed once, invoked many
  * times (optimizer updates run one per parameter every step). Reference counted. */

@@ -17,6 +17,12 @@ local M = {}
 local NDArray = {}
 M.NDArray = NDArray
 
+-- mx.autograd's state (luamx.autograd installs the functions): while recording,
+-- arithmetic, dot, reshape, slices, row reads, astype and copy run as the equivalent
+-- registered operators (recorded, differentiable) instead of direct C calls and views.
+local ag = {recording = false, training = false}
+M.autograd_state = ag
+
 local dtype_names = {}
 for i = 0, tonumber(C.LMX_NUM_DTYPES) - 1 do dtype_names[i] = ffi.string(C.lmx_dtype_name(i)) end
 
@@ -278,6 +284,7 @@ local function row_range(a, k, what)
 end
 
 local function index(a, k)
+  if ag.recording then return ag.index(a, k) end
   local first, last, shape = row_range(a, k, 'NDArray index')
   local v = M.wrap_slice(a, first, last)
   if type(k) == 'number' and #shape > 1 then
@@ -314,6 +321,8 @@ NDArray.__newindex = function(a, k, v)
   rawset(a, k, v)
 end
 
+M.props = props
+
 -- Property names, for completion and help (luamx.repl.complete reads __fields).
 NDArray.__fields = props
 
@@ -329,7 +338,10 @@ function NDArray:free()
 end
 
 --- A new array with the same values, dtype and context.
-function NDArray:copy() return M.array(self, {ctx = self.context, dtype = self.dtype}) end
+function NDArray:copy()
+  if ag.recording then return ag.copy(self) end
+  return M.array(self, {ctx = self.context, dtype = self.dtype})
+end
 
 --- Copies into `target` (an NDArray) or into a new array on a context.
 -- @usage a:copyto(mx.cpu())
@@ -355,6 +367,7 @@ end
 --- A copy converted to `dtype`.
 -- @usage a:astype('int32')
 function NDArray:astype(dtype)
+  if ag.recording then return ag.astype(self, dtype) end
   local dt = dtype_code(dtype, 2)
   local out = M.empty(self.shape, {ctx = self.context, dtype = dt})
   check(C.lmx_ndarray_copyto(handle(self, 2), out._h), 2)
@@ -365,6 +378,7 @@ end
 -- @usage mx.nd.arange(0, 6):reshape{2, -1}
 function NDArray:reshape(shape, ...)
   if type(shape) == 'number' then shape = {shape, ...} end
+  if ag.recording then return ag.reshape(self, shape) end
   local d, n = shape_arg(shape, 2, 'reshape')
   return new_from(2, C.lmx_ndarray_reshape, handle(self, 2), d, n)
 end
@@ -378,6 +392,7 @@ function NDArray:slice(first, last)
     raise('slice: first and last must be integers')
   end
   local f, l = row_range(self, {first, last or first}, 'slice')
+  if ag.recording then return ag.rows(self, f, l) end
   return M.wrap_slice(self, f, l)
 end
 
@@ -520,8 +535,11 @@ end
 local BIN = {add = C.LMX_BIN_ADD, sub = C.LMX_BIN_SUB, mul = C.LMX_BIN_MUL, div = C.LMX_BIN_DIV,
              pow = C.LMX_BIN_POW, max = C.LMX_BIN_MAX, min = C.LMX_BIN_MIN}
 
+M.BIN = BIN
+
 local function arith(op, x, y, level)
   level = level + 1
+  if ag.recording then return ag.arith(op, x, y, level) end
   local xa, ya = M.is_ndarray(x), M.is_ndarray(y)
   if xa and ya then return new_from(level, C.lmx_ndarray_binary, op, handle(x, level), handle(y, level)) end
   if xa and type(y) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(x, level), y, 0) end
@@ -554,7 +572,10 @@ function M.minimum(x, y) return arith(BIN.min, x, y, 2) end
 
 --- Matrix product of two arrays.
 -- @usage mx.nd.dot(a, mx.nd.ones{3, 1})
-function M.dot(a, b) return new_from(2, C.lmx_ndarray_dot, handle(a, 2), handle(b, 2)) end
+function M.dot(a, b)
+  if ag.recording then return ag.dot(a, b) end
+  return new_from(2, C.lmx_ndarray_dot, handle(a, 2), handle(b, 2))
+end
 
 -- ------------------------------------------------------------------ random ---------
 M.random = {}

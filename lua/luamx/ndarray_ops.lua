@@ -12,7 +12,9 @@
 -- keyword arguments: inputs by name, parameters (Lua values converted to MXNet's
 -- strings by mx.op.to_param_string: 128 -> "128", 0.1 -> "0.1", true -> "True",
 -- {2, 2} -> "(2, 2)"), and the extras `out` (an NDArray or list to write into),
--- `is_train` (training behaviour, default false) and `name` (ignored, as in MXNet).
+-- `is_train` (training behaviour; default mx.autograd.is_training(), false outside
+-- mx.autograd.record) and `name` (while recording, the node's name for
+-- mx.autograd.get_symbol; otherwise ignored, as in MXNet).
 -- Ops with a `num_args` parameter (Concat, add_n) get it from the number of arrays.
 -- Aux states (BatchNorm's moving_mean / moving_var) may be given by name; they are then
 -- updated in place in training. Returns one NDArray, or a list for several visible
@@ -24,6 +26,7 @@ local opmod = require 'luamx.op'
 local C, check = capi.C, capi.check
 
 local M = {}
+local ag = nd.autograd_state -- mx.autograd: default is_train, node names
 local EXTRA = { out = true, is_train = true, name = true, attr = true }
 
 local function io_names(idx, n, ck, cv, kind)
@@ -133,7 +136,10 @@ local function invoke(opname, idx, has_num_args, ...)
   local hout = ffi.new('lmx_ndarray *[?]', nvis + 1)
   for i = 1, nvis do hout[i - 1] = outs and outs[i] and nd.handle(outs[i], 4) or nil end
   local nout = ffi.new('int[1]', nvis)
-  check(C.lmx_opcall_invoke(pc.h, #inputs, hin, nout, hout, extras.is_train and 1 or 0), 3)
+  local is_train = extras.is_train
+  if is_train == nil then is_train = ag.training end
+  check(C.lmx_opcall_invoke(pc.h, #inputs, hin, nout, hout, is_train and 1 or 0), 3)
+  if ag.recording and extras.name then check(C.lmx_autograd_set_name(hout[0], extras.name), 3) end
   local res = {}
   for i = 1, nout[0] do
     res[i] = (outs and outs[i]) or nd.wrap(hout[i - 1])

@@ -32,6 +32,7 @@
 #include "../ops/op.h"
 #include "../tensor/dtype.h"
 #include "../tensor/ndarray.h"
+#include "autograd.h"
 #include "imperative.h"
 
 enum { IMP_MAX = 64 };
@@ -50,6 +51,10 @@ typedef struct {
   int ntmp;
   lmx_ndarray *aux[IMP_MAX];
   lmx_tensor tin[IMP_MAX], tout[IMP_MAX], taux[IMP_MAX];
+  /* what autograd records: the parameter strings and the prepared call (or NULL) */
+  int nkeys;
+  const char *const *keys, *const *vals;
+  lmx_opcall *oc;
 } call;
 
 /* Fails with "<Op>: <message>" (imperative calls have no node name). */
@@ -148,6 +153,7 @@ static int call_begin(call *k, const char *op_name, int nkeys, const char *const
   k->opid = lmx_op_index(k->op);
   LMX_TRY(lmx_op_params_parse(k->op, NULL, keys, vals, nkeys, &k->param));
   k->owns_param = 1;
+  k->nkeys = nkeys, k->keys = keys, k->vals = vals;
   return call_setup(k, nin, inputs, outs, nouts, is_train);
 }
 
@@ -241,10 +247,17 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   }
   if (rc == LMX_OK) rc = setup_outputs(k, ret, outputs, res, fresh);
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
+  if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK)
+    rc = lmx_ag_check_outputs(k->op, k->nin, inputs, ret, outputs);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
     lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
     rc = k->k->forward(&k->c, k->tin, k->tout, req, k->taux);
+  }
+  if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK) { /* mx.autograd.record */
+    lmx_ag_call r = {k->op, k->param, k->oc, k->nkeys, k->keys, k->vals, k->c.is_train};
+    rc = lmx_ag_record(&r, k->nin, inputs, k->naux, k->aux, k->nout, res, ret);
+    if (rc == LMX_OK && !k->oc) k->owns_param = 0; /* the tape node owns it now */
   }
   for (int i = 0; i < ret; i++) {
     if (!fresh[i]) continue;
@@ -272,7 +285,26 @@ struct lmx_opcall {
   const lmx_op *op;
   int opid;
   void *param;
+  int nkeys;   /* the parameter strings, for autograd's tape (mx.autograd.get_symbol) */
+  char **kv;   /* keys then values, 2 * nkeys strings in one allocation */
 };
+
+/* Copies n keys and values into one allocation: kv[0..n-1] keys, kv[n..2n-1] values. */
+static char **kv_copy(int n, const char *const *keys, const char *const *vals) {
+  size_t bytes = (size_t)(2 * n + 1) * sizeof(char *);
+  for (int i = 0; i < n; i++) bytes += strlen(keys[i]) + strlen(vals[i]) + 2;
+  char **kv = lmx_alloc(bytes);
+  if (!kv) return NULL;
+  char *p = (char *)(kv + 2 * n + 1);
+  for (int i = 0; i < 2 * n; i++) {
+    const char *src = i < n ? keys[i] : vals[i - n];
+    size_t len = strlen(src) + 1;
+    memcpy(p, src, len);
+    kv[i] = p, p += len;
+  }
+  kv[2 * n] = NULL;
+  return kv;
+}
 
 int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
                     const char *const *vals, lmx_opcall **out) {
@@ -285,6 +317,13 @@ int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
     lmx_free(oc);
     return rc;
   }
+  oc->nkeys = nkeys;
+  oc->kv = kv_copy(nkeys, keys, vals);
+  if (!oc->kv) {
+    lmx_op_params_free(op, oc->param);
+    lmx_free(oc);
+    return lmx_fail_nomem("a prepared operator call", sizeof *oc);
+  }
   lmx_ref_init(&oc->rc);
   oc->op = op;
   oc->opid = lmx_op_index(op);
@@ -292,9 +331,12 @@ int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
   return LMX_OK;
 }
 
+void lmx_imp_retain(lmx_opcall *oc) { lmx_ref_inc(&oc->rc); }
+
 void lmx_imp_release(lmx_opcall *oc) {
   if (oc && lmx_ref_dec(&oc->rc)) {
     if (oc->param) lmx_op_params_free(oc->op, oc->param);
+    lmx_free(oc->kv);
     lmx_free(oc);
   }
 }
@@ -310,6 +352,8 @@ int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
   k.op = oc->op;
   k.opid = oc->opid;
   k.param = oc->param;
+  k.oc = oc, k.nkeys = oc->nkeys;
+  k.keys = (const char *const *)oc->kv, k.vals = (const char *const *)oc->kv + oc->nkeys;
   int rc = call_setup(&k, nin, inputs, outputs, *nout, is_train);
   if (rc == LMX_OK) rc = run_forward(&k, nin, inputs, nout, outputs);
   call_end(&k);
@@ -384,27 +428,47 @@ static int check_bwd_outputs(call *k, int nout, lmx_ndarray *const *outputs) {
   return LMX_OK;
 }
 
+/* Runs the backward kernel of a call whose parameters are set (call_begin / call_setup
+ * done, rc its status) and ends the call. */
+static int backward_run(call *k, int rc, int nin, lmx_ndarray *const *inputs, int nout,
+                        lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
+                        lmx_ndarray **in_grads, const int *reqs) {
+  lmx_ndarray *res[IMP_MAX];
+  lmx_tensor og[IMP_MAX], ig[IMP_MAX];
+  int fresh[IMP_MAX] = {0}, req[IMP_MAX];
+  if (rc == LMX_OK) rc = infer(k);
+  if (rc == LMX_OK) rc = check_bwd_outputs(k, nout, outputs);
+  if (rc == LMX_OK) rc = setup_out_grads(k, nout, out_grads, og);
+  if (rc == LMX_OK) rc = setup_in_grads(k, in_grads, reqs, res, fresh, ig, req);
+  if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
+  if (rc == LMX_OK) lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
+  if (rc == LMX_OK) rc = k->k->backward(&k->c, og, k->tin, k->tout, ig, req, k->taux);
+  for (int i = 0; i < k->nin && i < IMP_MAX; i++) {
+    if (!fresh[i]) continue;
+    if (rc == LMX_OK) in_grads[i] = res[i];
+    else lmx_nd_release(res[i]);
+  }
+  call_end(k);
+  return rc;
+}
+
 int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
                      const char *const *vals, int nin, lmx_ndarray *const *inputs, int nout,
                      lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
                      lmx_ndarray **in_grads, const int *reqs, int is_train) {
   call k;
-  lmx_ndarray *res[IMP_MAX];
-  lmx_tensor og[IMP_MAX], ig[IMP_MAX];
-  int fresh[IMP_MAX] = {0}, req[IMP_MAX];
   int rc = call_begin(&k, op_name, nkeys, keys, vals, nin, inputs, outputs, nout, is_train);
-  if (rc == LMX_OK) rc = infer(&k);
-  if (rc == LMX_OK) rc = check_bwd_outputs(&k, nout, outputs);
-  if (rc == LMX_OK) rc = setup_out_grads(&k, nout, out_grads, og);
-  if (rc == LMX_OK) rc = setup_in_grads(&k, in_grads, reqs, res, fresh, ig, req);
-  if (rc == LMX_OK) rc = setup_aux(&k, nin, inputs);
-  if (rc == LMX_OK) lmx_device_note_op(k.c.dev, k.c.dev_id, k.c.op->name, NULL);
-  if (rc == LMX_OK) rc = k.k->backward(&k.c, og, k.tin, k.tout, ig, req, k.taux);
-  for (int i = 0; i < k.nin && i < IMP_MAX; i++) {
-    if (!fresh[i]) continue;
-    if (rc == LMX_OK) in_grads[i] = res[i];
-    else lmx_nd_release(res[i]);
-  }
-  call_end(&k);
-  return rc;
+  return backward_run(&k, rc, nin, inputs, nout, outputs, out_grads, in_grads, reqs);
+}
+
+int lmx_imp_backward_op(const lmx_op *op, void *param, int nin, lmx_ndarray *const *inputs,
+                        int nout, lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
+                        lmx_ndarray **in_grads, const int *reqs, int is_train) {
+  call k;
+  memset(&k, 0, sizeof k);
+  k.op = op;
+  k.opid = lmx_op_index(op);
+  k.param = param;
+  int rc = call_setup(&k, nin, inputs, outputs, nout, is_train);
+  return backward_run(&k, rc, nin, inputs, nout, outputs, out_grads, in_grads, reqs);
 }

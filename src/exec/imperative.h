@@ -6,6 +6,8 @@
 
 #include "../luamx.h"
 
+typedef struct lmx_op lmx_op;
+
 int lmx_imp_invoke(const char *op_name, int nkeys, const char *const *keys,
                    const char *const *vals, int nin, lmx_ndarray *const *inputs, int *nout,
                    lmx_ndarray **outputs, int is_train);
@@ -15,7 +17,14 @@ int lmx_imp_backward(const char *op_name, int nkeys, const char *const *keys,
                      lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
                      lmx_ndarray **in_grads, const int *reqs, int is_train);
 
-/* Prepared calls (lmx_opcall_* in src/luamx.h). */
+/* The backward of op with a parsed parameter block (the tape's calls: src/exec/autograd.c);
+ * arguments as lmx_imp_backward. */
+int lmx_imp_backward_op(const lmx_op *op, void *param, int nin, lmx_ndarray *const *inputs,
+                        int nout, lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
+                        lmx_ndarray **in_grads, const int *reqs, int is_train);
+
+/* Prepared calls (lmx_opcall_* in src/luamx.h); lmx_imp_retain adds a reference. */
+void lmx_imp_retain(lmx_opcall *oc);
 int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
                     const char *const *vals, lmx_opcall **out);
 void lmx_imp_release(lmx_opcall *oc);

@@ -73,6 +73,7 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
   a->offset = 0;
   a->shape = *shape;
   a->dtype = dtype;
+  a->ag = NULL, a->ag_index = 0;
   *out = a;
   return LMX_OK;
 }
@@ -86,6 +87,7 @@ int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_nda
   a->offset = offset;
   a->shape = *shape;
   a->dtype = src->dtype;
+  a->ag = NULL, a->ag_index = 0;
   *out = a;
   return LMX_OK;
 }
@@ -132,6 +134,7 @@ void lmx_nd_revoke(lmx_ndarray *a) {
 
 void lmx_nd_release(lmx_ndarray *a) {
   if (a && lmx_ref_dec(&a->rc)) {
+    lmx_ag_ref_release(a->ag);
     storage_release(a->st);
     lmx_free(a);
   }

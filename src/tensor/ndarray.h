@@ -26,12 +26,26 @@ typedef struct lmx_storage {
   int borrowed; /* memory owned by someone else (lmx_nd_borrow): never released here */
 } lmx_storage;
 
+/* An array's autograd entry (src/exec/autograd.c): a reference-counted tape node that
+ * produced the array (or the variable it is), released with the array. The tensor layer
+ * only holds and drops the reference; everything else is the autograd layer's. */
+typedef struct lmx_ag_ref {
+  lmx_refcount rc;
+  void (*destroy)(struct lmx_ag_ref *self);
+} lmx_ag_ref;
+
+static inline void lmx_ag_ref_release(lmx_ag_ref *r) {
+  if (r && lmx_ref_dec(&r->rc)) r->destroy(r);
+}
+
 struct lmx_ndarray {
   lmx_refcount rc;
   lmx_storage *st;
   size_t offset; /* bytes from st->ptr */
   lmx_shape shape;
   int dtype;
+  lmx_ag_ref *ag; /* NULL: not recorded (autograd entry; views and copies start NULL) */
+  int ag_index;   /* which output of that node the array is */
 };
 
 /* New contiguous array; zeroed when zero != 0. */
