@@ -181,5 +181,27 @@ for name, kv in pairs(stores) do
   kv:set_updater(nil)
 end
 ok('plain fallbacks')
+
+-- no engine allocation in a hot pushpull (in place or apart, with fused keys beside it)
+do
+  local total = ffi.new('int64_t[1]')
+  local function count()
+    require('luamx.capi').C.lmx_debug_alloc_stats(nil, nil, total)
+    return tonumber(total[0])
+  end
+  hot5k:init({'alloc_big', 'alloc_small'}, {mx.nd.zeros{5000}, mx.nd.zeros{10}})
+  local bv, bo, sv, so = mx.nd.ones{5000}, mx.nd.zeros{5000}, mx.nd.ones{10}, mx.nd.zeros{10}
+  local function step()
+    hot5k:pushpull('alloc_big', bv, bo)
+    hot5k:pushpull('alloc_big', bo)
+    hot5k:pushpull({'alloc_small', 'alloc_big'}, {sv, bv}, {so, bo})
+  end
+  step()
+  local a = count()
+  for _ = 1, 3 do step() end
+  local got = count() - a
+  if got ~= 0 then error(('rank %d: %d engine allocations in 9 hot pushpulls'):format(r, got)) end
+end
+ok('no allocations')
 plain:barrier()
 ok('done')

@@ -11,7 +11,10 @@
  * buffer; larger keys are reduced straight from the pushed value when there is one per
  * key (and, without an updater, straight into the stored value), in chunks of
  * LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where every worker must
- * be running, which matters on oversubscribed cores). A key is
+ * be running, which matters on oversubscribed cores). A pushpull without an updater
+ * reduces a large key straight into its output, in chunks of LUAMX_DIST_HOT_BYTES
+ * (1 MiB), each copied into the stored value while in the cache (the hot pushpull,
+ * below). A key is
  * updated as soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
  * measured at about half their speed here), behind a non-blocking control all-reduce,
