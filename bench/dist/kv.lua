@@ -1,31 +1,97 @@
 --- bench/dist/kv.lua — the dist_sync kvstore's all-reduce (pushpull of one float32 key,
---- no updater) at the sizes of mpi_allreduce.c, and fused small keys against one call per
---- key. Run under mpirun (2 workers); rank 0 prints
----   RESULT kv_pushpull <bytes> <seconds per call> <GB/s>
+--- no updater) against OpenMPI's own in-place MPI_Allreduce of the same size, in the same
+--- process, interleaved: each round times MPI, the store's hot path (the default) and its
+--- plain path (a store opened with LUAMX_DIST_HOT_BYTES=0: reduce into the stored value,
+--- then the pull's copy), in an order that rotates from round to round, so that the
+--- ratios compare neighbouring moments of a shared machine. A round of one variant is a
+--- few calls back to back after a barrier. Then fused small keys against one call per key.
+--- Run under mpirun (2 workers); rank 0 prints, per size,
+---   RESULT kv_ratio <bytes> <MPI GB/s> <hot GB/s> <plain GB/s> <hot/MPI> <plain/MPI> <rounds>
+---          <best MPI GB/s> <best hot GB/s> <best plain GB/s> <best hot/MPI> <best plain/MPI>
+--- (GB/s: bytes / median over rounds of the time per call; ratios: median over rounds
+--- of the round's ratio; best: the fastest round of each, which on a loaded machine is
+--- the one least disturbed)
 ---   RESULT kv_small_keys <nkeys> <floats per key> <fused s> <per-key s> <speed-up>
+--- Usage: mpirun -np 2 luajit bench/dist/kv.lua [rounds=9]
 local mx = require 'luamx'
 local ffi = require 'ffi'
-ffi.cdef 'typedef struct { long s, ns; } lmx_bts; int clock_gettime(int, lmx_bts *);'
+ffi.cdef [[
+typedef struct { long s, ns; } lmx_bts;
+int clock_gettime(int, lmx_bts *);
+int setenv(const char *, const char *, int);
+typedef struct {
+  int abi;
+  int (*init)(int *rank, int *size, char *err, int cap);
+  int (*iallreduce)(const void *src, void *buf, int count, int dtype, int op, int *req, char *err, int cap);
+  int (*allreduce)(const void *src, void *dst, int count, int dtype, int op, char *err, int cap);
+  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed;
+} lmx_bench_mpi_ops;
+int lmx_mpi_plugin(lmx_bench_mpi_ops *ops);
+]]
 local function now() local t = ffi.new('lmx_bts') ffi.C.clock_gettime(1, t) return tonumber(t.s) + tonumber(t.ns) * 1e-9 end
+local ROUNDS = tonumber(arg and arg[1]) or 9
 
+ffi.C.setenv('LUAMX_DIST_HOT_BYTES', '0', 1)
+local plain = mx.kv.create('dist_sync')
+ffi.C.setenv('LUAMX_DIST_HOT_BYTES', os.getenv('LUAMX_DIST_HOT_BYTES') or '1048576', 1)
 local kv = mx.kv.create('dist_sync')
 local rank = kv.rank
+
+-- OpenMPI's MPI_Allreduce through the plugin the store uses (the table of src/dist/mpi_abi.h,
+-- the members not called here as plain pointers): in place, float32 (dtype code 0), sum (0)
+local plugin = os.getenv('LUAMX_MPI_PLUGIN') or ((os.getenv('LUAMX_LIB') or ''):gsub('[^/]*$', '') .. 'libluamx_mpi.so')
+local ops = ffi.new('lmx_bench_mpi_ops')
+assert(ffi.load(plugin, true).lmx_mpi_plugin(ops) == 0, 'cannot open the MPI plugin ' .. plugin)
+local err = ffi.new('char[256]')
+local function mpi_allreduce(buf, n)
+  if ops.allreduce(nil, buf, n, 0, 0, err, 256) ~= 0 then error(ffi.string(err)) end
+end
+
 local function timed(reps, fn)
-  for _ = 1, 3 do fn() end
+  fn()
   kv:barrier()
   local t0 = now()
   for _ = 1, reps do fn() end
   return (now() - t0) / reps
 end
 
+local function median(t)
+  local s = {}
+  for i, x in ipairs(t) do s[i] = x end
+  table.sort(s)
+  return #s % 2 == 1 and s[(#s + 1) / 2] or (s[#s / 2] + s[#s / 2 + 1]) / 2
+end
+
 for _, bytes in ipairs{4096, 65536, 2^20, 4 * 2^20, 16 * 2^20, 64 * 2^20} do
   local n = bytes / 4
   local key = 'k' .. bytes
   kv:init(key, mx.nd.zeros{n})
-  local v, o = mx.nd.ones{n}, mx.nd.zeros{n}
-  local reps = bytes >= 16 * 2^20 and 10 or bytes >= 2^20 and 50 or 500
-  local dt = timed(reps, function() kv:pushpull(key, v, o) end)
-  if rank == 0 then print(('RESULT kv_pushpull %d %.3e %.3f'):format(bytes, dt, bytes / dt / 1e9)) end
+  plain:init(key, mx.nd.zeros{n})
+  local v, o, ref = mx.nd.ones{n}, mx.nd.zeros{n}, mx.nd.ones{n}
+  local refp = ref:data()
+  local reps = bytes >= 16 * 2^20 and 3 or bytes >= 2^20 and 10 or 100
+  local runs = {
+    function() mpi_allreduce(refp, n) end,
+    function() kv:pushpull(key, v, o) end,
+    function() plain:pushpull(key, v, o) end,
+  }
+  local best, med, rh, rp = {1e9, 1e9, 1e9}, {{}, {}, {}}, {}, {}
+  for round = 1, ROUNDS do
+    for j = 0, 2 do
+      local which = (round + j - 1) % 3 + 1
+      local dt = timed(reps, runs[which])
+      best[which] = math.min(best[which], dt)
+      med[which][round] = dt
+    end
+    rh[round], rp[round] = med[1][round] / med[2][round], med[1][round] / med[3][round]
+    ref:fill(1) -- in place: keep the values finite
+  end
+  if rank == 0 then
+    print(('RESULT kv_ratio %d %.3f %.3f %.3f %.3f %.3f %d %.3f %.3f %.3f %.3f %.3f'):format(bytes,
+      bytes / median(med[1]) / 1e9, bytes / median(med[2]) / 1e9, bytes / median(med[3]) / 1e9,
+      median(rh), median(rp), ROUNDS, bytes / best[1] / 1e9, bytes / best[2] / 1e9, bytes / best[3] / 1e9,
+      best[1] / best[2], best[1] / best[3]))
+  end
 end
 
 local NK, PER = 200, 256 -- 200 keys of 1 KB: bias-sized gradients

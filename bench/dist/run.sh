@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# bench/dist/run.sh — the dist kvstore benchmark (not a test): OpenMPI's MPI_Allreduce
-# (mpi_allreduce.c) and the dist_sync kvstore's pushpull (kv.lua) at the same sizes, fused
-# small keys against one call per key, and W1 / W3a global throughput on 1 and 2 workers
-# with one thread each (train.lua), on 2 workers with the overlapped push (backward starts
-# the all-reduces) and without it (LUAMX_DIST_OVERLAP=0). Rounds alternate MPI and kvstore (A B A B ...); the
-# table shows the best round of each, because the numbers of a shared machine drift.
+# bench/dist/run.sh — the dist kvstore benchmark (not a test): the dist_sync kvstore's
+# pushpull against OpenMPI's in-place MPI_Allreduce at the same sizes, interleaved in one
+# process (kv.lua: rounds that rotate MPI, the store's hot path and its plain path), OpenMPI's
+# MPI_Allreduce alone in its own program (mpi_allreduce.c), fused small keys against one
+# call per key, and W1 / W3a global throughput on 1 and 2 workers with one thread each
+# (train.lua), on 2 workers with the overlapped push (backward starts the all-reduces) and
+# without it (LUAMX_DIST_OVERLAP=0). The outer rounds repeat all of it; the first table
+# shows the median over them of kv.lua's median ratios (and the best round's figures), the
+# others the best round, because the numbers of a shared machine drift.
 #
-#   LUAMX_LIB=build/libluamx.so bench/dist/run.sh [rounds=3]
+#   LUAMX_LIB=build/libluamx.so bench/dist/run.sh [rounds=3] [kv.lua rounds=9]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 rounds=${1:-3}
+kvrounds=${2:-9}
 : "${LUAMX_LIB:=$root/build/libluamx.so}"
 export LUAMX_LIB LUA_PATH="$root/lua/?.lua;$root/lua/?/init.lua;;"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -21,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 mpicc -O2 -o "$tmp/mpi_allreduce" "$here/mpi_allreduce.c"
 for r in $(seq "$rounds"); do
   $MPIRUN -np 2 "$tmp/mpi_allreduce" >> "$tmp/out"
-  $MPIRUN -np 2 luajit "$here/kv.lua" >> "$tmp/out"
+  $MPIRUN -np 2 luajit "$here/kv.lua" "$kvrounds" >> "$tmp/out"
   luajit "$here/train.lua" W1 >> "$tmp/out"
   $MPIRUN -np 2 luajit "$here/train.lua" W1 >> "$tmp/out"
   LUAMX_DIST_OVERLAP=0 $MPIRUN -x LUAMX_DIST_OVERLAP -np 2 luajit "$here/train.lua" W1 >> "$tmp/out"
@@ -33,17 +37,24 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(getconf _NPROCESSORS_O
 awk '
   $1 != "RESULT" { next }
   $2 == "mpi_allreduce" { if (!($3 in mpi) || $4 < mpi[$3]) mpi[$3] = $4 }
-  $2 == "kv_pushpull"   { if (!($3 in kv)  || $4 < kv[$3])  kv[$3]  = $4 }
+  $2 == "kv_ratio" { b = $3; m = ++nr[b]; rh[b, m] = $7; rp[b, m] = $8; gm[b, m] = $4; gh[b, m] = $5
+                     if ($11 > bh[b]) { bm[b] = $10; bh[b] = $11; bx[b] = $13 } }
   $2 == "kv_small_keys" { if (!fz || $5 < fz) { fz = $5; nk = $3; per = $4 } if (!one || $6 < one) one = $6 }
   $2 == "W1" || $2 == "W3a" { k = $2 " " $3 ($3 > 1 && $6 == "off" ? " off" : ""); if (!(k in tp) || $4 > tp[k]) { tp[k] = $4; us[k] = $5 } }
+  function med(arr, b, m,    i, j, t, v) {
+    for (i = 1; i <= m; i++) v[i] = arr[b, i]
+    for (i = 2; i <= m; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+    return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+  }
   END {
-    print "| size | MPI_Allreduce GB/s | kvstore pushpull GB/s | ratio |"
-    print "|---|---|---|---|"
+    print "| size | MPI_Allreduce GB/s, own program (best) | MPI_Allreduce GB/s, in the kvstore process | kvstore pushpull GB/s | kvstore / MPI (median) | plain path / MPI (median) | best rounds: MPI, kvstore GB/s, ratio |"
+    print "|---|---|---|---|---|---|---|"
     n = split("4096 65536 1048576 4194304 16777216 67108864", s, " ")
     for (i = 1; i <= n; i++) {
-      b = s[i]; if (!(b in mpi) || !(b in kv)) continue
+      b = s[i]; if (!(b in mpi) || !(b in nr)) continue
       lab = b >= 1048576 ? (b / 1048576) " MB" : (b / 1024) " KB"
-      printf "| %s | %.2f | %.2f | %.2f |\n", lab, b / mpi[b] / 1e9, b / kv[b] / 1e9, mpi[b] / kv[b]
+      printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f, %.2f |\n", lab, b / mpi[b] / 1e9, med(gm, b, nr[b]),
+        med(gh, b, nr[b]), med(rh, b, nr[b]), med(rp, b, nr[b]), bm[b], bh[b], bx[b]
     }
     printf "\n| %d keys of %d floats | fused: %.0f us | one call per key: %.0f us | %.1fx |\n\n", nk, per, fz * 1e6, one * 1e6, one / fz
     print "| workload | 1 worker | 2 workers, overlap | scaling efficiency | update share | 2 workers, no overlap | scaling efficiency | update share |"

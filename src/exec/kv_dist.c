@@ -11,7 +11,10 @@
  * buffer; larger keys are reduced straight from the pushed value when there is one per
  * key (and, without an updater, straight into the stored value), in chunks of
  * LUAMX_DIST_CHUNK_BYTES (16 MiB: few collectives, each a point where every worker must
- * be running, which matters on oversubscribed cores). A key is
+ * be running, which matters on oversubscribed cores). A pushpull without an updater
+ * reduces a large key straight into its output, in chunks of LUAMX_DIST_HOT_BYTES
+ * (1 MiB), each copied into the stored value while in the cache (the hot pushpull,
+ * below). A key is
  * updated as soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
  * measured at about half their speed here), behind a non-blocking control all-reduce,
@@ -51,7 +54,7 @@ static int mpi_loaded;
 typedef struct {
   int rank, size, broken;
   double timeout;
-  size_t small_bytes, fuse_bytes, chunk_bytes;
+  size_t small_bytes, fuse_bytes, chunk_bytes, hot_bytes;
   char *fuse;  /* fusion buffers, made at the first push, grown when keys need more */
   size_t fuse_cap;
   int overlap; /* LUAMX_DIST_OVERLAP (default 1): offer the overlapped push */
@@ -573,10 +576,13 @@ static int d_open(lmx_kvstore *kv) {
   d->chunk_bytes = (size_t)env_num("LUAMX_DIST_CHUNK_BYTES", 16 << 20);
   d->fuse_bytes = (size_t)env_num("LUAMX_DIST_FUSION_BYTES", 4 << 20);
   d->small_bytes = (size_t)env_num("LUAMX_DIST_SMALL_BYTES", 1 << 20);
+  const char *hot = getenv("LUAMX_DIST_HOT_BYTES");
+  d->hot_bytes = hot && strcmp(hot, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_HOT_BYTES", 1 << 20);
   const char *ov = getenv("LUAMX_DIST_OVERLAP");
   d->overlap = !(ov && (strcmp(ov, "0") == 0 || strcmp(ov, "off") == 0 || strcmp(ov, "false") == 0));
   if (d->small_bytes > d->chunk_bytes) d->small_bytes = d->chunk_bytes;
   if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
+  if (d->hot_bytes > d->chunk_bytes) d->hot_bytes = d->chunk_bytes;
   kv->state = d;
   return LMX_OK;
 }
@@ -641,9 +647,72 @@ static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv) {
          lmx_shape_equal(&v[0]->shape, &e->merge->shape);
 }
 
-static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
-                  int nv) {
+/* The hot pushpull (LUAMX_DIST_HOT_BYTES, default 1 MiB; 0 turns it off). A pushpull
+ * without an updater, of one CPU array per key of the key's shape and dtype, into one
+ * output per key: each large key whose output is a CPU array of its dtype (the pushed
+ * array itself, or memory apart from it and from the store) is reduced straight into the
+ * output (in place when it is the pushed array), in chunks of that size, and each reduced
+ * chunk is copied into the stored value while it is still in the cache; its pull is then
+ * done. The plain path (reduce into the stored value, then the pull's copy) moves the data
+ * through memory once more. Elementwise the same sums, so the same results (bit for bit
+ * on 2 workers; on more, as every chunking, the order MPI's algorithm for the chunk's
+ * size adds in). */
+static int apart(const lmx_ndarray *a, const lmx_ndarray *b) {
+  const char *pa = lmx_nd_ptr(a), *pb = lmx_nd_ptr(b);
+  return pa + lmx_nd_bytes(a) <= pb || pb + lmx_nd_bytes(b) <= pa;
+}
+
+/* Whether key k of a hot call (pushed values[k], pulled into outs[k]) takes the hot
+ * path: large, an output that is the pushed array or apart from it, from the store and
+ * from every other array of the call (the plain order, all reads of the push before the
+ * pull's writes, must not show). The same before and after the push: the stored value
+ * of such a key is not swapped. */
+static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                   lmx_ndarray *const *outs, int k) {
+  const lmx_ndarray *v = values[k], *o = outs[k];
+  if (lmx_nd_bytes(e[k]->merge) < d->small_bytes || !lmx_nd_is_cpu(o) || o->dtype != e[k]->merge->dtype ||
+      !(lmx_nd_ptr(o) == lmx_nd_ptr(v) || apart(o, v)) || !apart(o, e[k]->value) || !apart(v, e[k]->value))
+    return 0;
+  for (int j = 0; j < n; j++)
+    if (j != k && (!apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1))) return 0;
+  return 1;
+}
+
+/* Whether the call may take the hot path: nothing in its push can fail but MPI (after
+ * which the store is broken) and its pull cannot fail, so that writing outputs during
+ * the push changes no outcome. */
+static int hot_call(const dist *d, const lmx_kvstore *kv, int n, lmx_kv_entry *const *e,
+                    lmx_ndarray *const *values, int nv, lmx_ndarray *const *outs, int no) {
+  if (!d->hot_bytes || kv->updater || d->size < 2 || nv != 1 || no != 1) return 0;
+  for (int k = 0; k < n; k++)
+    if (!direct(e[k], values + k, 1) || !lmx_shape_equal(&outs[k]->shape, &e[k]->value->shape))
+      return 0;
+  return 1;
+}
+
+/* Key e's hot all-reduce: src into out (in place when the same), chunk by chunk, each
+ * chunk then copied into the stored value. */
+static int reduce_hot(lmx_kvstore *kv, lmx_kv_entry *e, const char *src, char *out) {
   dist *d = kv->state;
+  int dt = e->merge->dtype;
+  size_t esz = (size_t)lmx_dtype_size(dt);
+  char *val = lmx_nd_ptr(e->value);
+  int64_t per = (int64_t)(d->hot_bytes / esz), cnt = lmx_nd_size(e->merge);
+  if (per < 1) per = 1;
+  for (int64_t c = 0; c < cnt; c += per) {
+    size_t off = (size_t)c * esz, len = (size_t)(cnt - c < per ? cnt - c : per);
+    LMX_TRY(reduce(kv, src == out ? NULL : src + off, out + off, (int64_t)len, dt, e->key));
+    memcpy(val + off, out + off, len * esz);
+  }
+  return LMX_OK;
+}
+
+/* The push; with outs (a hot call) the hot keys are pulled too, and *pulled says so (0
+ * when the overlapped session's push ran instead). */
+static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                     int nv, lmx_ndarray *const *outs, int *pulled) {
+  dist *d = kv->state;
+  *pulled = 0;
   LMX_TRY(usable(kv));
   if (d->size == 1) {
     for (int k = 0; k < n; k++) {
@@ -655,6 +724,7 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
   int used;
   LMX_TRY(ov_push(kv, n, e, values, nv, &used));
   if (used) return LMX_OK;
+  *pulled = outs != NULL;
   uint64_t sig = 1469598103934665603ull;
   for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
   LMX_TRY(control(kv, K_PUSH, sig, n, e, NULL, 0));
@@ -671,6 +741,11 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
     lmx_ndarray *const *v = values + (size_t)k * (size_t)nv;
     lmx_ndarray *m = e[k]->merge;
     int dt = m->dtype, esz = lmx_dtype_size(dt);
+    if (outs && hot_key(d, n, e, values, outs, k)) {
+      LMX_TRY(reduce_hot(kv, e[k], lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k])));
+      k++;
+      continue;
+    }
     if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: straight from the value, in chunks */
       int from_value = direct(e[k], v, nv);
       /* Without an updater the sum is the stored value: reduced straight into it (the
@@ -715,6 +790,23 @@ static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *c
       LMX_TRY(lmx_kvf_apply(kv, e[j]));
     }
   }
+  return LMX_OK;
+}
+
+static int d_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                  int nv) {
+  int pulled;
+  return push_impl(kv, n, e, values, nv, NULL, &pulled);
+}
+
+static int d_pushpull(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                      int nv, lmx_ndarray *const *outs, int no) {
+  dist *d = kv->state;
+  int hot = hot_call(d, kv, n, e, values, nv, outs, no), pulled;
+  LMX_TRY(push_impl(kv, n, e, values, nv, hot ? outs : NULL, &pulled));
+  if (!pulled) return lmx_kvf_pull(kv, n, e, outs, no);
+  for (int k = 0; k < n; k++)
+    if (!hot_key(d, n, e, values, outs, k)) LMX_TRY(lmx_kvf_pull(kv, 1, e + k, outs + k, 1));
   return LMX_OK;
 }
 
@@ -768,6 +860,7 @@ const lmx_kv_backend lmx_kv_dist = {
     .init = d_init,
     .push = d_push,
     .pull = lmx_kvf_pull,
+    .pushpull = d_pushpull,
     .barrier = d_barrier,
     .rank = d_rank,
     .num_workers = d_workers,

@@ -268,8 +268,12 @@ int lmx_kv_pushpull(lmx_kvstore *kv, int n, const char *const *keys, lmx_ndarray
     return lmx_fail(LMX_ERR_ARG, "kvstore '%s': push: key '%s': no values", kv->type, keys[0]);
   lmx_kv_entry *stack[KV_MAXKEYS_STACK], **e;
   LMX_TRY(with_entries(kv, values ? "push" : "pull", n, keys, &e, stack));
-  int rc = values ? kv->be->push(kv, n, e, values, nv) : LMX_OK;
-  if (rc == LMX_OK && outs && no > 0) rc = kv->be->pull(kv, n, e, outs, no);
+  int rc;
+  if (values && outs && no > 0 && kv->be->pushpull) rc = kv->be->pushpull(kv, n, e, values, nv, outs, no);
+  else {
+    rc = values ? kv->be->push(kv, n, e, values, nv) : LMX_OK;
+    if (rc == LMX_OK && outs && no > 0) rc = kv->be->pull(kv, n, e, outs, no);
+  }
   if (e != stack) lmx_free(e);
   return rc;
 }

@@ -54,6 +54,10 @@ struct lmx_kv_backend {
   int (*init)(lmx_kvstore *kv, int n, lmx_kv_entry *const *e);
   int (*push)(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values, int nv);
   int (*pull)(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *outs, int no);
+  /* Optional (NULL: push, then pull): push and pull in one verb, for an engine that can
+   * fill the outputs while it reduces (kv_dist.c). Same results and errors as the two. */
+  int (*pushpull)(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
+                  int nv, lmx_ndarray *const *outs, int no);
   int (*barrier)(lmx_kvstore *kv);
   int (*rank)(const lmx_kvstore *kv);
   int (*num_workers)(const lmx_kvstore *kv);
