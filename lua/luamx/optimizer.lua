@@ -92,6 +92,7 @@ function M.clear_prepared() prepared, nprepared = {}, 0 end
 
 local function fused(name, args)
   if not M.use_fused or broken[name] or not nd.prepare then return false end
+  if rawget(nd, name) == nil then return false end -- no such operator in this engine
   local called, err = pcall(function() prepared_call(name, args)(args) end)
   if not called then
     -- a Ctrl-C (the REPL's interrupt, luamx.repl.interrupt) is not a broken kernel: re-raise it
