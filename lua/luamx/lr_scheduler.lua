@@ -125,7 +125,9 @@ end
 -- ------------------------------------------------------------------ Poly / Cosine -
 -- Both decay from base_lr to final_lr over the max_update - warmup_steps updates after
 -- the warm-up, then stay at final_lr (MXNet 1.9: the rate is recomputed only while
--- num_update <= max_update).
+-- num_update <= max_update). As MXNet 1.9, the decay starts from the base_lr given to the
+-- scheduler (base_lr_orig): an optimizer's learning_rate, which overwrites base_lr, does
+-- not change it.
 local function decaying(who, o)
   if type(o.max_update) ~= 'number' or o.max_update ~= math.floor(o.max_update) then
     raise(who .. ': max_update must be an integer, got ' .. tostring(o.max_update))
