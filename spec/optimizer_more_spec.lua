@@ -310,3 +310,52 @@ describe('constructors: positional (MXNet\'s order) and keyword forms', function
     end
   end)
 end)
+
+describe('fused update operators (ftrl_update, signum_update, signsgd_update)', function()
+  local function with_fused(flag, fn)
+    local old = mx.optimizer.use_fused
+    mx.optimizer.use_fused = flag
+    local ok, err = pcall(fn)
+    mx.optimizer.use_fused = old
+    if not ok then error(err, 0) end
+  end
+  local makers = {
+    ftrl = function() return mx.optimizer.Ftrl(0.01, 0.1, 1, {wd = 0.05, rescale_grad = 2, clip_gradient = 0.5}) end,
+    signum = function() return mx.optimizer.Signum(0.01, 0.9, 0.05, {wd = 0.1, clip_gradient = 0.15}) end,
+    signsgd = function() return mx.optimizer.Signum{momentum = 0, wd = 0.1} end,
+  }
+  for name, make in pairs(makers) do
+    it(name .. ': the operator and the NDArray arithmetic give the same steps', function()
+      assert.is_function(rawget(mx.nd, name .. '_update'))
+      local fused, plain
+      with_fused(true, function() fused = run(make()) end)
+      with_fused(false, function() plain = run(make()) end)
+      same_steps(fused, plain, 1e-6)
+    end)
+  end
+
+  it('ftrl_update by MXNet\'s names and formula (one step, by hand)', function()
+    local w, z, n = mx.nd.array{0.5, 0.01}, mx.nd.zeros{2}, mx.nd.zeros{2}
+    mx.nd.ftrl_update{weight = w, grad = mx.nd.array{0.1, 0.001}, z = z, n = n, out = w, lr = 0.1,
+                      lamda1 = 0.01, beta = 1}
+    -- element 1: z = 0.1 - 0.1*0.5/0.1 = -0.4, n = 0.01: w = (-0.01 + 0.4)/((1 + 0.1)/0.1)
+    -- element 2: z = 0.001 - 0.001*0.01/0.1 = 0.0009 <= lamda1: w = 0
+    H.near(w:toflat(), {0.39 / 11, 0}, 1e-7)
+    H.near(z:toflat(), {-0.4, 0.0009}, 1e-7)
+    H.near(n:toflat(), {0.01, 1e-6}, 1e-9)
+  end)
+
+  it('runs on gpu(0) with the CPU\'s values', function()
+    if mx.context.num_gpus() == 0 then pending('no GPU context') return end
+    for name, make in pairs(makers) do
+      local cpu = run(make())
+      local w = mx.nd.array(W0, {ctx = mx.gpu(0)})
+      local upd = mx.optimizer.get_updater(make())
+      for s, g in ipairs(GRADS) do
+        upd(0, mx.nd.array(g, {ctx = mx.gpu(0)}), w)
+        H.near(w:as_in_context(mx.cpu()):toflat(), cpu[s], 1e-6)
+      end
+      assert.is_truthy(name)
+    end
+  end)
+end)

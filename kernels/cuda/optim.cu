@@ -2,7 +2,8 @@
  *
  * The rules are kernels/cpu/optim.c's (MXNet 1.9 optimizer_op-inl.h): g = rescale_grad *
  * grad, clipped to ±clip_gradient when that is >= 0, then SGD, SGD with momentum, NAG,
- * Adam (bias correction in the caller's lr), RMSProp (clip_weights) and AdaGrad, all in
+ * Adam (bias correction in the caller's lr), RMSProp (clip_weights), AdaGrad, Ftrl, Signum
+ * and signSGD, all in
  * the compute type (float for float32 / float16, double for float64) with the constants
  * cast to it first, as the CPU does. Multi-precision (MP = 1): the weight read and
  * written is the float32 master copy; the float16 output receives its rounding, which is
@@ -14,9 +15,11 @@
 
 struct UpdArgs {
   double lr, wd, rescale, clip, momentum, beta1, beta2, epsilon, gamma1, clip_weights;
+  double lamda1, beta, wd_lh;
 };
 
 #define CLIPV(v, c) ((c) >= 0 ? ((v) > (c) ? (c) : (v) < -(c) ? -(c) : (v)) : (v))
+#define SIGNV(v) ((v) > 0 ? 1 : (v) < 0 ? -1 : 0)
 
 /* T: the weight / output / gradient type; S: the state type (T, or float with MP);
  * W: where the weight is read and written back (the output itself, or w32 with MP). */
@@ -27,6 +30,7 @@ __global__ void k_update(UpdArgs u, int64_t n, T *out, const T *w, const T *gr, 
   const C lr = (C)u.lr, wd = (C)u.wd, rs = (C)u.rescale, cl = (C)u.clip;
   const C mo = (C)u.momentum, b1 = (C)u.beta1, b2 = (C)u.beta2, ep = (C)u.epsilon;
   const C g1 = (C)u.gamma1, cw = (C)u.clip_weights;
+  const C l1 = (C)u.lamda1, be = (C)u.beta, wl = (C)u.wd_lh;
   LMX_CU_GRID_LOOP(i, n) {
     C wi = MP ? (C)w32[i] : (C)lmx_cu_ld(w, i);
     C g = rs * (C)lmx_cu_ld(gr, i), nw;
@@ -58,6 +62,22 @@ __global__ void k_update(UpdArgs u, int64_t n, T *out, const T *w, const T *gr, 
       lmx_cu_st(s0, i, m);
       nw = wi - lr * g / sqrt(m + ep);
       if (cw > 0) nw = CLIPV(nw, cw);
+    } else if (RULE == LMX_UPD_FTRL) {
+      g = CLIPV(g, cl);
+      C z = (C)lmx_cu_ld(s0, i), nn = (C)lmx_cu_ld(s1, i);
+      z += g - (sqrt(nn + g * g) - sqrt(nn)) * wi / lr;
+      nn += g * g;
+      lmx_cu_st(s0, i, z);
+      lmx_cu_st(s1, i, nn);
+      nw = fabs(z) > l1 ? (SIGNV(z) * l1 - z) / ((be + sqrt(nn)) / lr + wd) : (C)0;
+    } else if (RULE == LMX_UPD_SIGNUM) {
+      g = CLIPV(g, cl);
+      C m = mo * (C)lmx_cu_ld(s0, i) - (1 - mo) * (wd * wi + g);
+      lmx_cu_st(s0, i, m);
+      nw = (1 - lr * wl) * wi + lr * SIGNV(m);
+    } else if (RULE == LMX_UPD_SIGNSGD) {
+      C gs = (C)lmx_cu_ld(gr, i);
+      nw = (1 - lr * wd) * wi - lr * SIGNV(gs);
     } else { /* ADAGRAD */
       g = CLIPV(g, cl);
       C h = (C)lmx_cu_ld(s0, i) + g * g;
@@ -74,8 +94,9 @@ template <typename T, typename S, int MP>
 static int upd_launch(lmx_cu_stream s, const lmx_cpu_upd *u, int64_t n, void *out,
                       const void *w, const void *grad, void *s0, void *s1, void *w32, int acc) {
   UpdArgs a = {u->lr, u->wd, u->rescale, u->clip, u->momentum, u->beta1, u->beta2,
-               u->epsilon, u->gamma1, u->clip_weights};
-  int nst = u->rule == LMX_UPD_SGD ? 0 : u->rule == LMX_UPD_ADAM ? 2 : 1;
+               u->epsilon, u->gamma1, u->clip_weights, u->lamda1, u->beta, u->wd_lh};
+  int nst = (u->rule == LMX_UPD_SGD || u->rule == LMX_UPD_SIGNSGD) ? 0
+            : (u->rule == LMX_UPD_ADAM || u->rule == LMX_UPD_FTRL) ? 2 : 1;
   if ((nst > 0 && !s0) || (nst > 1 && !s1) || (MP && !w32)) return -1;
   if (n <= 0) return 0;
   unsigned g = lmx_cu_blocks(n);
@@ -90,7 +111,7 @@ static int upd_launch(lmx_cu_stream s, const lmx_cpu_upd *u, int64_t n, void *ou
                acc);                                                                      \
     break;
     UC(LMX_UPD_SGD) UC(LMX_UPD_SGD_MOM) UC(LMX_UPD_NAG) UC(LMX_UPD_ADAM) UC(LMX_UPD_RMSPROP)
-    UC(LMX_UPD_ADAGRAD)
+    UC(LMX_UPD_ADAGRAD) UC(LMX_UPD_FTRL) UC(LMX_UPD_SIGNUM) UC(LMX_UPD_SIGNSGD)
 #undef UC
     default: return -1;
   }

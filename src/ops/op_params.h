@@ -268,6 +268,7 @@ typedef struct {
 typedef struct {
   double lr, momentum, beta1, beta2, epsilon, gamma1, wd, rescale_grad, clip_gradient;
   double clip_weights;
+  double lamda1, beta, wd_lh; /* ftrl_update, signum_update */
   int lazy_update;
 } lmx_upd_param;
 

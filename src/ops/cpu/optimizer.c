@@ -34,6 +34,9 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
       .epsilon = p->epsilon,
       .gamma1 = p->gamma1,
       .clip_weights = p->clip_weights,
+      .lamda1 = p->lamda1,
+      .beta = p->beta,
+      .wd_lh = p->wd_lh,
   };
   lmx_cpu_update(in[0].dtype, &u, n, out[0].data, in[0].data, in[1].data,
                  nstate > 0 ? in[2].data : NULL, nstate > 1 ? in[3].data : NULL,
@@ -47,7 +50,8 @@ static lmx_cpu_upd upd_of(const lmx_op_ctx *c, int rule) {
   lmx_cpu_upd u = {.rule = rule, .lr = p->lr, .wd = p->wd, .rescale = p->rescale_grad,
                    .clip = p->clip_gradient, .momentum = p->momentum, .beta1 = p->beta1,
                    .beta2 = p->beta2, .epsilon = p->epsilon, .gamma1 = p->gamma1,
-                   .clip_weights = p->clip_weights};
+                   .clip_weights = p->clip_weights, .lamda1 = p->lamda1, .beta = p->beta,
+                   .wd_lh = p->wd_lh};
   return u;
 }
 
@@ -123,3 +127,6 @@ CPU_UPDATE(nag_mom_update, LMX_UPD_NAG, 1)
 CPU_UPDATE(adam_update, LMX_UPD_ADAM, 2)
 CPU_UPDATE(rmsprop_update, LMX_UPD_RMSPROP, 1)
 CPU_UPDATE(adagrad_update, LMX_UPD_ADAGRAD, 1)
+CPU_UPDATE(ftrl_update, LMX_UPD_FTRL, 2)
+CPU_UPDATE(signum_update, LMX_UPD_SIGNUM, 1)
+CPU_UPDATE(signsgd_update, LMX_UPD_SIGNSGD, 0)

@@ -32,6 +32,9 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
       .epsilon = p->epsilon,
       .gamma1 = p->gamma1,
       .clip_weights = p->clip_weights,
+      .lamda1 = p->lamda1,
+      .beta = p->beta,
+      .wd_lh = p->wd_lh,
   };
   return lmx_cuda_fail(c, lmx_cu_update(LMX_CU_S(c), in[0].dtype, &u, n, out[0].data, in[0].data,
                                         in[1].data, nstate > 0 ? in[2].data : NULL,
@@ -52,6 +55,9 @@ CUDA_UPDATE(nag_mom_update, LMX_UPD_NAG, 1)
 CUDA_UPDATE(adam_update, LMX_UPD_ADAM, 2)
 CUDA_UPDATE(rmsprop_update, LMX_UPD_RMSPROP, 1)
 CUDA_UPDATE(adagrad_update, LMX_UPD_ADAGRAD, 1)
+CUDA_UPDATE(ftrl_update, LMX_UPD_FTRL, 2)
+CUDA_UPDATE(signum_update, LMX_UPD_SIGNUM, 1)
+CUDA_UPDATE(signsgd_update, LMX_UPD_SIGNSGD, 0)
 
 static int mp_update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, int rule, int nstate) {
