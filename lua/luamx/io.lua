@@ -246,10 +246,10 @@ local HANDLES = {pad = true, discard = true, roll_over = true}
 
 --- mx.io.NDArrayIter{data=, label=, batch_size=1, shuffle=false, last_batch_handle='pad',
 --- data_name='data', label_name='softmax_label', num_parts=1, part_index=0}
---- (num_parts / part_index: this worker reads its part of the rows, see part_range)
+--- (num_parts / part_index: this worker reads its part of the rows, see part_range);
+--- also NDArrayIter(data, label, batch_size, shuffle, last_batch_handle, data_name,
+--- label_name) as MXNet (a single plain table is the keyword form).
 -- @function NDArrayIter
--- Also NDArrayIter(data, label, batch_size, shuffle, last_batch_handle, data_name,
--- label_name) as MXNet (a single plain table is the keyword form).
 local ITER_ARGS = {'data', 'label', 'batch_size', 'shuffle', 'last_batch_handle', 'data_name', 'label_name'}
 setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, ...)
   local first = ...
