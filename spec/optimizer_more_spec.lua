@@ -311,7 +311,7 @@ describe('constructors: positional (MXNet\'s order) and keyword forms', function
   end)
 end)
 
-describe('fused update operators (ftrl_update, signum_update, signsgd_update)', function()
+describe('fused update operators (ftrl_update, signum_update, signsgd_update, ftml_update)', function()
   local function with_fused(flag, fn)
     local old = mx.optimizer.use_fused
     mx.optimizer.use_fused = flag
@@ -323,6 +323,7 @@ describe('fused update operators (ftrl_update, signum_update, signsgd_update)', 
     ftrl = function() return mx.optimizer.Ftrl(0.01, 0.1, 1, {wd = 0.05, rescale_grad = 2, clip_gradient = 0.5}) end,
     signum = function() return mx.optimizer.Signum(0.01, 0.9, 0.05, {wd = 0.1, clip_gradient = 0.15}) end,
     signsgd = function() return mx.optimizer.Signum{momentum = 0, wd = 0.1} end,
+    ftml = function() return mx.optimizer.FTML(0.6, 0.999, 1e-8, {learning_rate = 0.05, wd = 0.02, clip_gradient = 0.4}) end,
   }
   for name, make in pairs(makers) do
     it(name .. ': the operator and the NDArray arithmetic give the same steps', function()
@@ -343,6 +344,16 @@ describe('fused update operators (ftrl_update, signum_update, signsgd_update)', 
     H.near(w:toflat(), {0.39 / 11, 0}, 1e-7)
     H.near(z:toflat(), {-0.4, 0.0009}, 1e-7)
     H.near(n:toflat(), {0.01, 1e-6}, 1e-9)
+  end)
+
+  it('ftml_update by MXNet\'s names and formula (one step, by hand)', function()
+    local w, d, v, z = mx.nd.array{1}, mx.nd.zeros{1}, mx.nd.zeros{1}, mx.nd.zeros{1}
+    mx.nd.ftml_update{weight = w, grad = mx.nd.array{0.5}, d = d, v = v, z = z, out = w, lr = 0.1, t = 1,
+                      epsilon = 0}
+    -- v = 0.001*0.25; d = (1 - 0.6)/0.1 * sqrt(v/(1 - 0.999)) = 2; z = 0.4*0.5 - 2*1 = -1.8;
+    -- w = -z/d = 0.9
+    H.near({w:tonumber(), d:tonumber(), v:tonumber(), z:tonumber()}, {0.9, 2, 0.00025, -1.8}, 5e-5) -- float32 (1 - beta2)
+    H.raises(function() mx.nd.ftml_update{weight = w, grad = w, d = d, v = v, z = z, lr = 0.1} end, "'t'")
   end)
 
   it('runs on gpu(0) with the CPU\'s values', function()

@@ -101,6 +101,7 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_ftrl_update] = {FWD(ftrl_update)},
     [LMX_OPID_signum_update] = {FWD(signum_update)},
     [LMX_OPID_signsgd_update] = {FWD(signsgd_update)},
+    [LMX_OPID_ftml_update] = {FWD(ftml_update)},
     [LMX_OPID_mp_sgd_update] = {FWD(mp_sgd_update)},
     [LMX_OPID_mp_sgd_mom_update] = {FWD(mp_sgd_mom_update)},
     [LMX_OPID_mp_nag_mom_update] = {FWD(mp_nag_mom_update)},
