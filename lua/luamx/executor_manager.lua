@@ -1,6 +1,10 @@
 --- luamx.executor_manager — mx.executor_manager: DataParallelExecutorGroup (MXNet 1.9
 -- python/mxnet/module/executor_group.py) and the legacy DataParallelExecutorManager
 -- (python/mxnet/executor_manager.py), over the engine's group (src/exec/group.c).
+-- The group takes both constructors: the documented one of python/mxnet/executor_manager.py,
+-- DataParallelExecutorGroup(sym, arg_names, param_names, ctx, slices, train_data,
+-- shared_group) (then forward(is_train) defaults to false, as there), and the module-era
+-- keyword table (`symbol =`, `contexts =`, ...) that mx.mod.Module binds with.
 --
 -- The engine owns the executors (one per context), the slicing (MXNet's
 -- _split_input_slice), loading (each context copies its rows of the batch), forward and
