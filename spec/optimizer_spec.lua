@@ -174,7 +174,7 @@ describe('mx.optimizer', function()
 
   it('rejects unknown optimizer names, listing the known ones', function()
     H.raises(function() mx.optimizer.create('sgdd') end, 'unknown optimizer "sgdd"',
-      'adadelta, adagrad, adam, nag, rmsprop, sgd')
+      'adadelta, adagrad, adam, adamax, dcasgd, ftml, ftrl, lamb, nadam, nag, rmsprop, sgd, sgld, signum')
   end)
 end)
 

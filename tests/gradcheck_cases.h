@@ -323,4 +323,8 @@ static const gc_case g_fwd_cases[] = {
     {"adam_update", "lr=0.01;wd=0.001", "(3,4);(3,4);(3,4);(3,4)", "uuup", 0, 1},
     {"rmsprop_update", "lr=0.01;clip_weights=0.5", "(6);(6);(6)", "uup", 0, 1},
     {"adagrad_update", "lr=0.1", "(2,3);(2,3);(2,3)", "uup", 0, 1},
+    {"ftrl_update", "lr=0.1;lamda1=0.01;beta=1;wd=0.05;clip_gradient=0.4", "(3,4);(3,4);(3,4);(3,4)", "uuup", 0, 1},
+    {"signum_update", "lr=0.01;momentum=0.9;wd=0.1;wd_lh=0.05", "(7);(7);(7)", "uuu", 0, 1},
+    {"signsgd_update", "lr=0.01;wd=0.1", "(2,5);(2,5)", "uu", 0, 1},
+    {"ftml_update", "lr=0.05;t=3;wd=0.02;clip_grad=0.4", "(3,4);(3,4);(3,4);(3,4);(3,4)", "uuppu", 0, 1},
 };

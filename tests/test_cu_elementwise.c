@@ -300,15 +300,15 @@ static void test_convert_fill(void) {
 }
 
 static void test_optim(void) {
-  static const int nst[] = {0, 1, 1, 2, 1, 1};
-  for (int rule = LMX_UPD_SGD; rule <= LMX_UPD_ADAGRAD; rule++)
+  static const int nst[] = {0, 1, 1, 2, 1, 1, 2, 1, 0};
+  for (int rule = LMX_UPD_SGD; rule <= LMX_UPD_SIGNSGD; rule++)
     for (int di = 0; di < 2; di++)
       for (int acc = 0; acc < 2; acc++)
         for (int clip = 0; clip < 2; clip++) {
           int dt = k_fdt[di];
           int64_t n = 1027;
           lmx_cpu_upd u = {rule, 0.1, 0.01, 0.5, clip ? 0.3 : -1, 0.9, 0.9, 0.999, 1e-8, 0.95,
-                           rule == LMX_UPD_RMSPROP ? 0.7 : -1};
+                           rule == LMX_UPD_RMSPROP ? 0.7 : -1, 0.05, 1.0, 0.02, 0, NULL};
           void *w = rand_buf(dt, n, -1, 1), *g = rand_buf(dt, n, -2, 2);
           void *s0c = rand_buf(dt, n, 0, 1), *s1c = rand_buf(dt, n, 0, 1);
           void *s0g = calloc((size_t)n, 8), *s1g = calloc((size_t)n, 8);
@@ -317,7 +317,9 @@ static void test_optim(void) {
           lmx_cpu_update(dt, &u, n, oc, w, g, s0c, s1c, acc);
           CHECK(lmx_cu_update(NULL, dt, &u, n, og, w, g, nst[rule] ? s0g : NULL,
                               nst[rule] > 1 ? s1g : NULL, acc) == 0, "update");
-          double tol = dt == LMX_FLOAT64 ? 1e-14 : 1e-6;
+          /* FTRL's z grows to ~|w|/lr: compare it at float32's relative precision */
+          double tol = dt == LMX_FLOAT64 ? (rule == LMX_UPD_FTRL ? 1e-13 : 1e-14)
+                                         : (rule == LMX_UPD_FTRL ? 1e-5 : 1e-6);
           CHECK(max_err(dt, n, og, oc) <= tol, "rule %d dt %d acc %d clip %d: %g", rule, dt, acc,
                 clip, max_err(dt, n, og, oc));
           CHECK(max_err(dt, n, s0g, s0c) <= tol && max_err(dt, n, s1g, s1c) <= tol,
@@ -358,7 +360,31 @@ static void test_optim(void) {
           }
           free(w), free(g), free(s0c), free(s1c), free(s0g), free(s1g), free(oc), free(og);
         }
-  lmx_cpu_upd u = {LMX_UPD_SGD_MOM, 0.1, 0, 1, -1, 0.9, 0, 0, 0, 0, -1};
+  /* FTML: three states, the third (z) through u.s2 */
+  for (int di = 0; di < 2; di++)
+    for (int clip = 0; clip < 2; clip++) {
+      int dt = k_fdt[di];
+      int64_t n = 515;
+      void *w = rand_buf(dt, n, -1, 1), *g = rand_buf(dt, n, -2, 2);
+      void *dc = rand_buf(dt, n, 0.5, 1.5), *vc = rand_buf(dt, n, 0.5, 1.5), *zc = rand_buf(dt, n, -1, 1);
+      void *dg = calloc((size_t)n, 8), *vg = calloc((size_t)n, 8), *zg = calloc((size_t)n, 8);
+      void *oc = calloc((size_t)n, 8), *og = calloc((size_t)n, 8);
+      memcpy(dg, dc, (size_t)n * 8), memcpy(vg, vc, (size_t)n * 8), memcpy(zg, zc, (size_t)n * 8);
+      lmx_cpu_upd f = {LMX_UPD_FTML, 0.05, 0.02, 0.5, clip ? 0.3 : -1, 0, 0.6, 0.999, 1e-8, 0, -1,
+                       0, 0, 0, 3, zc};
+      lmx_cpu_update(dt, &f, n, oc, w, g, dc, vc, 0);
+      f.s2 = zg;
+      CHECK(lmx_cu_update(NULL, dt, &f, n, og, w, g, dg, vg, 0) == 0, "ftml update");
+      double tol = dt == LMX_FLOAT64 ? 1e-12 : 1e-5;
+      CHECK(max_err(dt, n, og, oc) <= tol && max_err(dt, n, zg, zc) <= tol &&
+            max_err(dt, n, dg, dc) <= tol && max_err(dt, n, vg, vc) <= tol,
+            "ftml dt %d clip %d: %g", dt, clip, max_err(dt, n, og, oc));
+      f.s2 = NULL;
+      CHECK(lmx_cu_update(NULL, dt, &f, n, og, w, g, dg, vg, 0) == -1, "ftml without z refused");
+      free(w), free(g), free(dc), free(vc), free(zc), free(dg), free(vg), free(zg), free(oc),
+          free(og);
+    }
+  lmx_cpu_upd u = {LMX_UPD_SGD_MOM, 0.1, 0, 1, -1, 0.9, 0, 0, 0, 0, -1, 0, 0, 0, 0, NULL};
   CHECK(lmx_cu_update(NULL, LMX_FLOAT32, &u, 4, NULL, NULL, NULL, NULL, NULL, 0) == -1,
         "a missing momentum state is refused");
   CHECK(lmx_cu_update(NULL, LMX_INT32, &u, 4, NULL, NULL, NULL, NULL, NULL, 0) == -1,

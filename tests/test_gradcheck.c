@@ -444,7 +444,7 @@ static const char *const g_no_gradient[] = {
     /* optimizer updates: not differentiable in MXNet either; each is checked against
      * hand-computed values in optimizer_spec */
     "sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
-    "adagrad_update",
+    "adagrad_update", "ftrl_update", "signum_update", "signsgd_update", "ftml_update",
     /* multi-precision updates (float16 weights only, so no float64 case): checked against
      * the formulas, and gpu(0) against the CPU, in mp_update_spec */
     "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update",

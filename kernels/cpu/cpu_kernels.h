@@ -228,13 +228,18 @@ int lmx_cpu_ln_bwd(int dt, int64_t outer, int64_t C, int64_t inner, const void *
                    void *gbeta, const int *acc);
 
 /* ---- optim.c: fused optimizer updates (float32/float64) ---------------------------- */
-enum { LMX_UPD_SGD, LMX_UPD_SGD_MOM, LMX_UPD_NAG, LMX_UPD_ADAM, LMX_UPD_RMSPROP, LMX_UPD_ADAGRAD };
+enum { LMX_UPD_SGD, LMX_UPD_SGD_MOM, LMX_UPD_NAG, LMX_UPD_ADAM, LMX_UPD_RMSPROP, LMX_UPD_ADAGRAD,
+       LMX_UPD_FTRL, LMX_UPD_SIGNUM, LMX_UPD_SIGNSGD, LMX_UPD_FTML };
 typedef struct {
   int rule;
   double lr, wd, rescale, clip, momentum, beta1, beta2, epsilon, gamma1, clip_weights;
+  double lamda1, beta, wd_lh; /* FTRL: lamda1, beta; SIGNUM: wd_lh */
+  double t;                   /* FTML: the update count */
+  void *s2;                   /* FTML: its third state z (s0 = d, s1 = v), like s0/s1 */
 } lmx_cpu_upd;
-/* out[n] (+)= updated w[n] from grad[n]; states s0[n] (mom / mean / n / history) and
- * s1[n] (adam's var) updated in place; out may alias w. See optim.c for the rules. */
+/* out[n] (+)= updated w[n] from grad[n]; states s0[n] (mom / mean / n / history / z) and
+ * s1[n] (adam's var, ftrl's n) updated in place; out may alias w. See optim.c for the
+ * rules. */
 int lmx_cpu_update(int dt, const lmx_cpu_upd *u, int64_t n, void *out, const void *w,
                    const void *grad, void *s0, void *s1, int acc);
 

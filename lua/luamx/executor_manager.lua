@@ -1,6 +1,10 @@
 --- luamx.executor_manager — mx.executor_manager: DataParallelExecutorGroup (MXNet 1.9
 -- python/mxnet/module/executor_group.py) and the legacy DataParallelExecutorManager
 -- (python/mxnet/executor_manager.py), over the engine's group (src/exec/group.c).
+-- The group takes both constructors: the documented one of python/mxnet/executor_manager.py,
+-- DataParallelExecutorGroup(sym, arg_names, param_names, ctx, slices, train_data,
+-- shared_group) (then forward(is_train) defaults to false, as there), and the module-era
+-- keyword table (`symbol =`, `contexts =`, ...) that mx.mod.Module binds with.
 --
 -- The engine owns the executors (one per context), the slicing (MXNet's
 -- _split_input_slice), loading (each context copies its rows of the batch), forward and
@@ -183,6 +187,15 @@ function Group:_collect()
     for k = 1, n do t[k] = args[k][s] end
     self.state_arrays[i] = t
   end
+  -- MXNet's data_arrays / label_arrays: per input, one {slice, array} per context
+  self.train_execs, self.data_arrays, self.label_arrays = self.execs, {}, {}
+  for _, which in ipairs{{self.data_names, self.data_arrays}, {self.label_names, self.label_arrays}} do
+    for i, name in ipairs(which[1]) do
+      local t = {}
+      for k = 1, n do t[k] = {slices[k], args[k][name]} end
+      which[2][i] = t
+    end
+  end
   self.output_shapes = {}
   for j, name in ipairs(self.execs[1]._out_names) do
     local shape = self.execs[1].outputs[j].shape
@@ -204,10 +217,10 @@ function M.slices_of(self)
   return s
 end
 
---- DataParallelExecutorGroup{symbol=, contexts=, workload=, data_shapes=, label_shapes=,
---- param_names=, for_training=, inputs_need_grad=, shared_group=, fixed_param_names=,
---- grad_req=, state_names=, logger=}
-local function new_group(_, o)
+-- The module-era form: DataParallelExecutorGroup{symbol=, contexts=, workload=,
+-- data_shapes=, label_shapes=, param_names=, for_training=, inputs_need_grad=,
+-- shared_group=, fixed_param_names=, grad_req=, state_names=, logger=}
+local function new_group(o)
   local sym_mod = require('luamx.symbol')
   if type(o) ~= 'table' or not sym_mod.is_symbol(o.symbol) then
     raise('DataParallelExecutorGroup: symbol must be a Symbol')
@@ -233,11 +246,91 @@ local function new_group(_, o)
   for i, d in ipairs(self.label_shapes or {}) do self.label_names[i] = d.name; self._inputs[#self._inputs + 1] = d end
   self._mon_fns = {}
   self._grad_req = o.grad_req
+  self._legacy = o._legacy
   make_group(self, o)
   self:_collect()
   return self
 end
-setmetatable(Group, {__call = new_group})
+
+--- DataParallelExecutorGroup(sym, arg_names, param_names, ctx, slices, train_data,
+-- shared_group): the group of executors documented by MXNet's `mxnet.executor_manager`,
+-- also accepted as one keyword table with those names (`{sym =, arg_names =, ...}`).
+-- The module-era form (a table with `symbol =`, as `mx.mod.Module` binds it) is kept.
+--
+-- In this form every data and label input is split along axis 0 by `slices`, parameters
+-- (the names of `arg_names` found in `param_names`, in `arg_names` order) get gradients
+-- ('write'), and `forward(is_train)` defaults to `is_train = false`, as MXNet's legacy group.
+-- @function DataParallelExecutorGroup
+-- @param sym the Symbol
+-- @param arg_names `sym:list_arguments()` (checked)
+-- @param param_names names of the trainable parameters
+-- @param ctx a Context or list of Contexts
+-- @param slices one `{begin, end}` (0-based, end exclusive) per context, contiguous from 0,
+--   as `_split_input_slice` returns
+-- @param train_data anything with `provide_data` and `provide_label` (a DataIter or DataBatch)
+-- @param shared_group optional DataParallelExecutorGroup to share parameters and memory with
+-- @return a DataParallelExecutorGroup
+local function legacy_group(sym, arg_names, param_names, ctx, slices, train_data, shared_group)
+  local who = 'DataParallelExecutorGroup'
+  local sym_mod = require('luamx.symbol')
+  if not sym_mod.is_symbol(sym) then
+    raise(who .. ': sym must be a Symbol, got ' .. type(sym))
+  end
+  local actual = sym:list_arguments()
+  if type(arg_names) ~= 'table' or table.concat(arg_names, ',') ~= table.concat(actual, ',') then
+    raise(('%s: arg_names must equal sym:list_arguments() {%s}, got %s'):format(who,
+      table.concat(actual, ', '), type(arg_names) == 'table' and '{' .. table.concat(arg_names, ', ') .. '}' or type(arg_names)))
+  end
+  if type(param_names) ~= 'table' then raise(who .. ': param_names must be a list of names, got ' .. type(param_names)) end
+  local ctxs = contexts_of(ctx)
+  if type(slices) ~= 'table' or #slices ~= #ctxs then
+    raise(('%s: slices must hold one {begin, end} per context (%d), got %s'):format(who, #ctxs,
+      type(slices) == 'table' and tostring(#slices) or type(slices)))
+  end
+  local workload, at = {}, 0
+  for k, s in ipairs(slices) do
+    local b, e = type(s) == 'table' and s[1], type(s) == 'table' and s[2]
+    if type(b) ~= 'number' or type(e) ~= 'number' or b ~= at or e <= b then
+      raise(('%s: slices[%d] must be {%d, end > %d} (contiguous from 0), got %s'):format(who, k, at, at,
+        type(s) == 'table' and ('{' .. tostring(b) .. ', ' .. tostring(e) .. '}') or type(s)))
+    end
+    workload[k], at = e - b, e
+  end
+  if type(train_data) ~= 'table' then
+    raise(who .. ': train_data must have provide_data and provide_label, got ' .. type(train_data))
+  end
+  local wanted = set_of(param_names)
+  local params = {}
+  for _, a in ipairs(actual) do if wanted[a] then params[#params + 1] = a end end
+  -- every input is split along axis 0 into the given slices: batch = the slices' end
+  local function resized(list)
+    local out = {}
+    for i, d in ipairs(descs(list, who)) do
+      local shape = {at}
+      for j = 2, #d.shape do shape[j] = d.shape[j] end
+      out[i] = {name = d.name, shape = shape, dtype = d.dtype}
+    end
+    return out
+  end
+  local function provided(what)
+    local p = train_data[what]
+    if type(p) == 'function' then p = p(train_data) end
+    return p or {}
+  end
+  return new_group{symbol = sym, contexts = ctxs, workload = workload,
+    data_shapes = resized(provided('provide_data')), label_shapes = resized(provided('provide_label')),
+    param_names = params, for_training = true, shared_group = shared_group, _legacy = true}
+end
+
+local function construct(_, a, ...)
+  local sym_mod = require('luamx.symbol')
+  if sym_mod.is_symbol(a) then return legacy_group(a, ...) end
+  if type(a) == 'table' and a.symbol == nil and (a.sym ~= nil or a.train_data ~= nil) then
+    return legacy_group(a.sym, a.arg_names, a.param_names, a.ctx, a.slices, a.train_data, a.shared_group)
+  end
+  return new_group(a)
+end
+setmetatable(Group, {__call = construct})
 
 Group.__index = Group
 
@@ -341,7 +434,15 @@ end
 
 --- forward(data_batch, is_train): loads the batch (data, and labels when present) and
 --- runs every context. is_train defaults to for_training.
+-- The documented legacy form is forward(is_train = false): a boolean first argument (or no
+-- argument at all on a group built by the documented constructor) runs on what
+-- load_data_batch loaded.
 function Group:forward(data_batch, is_train)
+  if type(data_batch) == 'boolean' or (data_batch == nil and is_train == nil and self._legacy) then
+    data_batch, is_train = nil, data_batch or false
+  elseif data_batch ~= nil and type(data_batch) ~= 'table' then
+    raise(('forward: data_batch must be a DataBatch or is_train a boolean, got %s'):format(type(data_batch)))
+  end
   if is_train == nil then is_train = self.for_training end
   local n, cn, ca, anchor = batch_lists(self, data_batch or {})
   local rc = c_forward(self._g, n, cn, ca, is_train and 1 or 0)
@@ -449,9 +550,16 @@ function Group:set_states(states, value)
   end
 end
 
---- update_metric(eval_metric, labels, pre_sliced): per context, its rows of the labels
---- against its outputs.
+--- Updates a metric with each context's outputs against its rows of the labels.
+-- @param eval_metric an EvalMetric
+-- @param labels list of whole-batch label NDArrays, or with `pre_sliced` one such list per
+--   context (`labels[k]` for context k)
+-- @param pre_sliced when true, `labels` is already split per context
 function Group:update_metric(eval_metric, labels, pre_sliced)
+  if type(labels) ~= 'table' then raise('update_metric: labels must be a list of NDArrays, got ' .. type(labels)) end
+  if pre_sliced and #labels ~= #self.execs then
+    raise(('update_metric: pre_sliced labels must hold one list per context (%d), got %d'):format(#self.execs, #labels))
+  end
   for k, e in ipairs(self.execs) do
     local ls
     if pre_sliced then ls = labels[k]
@@ -521,118 +629,7 @@ Group.__tostring = function(g)
   return ('<DataParallelExecutorGroup: %d contexts, batch %d>'):format(#g.contexts, g.batch_size)
 end
 
--- ------------------------------------------------------- the legacy manager ------
-local Manager = {}
-Manager.__index = Manager
-M.DataParallelExecutorManager = Manager
-
-local function provide(data, what)
-  local p = data[what]
-  if type(p) == 'function' then p = p(data) end
-  return p or {}
-end
-
-local function legacy_group(self, sym, data, shared)
-  return Group{symbol = sym, contexts = self.ctx, workload = self.work_load_list,
-               data_shapes = provide(data, 'provide_data'),
-               label_shapes = provide(data, 'provide_label'),
-               param_names = self.param_names, for_training = true, shared_group = shared}
-end
-
---- DataParallelExecutorManager{symbol=, ctx=, train_data=, arg_names=, param_names=,
---- aux_names=, work_load_list=, logger=, sym_gen=}
--- @function DataParallelExecutorManager
-setmetatable(Manager, {__call = function(cls, o)
-  local self = setmetatable({}, cls)
-  self.ctx = contexts_of(o.ctx)
-  local n = #self.ctx
-  local wl = o.work_load_list or {}
-  if #wl == 0 then for i = 1, n do wl[i] = 1 end end
-  if #wl ~= n then raise('Invalid settings for work load. ') end
-  self.work_load_list = wl
-  self.arg_names, self.param_names = o.arg_names or o.symbol:list_arguments(), o.param_names or {}
-  self.aux_names = o.aux_names or o.symbol:list_auxiliary_states()
-  self.symbol, self.sym_gen, self.logger = o.symbol, o.sym_gen, o.logger
-  if self.logger and self.logger.info then
-    local t = {}
-    for i, c in ipairs(self.ctx) do t[i] = tostring(c) end
-    self.logger.info(('Start training with [%s]'):format(table.concat(t, ', ')))
-  end
-  self.execgrp = legacy_group(self, o.symbol, o.train_data, nil)
-  self.slices = self.execgrp.slices
-  self.curr_execgrp = nil
-  if self.sym_gen then self.execgrp_bucket = {[o.train_data.default_bucket_key] = self.execgrp} end
-  return self
-end})
-
---- Installs a Monitor on every executor (not supported with bucketing, `sym_gen`).
--- @param monitor a `mx.monitor.Monitor`
-function Manager:install_monitor(monitor)
-  if self.sym_gen then raise('Monitoring is not implemented for bucketing') end
-  self.execgrp:install_monitor(monitor)
-end
-
---- Copies parameter values into the executors.
--- @param arg_params table name -> NDArray of argument values
--- @param aux_params table name -> NDArray of auxiliary-state values
-function Manager:set_params(arg_params, aux_params)
-  self.execgrp:set_params(arg_params, aux_params)
-end
-
---- copy_to(arg_params, aux_params): device averages into the given arrays.
-function Manager:copy_to(arg_params, aux_params)
-  self.execgrp:get_params(arg_params, aux_params)
-end
-
---- Loads a batch into the executors; with bucketing (`sym_gen`) it first selects (or
--- builds, sharing memory with the default bucket) the group for `data_batch.bucket_key`.
--- @param data_batch a DataBatch (`data`, `label`, and `bucket_key` when bucketing)
-function Manager:load_data_batch(data_batch)
-  if self.sym_gen then
-    local key = data_batch.bucket_key
-    local grp = self.execgrp_bucket[key]
-    if not grp then
-      local sym = self.sym_gen(key)
-      if not require('luamx.symbol').is_symbol(sym) then
-        raise(('sym_gen(%s) must return a Symbol, got %s'):format(tostring(key), type(sym)))
-      end
-      grp = legacy_group(self, sym, data_batch, self.execgrp)
-      self.execgrp_bucket[key] = grp
-    end
-    self.curr_execgrp = grp
-  else
-    self.curr_execgrp = self.execgrp
-  end
-  self.curr_execgrp:load_data_batch(data_batch)
-end
-
-local function current(self)
-  if not self.curr_execgrp then raise('DataParallelExecutorManager: call load_data_batch first') end
-  return self.curr_execgrp
-end
-
---- Runs forward on the current executor group.
--- @param is_train whether this is a training pass (affects Dropout, BatchNorm, ...)
-function Manager:forward(is_train) current(self):forward({}, is_train and true or false) end
---- Runs backward on the current executor group (after a `forward(true)`).
-function Manager:backward() current(self):backward() end
---- Updates a metric with the current outputs.
--- @param metric an EvalMetric
--- @param labels list of label NDArrays of the batch
-function Manager:update_metric(metric, labels) current(self):update_metric(metric, labels) end
-
-local manager_props = {
-  param_arrays = function(m) return m.execgrp.param_arrays end,
-  grad_arrays = function(m) return m.execgrp.grad_arrays end,
-  aux_arrays = function(m) return m.execgrp.aux_arrays end,
-}
-Manager.__index = function(m, k)
-  local v = Manager[k]
-  if v ~= nil then return v end
-  local p = manager_props[k]
-  if p then return p(m) end
-  return nil
-end
+M.DataParallelExecutorManager = require('luamx.executor_manager.manager').new_class(M)
 
 -- Custom ops (luamx.operator) call back into Lua from these C calls: keep them out of traces.
 jit.off(make_group)

@@ -14,6 +14,7 @@
 --   in place (views included).
 -- * dumps() gives MXNet's JSON form, which create() reads back.
 local capi = require 'luamx.capi'
+local kwargs = require 'luamx.kwargs'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
 
@@ -205,29 +206,26 @@ local function rand_into(arr, fn, a, b)
 end
 
 -- ------------------------------------------------------------------ initializers ---
-local function opt(o, key, default)
-  if type(o) == 'table' then o = o[key] end
-  if o == nil then return default end
-  return o
-end
+-- Constructors take MXNet's arguments positionally or as one keyword table (luamx.kwargs).
+local function args(who, names, ...) return kwargs.parse('mx.init.' .. who, names, ...) end
 
 --- Uniform(scale=0.07): U(-scale, scale).
-M.Uniform = class('uniform', function(self, o)
-  self.scale = opt(o, 'scale', 0.07)
+M.Uniform = class('uniform', function(self, ...)
+  self.scale = args('Uniform', {'scale'}, ...).scale or 0.07
   self.kwargs = {scale = self.scale}
 end)
 function M.Uniform:_init_weight(_, arr) rand_into(arr, nd.random.uniform, -self.scale, self.scale) end
 
 --- Normal(sigma=0.01): N(0, sigma).
-M.Normal = class('normal', function(self, o)
-  self.sigma = opt(o, 'sigma', 0.01)
+M.Normal = class('normal', function(self, ...)
+  self.sigma = args('Normal', {'sigma'}, ...).sigma or 0.01
   self.kwargs = {sigma = self.sigma}
 end)
 function M.Normal:_init_weight(_, arr) rand_into(arr, nd.random.normal, 0, self.sigma) end
 
 --- Constant(value).
-M.Constant = class('constant', function(self, o)
-  self.value = opt(o, 'value', nil)
+M.Constant = class('constant', function(self, ...)
+  self.value = args('Constant', {'value'}, ...).value
   if type(self.value) ~= 'number' then raise('mx.init.Constant: value must be a number, got ' .. type(self.value)) end
   self.kwargs = {value = self.value}
 end)
@@ -243,8 +241,8 @@ REGISTRY.ones = M.One
 --- Xavier{rnd_type='uniform', factor_type='avg', magnitude=3}: scale =
 --- sqrt(magnitude / factor) with fan_in = shape[2] * prod(shape[3..]), fan_out =
 --- shape[1] * prod(shape[3..]); uniform → U(-scale, scale), gaussian → N(0, scale).
-M.Xavier = class('xavier', function(self, o)
-  o = type(o) == 'table' and o or {}
+M.Xavier = class('xavier', function(self, ...)
+  local o = args(self._name == 'msraprelu' and 'MSRAPrelu' or 'Xavier', {'rnd_type', 'factor_type', 'magnitude'}, ...)
   self.rnd_type, self.factor_type, self.magnitude = o.rnd_type or 'uniform', o.factor_type or 'avg', o.magnitude or 3
   if self.rnd_type ~= 'uniform' and self.rnd_type ~= 'gaussian' then
     raise("mx.init.Xavier: rnd_type must be 'uniform' or 'gaussian', got " .. tostring(self.rnd_type))
@@ -271,8 +269,8 @@ function M.Xavier:_init_weight(name, arr)
 end
 
 --- LSTMBias(forget_bias=1.0): zeros with the forget-gate quarter (i, f, c, o) = forget_bias.
-M.LSTMBias = class('lstmbias', function(self, o)
-  self.forget_bias = opt(o, 'forget_bias', 1.0)
+M.LSTMBias = class('lstmbias', function(self, ...)
+  self.forget_bias = args('LSTMBias', {'forget_bias'}, ...).forget_bias or 1.0
   self.kwargs = {forget_bias = self.forget_bias}
 end)
 function M.LSTMBias:_init_weight(_, arr)
@@ -283,7 +281,9 @@ end
 
 --- Mixed(patterns, initializers): the first pattern matching the name (MXNet's re.match,
 --- see mx.monitor.re_match for the supported syntax) picks the initializer.
-M.Mixed = class('mixed', function(self, patterns, inits)
+M.Mixed = class('mixed', function(self, ...)
+  local o = args('Mixed', {'patterns', 'initializers'}, ...)
+  local patterns, inits = o.patterns, o.initializers
   if type(patterns) ~= 'table' or type(inits) ~= 'table' or #patterns ~= #inits then
     raise('mx.init.Mixed: patterns and initializers must be arrays of the same length')
   end
@@ -299,6 +299,8 @@ function M.Mixed:init_array(desc, arr)
          'with a default initializer.'):format(name))
 end
 M.Mixed.__call = function(self, desc, arr) return self:init_array(desc, arr) end
+
+require('luamx.initializer.more').define(M, {class = class, args = args, fill = fill, desc_parts = desc_parts})
 
 -- FusedRNN lives with the cells (it needs their weight layout).
 --- Registers the FusedRNN initializer class (called by luamx.rnn, which knows the fused

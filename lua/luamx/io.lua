@@ -156,8 +156,15 @@ local DataBatch = {}
 DataBatch.__index = DataBatch
 M.DataBatch = DataBatch
 
-setmetatable(DataBatch, {__call = function(_, o)
-  if type(o) ~= 'table' then raise('mx.io.DataBatch: expected a table of fields, got ' .. type(o)) end
+-- DataBatch(data, label, pad, index, bucket_key, provide_data, provide_label) as MXNet,
+-- or one table of those fields.
+local BATCH_ARGS = {'data', 'label', 'pad', 'index', 'bucket_key', 'provide_data', 'provide_label'}
+setmetatable(DataBatch, {__call = function(_, ...)
+  local first = ...
+  if select('#', ...) == 1 and type(first) ~= 'table' then
+    raise('mx.io.DataBatch: expected a table of fields or the data list, got ' .. type(first))
+  end
+  local o = require('luamx.kwargs').parse('mx.io.DataBatch', BATCH_ARGS, ...)
   if o.data == nil then raise('mx.io.DataBatch: data is required') end
   local b = {data = o.data, label = o.label, pad = o.pad or 0, index = o.index,
              bucket_key = o.bucket_key, provide_data = o.provide_data,
@@ -239,10 +246,17 @@ local HANDLES = {pad = true, discard = true, roll_over = true}
 
 --- mx.io.NDArrayIter{data=, label=, batch_size=1, shuffle=false, last_batch_handle='pad',
 --- data_name='data', label_name='softmax_label', num_parts=1, part_index=0}
---- (num_parts / part_index: this worker reads its part of the rows, see part_range)
+--- (num_parts / part_index: this worker reads its part of the rows, see part_range);
+--- also NDArrayIter(data, label, batch_size, shuffle, last_batch_handle, data_name,
+--- label_name) as MXNet (a single plain table is the keyword form).
 -- @function NDArrayIter
-setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, o)
-  if type(o) ~= 'table' then raise('mx.io.NDArrayIter: expected a table of options, got ' .. type(o)) end
+local ITER_ARGS = {'data', 'label', 'batch_size', 'shuffle', 'last_batch_handle', 'data_name', 'label_name'}
+setmetatable(NDArrayIter, {__index = DataIter, __call = function(cls, ...)
+  local first = ...
+  if select('#', ...) == 1 and type(first) ~= 'table' then
+    raise('mx.io.NDArrayIter: expected a table of options, got ' .. type(first))
+  end
+  local o = require('luamx.kwargs').parse('mx.io.NDArrayIter', ITER_ARGS, ...)
   local bs = o.batch_size or 1
   check_batch_size('mx.io.NDArrayIter', bs)
   local lbh = o.last_batch_handle or 'pad'

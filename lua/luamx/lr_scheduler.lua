@@ -2,7 +2,11 @@
 --- python/mxnet/lr_scheduler.py).
 --
 --   local s = mx.lr_scheduler.FactorScheduler{step = 100, factor = 0.5, base_lr = 0.1}
+--   local s = mx.lr_scheduler.FactorScheduler(100, 0.5)   -- MXNet's positional order
 --   s(num_update) -> learning rate
+--
+-- Schedulers: FactorScheduler, MultiFactorScheduler, PolyScheduler, CosineScheduler; each
+-- takes MXNet 1.9's arguments positionally in Python's order or as one keyword table.
 --
 -- Invariants: a scheduler is called with the optimizer's update count (num_update, which
 -- starts at 1 for the first update); the rate changes only once num_update is strictly
@@ -11,7 +15,14 @@
 -- through M.log as MXNet does ("Update[%d]: Change learning rate to %0.5e").
 -- Warm-up (warmup_steps, warmup_begin_lr, warmup_mode 'linear'|'constant') as MXNet.
 local capi = require 'luamx.capi'
+local kwargs = require 'luamx.kwargs'
 local raise = capi.raise
+local WARMUP = {'warmup_steps', 'warmup_begin_lr', 'warmup_mode'}
+local function sig(...)
+  local t = {...}
+  for _, n in ipairs(WARMUP) do t[#t + 1] = n end
+  return t
+end
 
 local M = {}
 
@@ -43,9 +54,10 @@ end
 -- ------------------------------------------------------------------ Factor ---------
 local Factor = {}
 Factor.__index = Factor
-M.FactorScheduler = setmetatable(Factor, {__call = function(cls, o)
-  if type(o) ~= 'table' then o = {step = o} end
+local FACTOR_ARGS = sig('step', 'factor', 'stop_factor_lr', 'base_lr')
+M.FactorScheduler = setmetatable(Factor, {__call = function(cls, ...)
   local who = 'mx.lr_scheduler.FactorScheduler'
+  local o = kwargs.parse(who, FACTOR_ARGS, ...)
   if type(o.step) ~= 'number' or o.step < 1 then
     raise(who .. ': step must be greater or equal than 1 round, got ' .. tostring(o.step))
   end
@@ -75,8 +87,10 @@ end
 -- ------------------------------------------------------------------ MultiFactor ----
 local Multi = {}
 Multi.__index = Multi
-M.MultiFactorScheduler = setmetatable(Multi, {__call = function(cls, o)
+local MULTI_ARGS = sig('step', 'factor', 'base_lr')
+M.MultiFactorScheduler = setmetatable(Multi, {__call = function(cls, ...)
   local who = 'mx.lr_scheduler.MultiFactorScheduler'
+  local o = kwargs.parse(who, MULTI_ARGS, ...)
   if type(o) ~= 'table' or type(o.step) ~= 'table' or #o.step < 1 then
     raise(who .. ': step must be a non-empty array of increasing integers')
   end
@@ -104,6 +118,72 @@ function Multi:__call(num_update)
     else
       return self.base_lr
     end
+  end
+  return self.base_lr
+end
+
+-- ------------------------------------------------------------------ Poly / Cosine -
+-- Both decay from base_lr to final_lr over the max_update - warmup_steps updates after
+-- the warm-up, then stay at final_lr (MXNet 1.9: the rate is recomputed only while
+-- num_update <= max_update). As MXNet 1.9, the decay starts from the base_lr given to the
+-- scheduler (base_lr_orig): an optimizer's learning_rate, which overwrites base_lr, does
+-- not change it.
+local function decaying(who, o)
+  if type(o.max_update) ~= 'number' or o.max_update ~= math.floor(o.max_update) then
+    raise(who .. ': max_update must be an integer, got ' .. tostring(o.max_update))
+  end
+  if o.max_update < 1 then raise(who .. ': maximum number of updates must be strictly positive, got ' .. o.max_update) end
+  local self = {max_update = o.max_update, final_lr = o.final_lr or 0}
+  base(self, o, who)
+  self.base_lr_orig = self.base_lr
+  self.max_steps = self.max_update - self.warmup_steps
+  if self.max_steps < 1 then
+    raise(('%s: max_update (%d) must be greater than warmup_steps (%d)'):format(who, self.max_update, self.warmup_steps))
+  end
+  return self
+end
+
+--- PolyScheduler(max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
+-- warmup_begin_lr=0, warmup_mode='linear'), or the same names in one table: after the
+-- warm-up, lr = final_lr + (base_lr - final_lr) * (1 - (n - warmup_steps) / (max_update -
+-- warmup_steps))^pwr for n <= max_update.
+-- @function PolyScheduler
+local Poly = {}
+Poly.__index = Poly
+local POLY_ARGS = {'max_update', 'base_lr', 'pwr', 'final_lr', unpack(WARMUP)}
+M.PolyScheduler = setmetatable(Poly, {__call = function(cls, ...)
+  local who = 'mx.lr_scheduler.PolyScheduler'
+  local o = kwargs.parse(who, POLY_ARGS, ...)
+  local self = setmetatable(decaying(who, o), cls)
+  self.power = o.pwr or 2
+  return self
+end})
+function Poly:__call(num_update)
+  if num_update < self.warmup_steps then return warmup_lr(self, num_update) end
+  if num_update <= self.max_update then
+    self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr)
+      * (1 - (num_update - self.warmup_steps) / self.max_steps) ^ self.power
+  end
+  return self.base_lr
+end
+
+--- CosineScheduler(max_update, base_lr=0.01, final_lr=0, warmup_steps=0,
+-- warmup_begin_lr=0, warmup_mode='linear'), or the same names in one table: after the
+-- warm-up, lr = final_lr + (base_lr - final_lr) * (1 + cos(pi * (n - warmup_steps) /
+-- (max_update - warmup_steps))) / 2 for n <= max_update.
+-- @function CosineScheduler
+local Cosine = {}
+Cosine.__index = Cosine
+local COSINE_ARGS = {'max_update', 'base_lr', 'final_lr', unpack(WARMUP)}
+M.CosineScheduler = setmetatable(Cosine, {__call = function(cls, ...)
+  local who = 'mx.lr_scheduler.CosineScheduler'
+  return setmetatable(decaying(who, kwargs.parse(who, COSINE_ARGS, ...)), cls)
+end})
+function Cosine:__call(num_update)
+  if num_update < self.warmup_steps then return warmup_lr(self, num_update) end
+  if num_update <= self.max_update then
+    self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr)
+      * (1 + math.cos(math.pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
   end
   return self.base_lr
 end

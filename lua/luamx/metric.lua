@@ -15,6 +15,7 @@
 -- * CompositeEvalMetric:get() returns two arrays (names, values); get_name_value()
 --   always returns a flat array of {name, value} pairs.
 local capi = require 'luamx.capi'
+local kwargs = require 'luamx.kwargs'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
 
@@ -81,14 +82,16 @@ local EvalMetric = {}
 EvalMetric.__index = EvalMetric
 M.EvalMetric = EvalMetric
 
---- A new metric class with constructor `init(self, opts...)`.
-local function class(init)
+--- A new metric class with constructor `init(self, o)`: `o` holds the call's arguments,
+--- given positionally in the order `positional` (MXNet's Python signature) or as one
+--- keyword table (luamx.kwargs), e.g. `Accuracy(1)` or `Accuracy{axis = 1}`.
+local function class(init, positional, who)
   local cls = setmetatable({}, {__index = EvalMetric})
   cls.__index = cls
   cls.__tostring = EvalMetric.__tostring
   setmetatable(cls, {__index = EvalMetric, __call = function(c, ...)
     local self = setmetatable({num_inst = 0, sum_metric = 0, global_num_inst = 0, global_sum_metric = 0}, c)
-    init(self, ...)
+    init(self, kwargs.parse('mx.metric.' .. (who or 'EvalMetric'), positional or {}, ...))
     return self
   end})
   return cls
@@ -139,15 +142,11 @@ function EvalMetric.__tostring(m)
   return 'EvalMetric: ' .. table.concat(parts, ', ')
 end
 
-local function opts_of(o) return type(o) == 'table' and o or {} end
-
 -- ------------------------------------------------------------------ Accuracy -------
 --- Accuracy{axis=1, ignore_label=nil, name='accuracy'} (or Accuracy(axis)).
 M.Accuracy = class(function(self, o)
-  if type(o) == 'number' then o = {axis = o} end
-  o = opts_of(o)
   self.axis, self.ignore_label, self.name = o.axis or 1, o.ignore_label, o.name or 'accuracy'
-end)
+end, {'axis', 'name', 'output_names', 'label_names'}, 'Accuracy')
 function M.Accuracy:update(labels, preds)
   check_pairs(labels, preds)
   for i = 1, #labels do
@@ -175,14 +174,12 @@ end
 --- TopKAccuracy{top_k=1} (or TopKAccuracy(k)); name 'top_k_accuracy_<k>'. A sample is
 --- correct when fewer than top_k classes score strictly higher than its label.
 M.TopKAccuracy = class(function(self, o)
-  if type(o) == 'number' then o = {top_k = o} end
-  o = opts_of(o)
   self.top_k = o.top_k or 1
   if type(self.top_k) ~= 'number' or self.top_k < 1 then
     raise('TopKAccuracy: top_k must be a positive integer, got ' .. tostring(self.top_k))
   end
   self.name = (o.name or 'top_k_accuracy') .. '_' .. self.top_k
-end)
+end, {'top_k', 'name', 'output_names', 'label_names'}, 'TopKAccuracy')
 function M.TopKAccuracy:update(labels, preds)
   check_pairs(labels, preds)
   for i = 1, #labels do
@@ -231,10 +228,8 @@ end
 
 --- CrossEntropy{eps=1e-12}: mean of -log(p[label] + eps).
 M.CrossEntropy = class(function(self, o)
-  if type(o) == 'number' then o = {eps = o} end
-  o = opts_of(o)
   self.eps, self.name = o.eps or 1e-12, o.name or 'cross-entropy'
-end)
+end, {'eps', 'name', 'output_names', 'label_names'}, 'CrossEntropy')
 function M.CrossEntropy:update(labels, preds)
   check_pairs(labels, preds)
   for i = 1, #labels do
@@ -247,9 +242,8 @@ end
 --- Perplexity{ignore_label=nil} (or Perplexity(ignore_label)): exp of the mean of
 --- -log(max(1e-10, p[label])) over positions whose label is not ignore_label.
 M.Perplexity = class(function(self, o)
-  if type(o) ~= 'table' then o = {ignore_label = o} end
   self.ignore_label, self.name = o.ignore_label, o.name or 'perplexity'
-end)
+end, {'ignore_label', 'axis', 'name', 'output_names', 'label_names'}, 'Perplexity')
 function M.Perplexity:update(labels, preds)
   check_pairs(labels, preds)
   local loss, num, ignored = 0, 0, 0
@@ -268,9 +262,8 @@ function M.Perplexity:_value(sum, num) return math.exp(sum / num) end
 --- instance per pair (MXNet's MSE/MAE/RMSE); `post` maps the pair's mean.
 local function regression(default_name, err, post)
   local cls = class(function(self, o)
-    o = opts_of(o)
     self.name = o.name or default_name
-  end)
+  end, {'name', 'output_names', 'label_names'}, default_name:upper())
   function cls:update(labels, preds)
     check_pairs(labels, preds)
     for i = 1, #labels do
@@ -294,13 +287,12 @@ M.RMSE = regression('rmse', function(d) return d * d end, math.sqrt)
 --- F1{average='macro'}: binary F1 of class 1 (predicted = argmax along axis 1). 'macro'
 --- averages the F1 of each update() call; 'micro' pools the counts of all calls.
 M.F1 = class(function(self, o)
-  o = opts_of(o)
   self.name, self.average = o.name or 'f1', o.average or 'macro'
   if self.average ~= 'macro' and self.average ~= 'micro' then
     raise("F1: average must be 'macro' or 'micro', got " .. tostring(self.average))
   end
   self.tp, self.fp, self.fn, self.tn = 0, 0, 0, 0
-end)
+end, {'name', 'output_names', 'label_names', 'average'}, 'F1')
 local function fscore(m)
   local p = (m.tp + m.fp) > 0 and m.tp / (m.tp + m.fp) or 0
   local r = (m.tp + m.fn) > 0 and m.tp / (m.tp + m.fn) or 0
@@ -341,11 +333,11 @@ end
 -- ------------------------------------------------------------------ custom ---------
 --- CustomMetric(fn, {name='custom'}): fn(label, pred) gets NDArrays and returns a value
 --- (one instance) or sum, count.
-M.CustomMetric = class(function(self, fn, o)
+M.CustomMetric = class(function(self, o)
+  local fn = o.feval
   if type(fn) ~= 'function' then raise('CustomMetric: feval must be a function, got ' .. type(fn)) end
-  o = opts_of(o)
   self.feval, self.name = fn, o.name or 'custom'
-end)
+end, {'feval', 'name', 'allow_extra_outputs', 'output_names', 'label_names'}, 'CustomMetric')
 function M.CustomMetric:update(labels, preds)
   check_pairs(labels, preds)
   for i = 1, #labels do
@@ -356,11 +348,10 @@ function M.CustomMetric:update(labels, preds)
 end
 
 -- ------------------------------------------------------------------ composite ------
-M.CompositeEvalMetric = class(function(self, metrics, o)
-  o = opts_of(o)
+M.CompositeEvalMetric = class(function(self, o)
   self.name, self.metrics = o.name or 'composite', {}
-  for _, m in ipairs(metrics or {}) do self:add(m) end
-end)
+  for _, m in ipairs(o.metrics or {}) do self:add(m) end
+end, {'metrics', 'name', 'output_names', 'label_names'}, 'CompositeEvalMetric')
 local Composite = M.CompositeEvalMetric
 --- Adds a child metric.
 -- @param m an EvalMetric, or anything `mx.metric.create` accepts (such as `'acc'`)
@@ -415,17 +406,23 @@ local function known()
   return table.concat(t, ', ')
 end
 
---- mx.metric.create(name [, opts]) with a registered name (case-insensitive), a metric
---- object (returned as is), a function (CustomMetric) or a Lua array of these (composite).
-function M.create(metric, opts)
+--- Creates a metric, as `mx.metric.create(metric, *args, **kwargs)`: a registered name
+-- (case-insensitive) with the class's arguments (positional or a keyword table), a metric
+-- object (returned as is), a Lua function (a CustomMetric: `feval(label, pred)` returns a
+-- value, or a sum and a count) or a Lua array of these (a CompositeEvalMetric).
+-- @param metric a name, a metric, a function or an array of these
+-- @param ... the constructor's arguments (`{name = ...}` for a function)
+-- @return an EvalMetric
+-- @usage local m = mx.metric.create(function(label, pred) return 0.5 end, {name = 'half'})
+function M.create(metric, ...)
   if type(metric) == 'table' and rawget(metric, 'num_inst') ~= nil then return metric end
-  if type(metric) == 'function' then return M.CustomMetric(metric, opts) end
+  if type(metric) == 'function' then return M.CustomMetric(metric, ...) end
   if type(metric) == 'string' then
     local cls = REGISTRY[metric:lower()]
     if not cls then
       raise(('mx.metric.create: unknown metric %q; known metrics: %s'):format(metric, known()))
     end
-    return cls(opts)
+    return cls(...)
   end
   if type(metric) == 'table' and #metric > 0 then
     local c = M.CompositeEvalMetric()
@@ -434,6 +431,9 @@ function M.create(metric, opts)
   end
   raise('mx.metric.create: metric must be a name, a function, a metric or an array of these, got ' .. type(metric))
 end
+
+M._util = {host = host, flat = flat, argmax = argmax, trunc = trunc, check_pairs = check_pairs}
+require('luamx.metric.more').define(M, REGISTRY)
 
 --- Registers a metric class under a name for create().
 function M.register(name, cls) REGISTRY[name:lower()] = cls end

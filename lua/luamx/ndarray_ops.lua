@@ -16,7 +16,8 @@
 -- mx.autograd.record) and `name` (while recording, the node's name for
 -- mx.autograd.get_symbol; otherwise ignored, as in MXNet).
 -- Ops with a `num_args` parameter (Concat, add_n) get it from the number of arrays.
--- Aux states (BatchNorm's moving_mean / moving_var) may be given by name; they are then
+-- Aux states (BatchNorm's moving_mean / moving_var) may be given by name, or positionally
+-- after the inputs (as MXNet's mx.nd.BatchNorm(x, gamma, beta, mean, var)); they are then
 -- updated in place in training. Returns one NDArray, or a list for several visible
 -- outputs. Errors are raised at the caller's line with the engine's message.
 local ffi = require 'ffi'
@@ -82,8 +83,15 @@ local function gather_inputs(opname, inames, anames, pos, named)
     if not a then capi.raise(('mx.nd.%s: missing input \'%s\''):format(opname, nm)) end
     list[i] = a
   end
+  -- arrays past the inputs are aux states, in order (MXNet's BatchNorm(data, gamma, beta,
+  -- moving_mean, moving_var))
+  for _, nm in ipairs(anames) do
+    if used >= #pos then break end
+    if not named[nm] then used = used + 1; named[nm] = pos[used] end
+  end
   if used < #pos then
-    capi.raise(('mx.nd.%s: %d arrays given, the op takes %d inputs'):format(opname, #pos, #inames))
+    capi.raise(('mx.nd.%s: %d arrays given, the op takes %d inputs%s'):format(opname, #pos, #inames,
+      #anames > 0 and (' and %d aux states'):format(#anames) or ''))
   end
   local naux = 0
   for _, nm in ipairs(anames) do if named[nm] then naux = naux + 1 end end

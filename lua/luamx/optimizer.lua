@@ -1,4 +1,5 @@
---- luamx.optimizer — mx.optimizer: SGD, NAG, Adam, AdaGrad, RMSProp, AdaDelta and the
+--- luamx.optimizer — mx.optimizer: SGD, NAG, Adam, AdaGrad, RMSProp, AdaDelta (and, from
+--- luamx.optimizer.more, Ftrl, Signum, Adamax, Nadam, SGLD, FTML, LAMB, DCASGD) and the
 --- updater (MXNet 1.9 python/mxnet/optimizer/optimizer.py).
 --
 --   local opt = mx.optimizer.create('sgd', {learning_rate = 0.1, momentum = 0.9, wd = 1e-4})
@@ -20,11 +21,13 @@
 --   M.use_fused is true, AdaGrad too when wd is 0 (the fused adagrad_update has no weight
 --   decay; otherwise MXNet 1.9's dense Python formula in NDArray arithmetic); AdaDelta
 --   has no fused operator and uses NDArray arithmetic.
--- * multi_precision = true (SGD, NAG; MXNet's option): a float16 weight gets a float32
---   master copy in its state ({weight32}, or {mom, weight32} with momentum, mom float32);
+-- * multi_precision = true (MXNet's option): a float16 weight gets a float32 master copy
+--   in its state. SGD and NAG: {weight32}, or {mom, weight32} with momentum, mom float32;
 --   the update runs in float32 on the copy (mp_sgd_update, mp_sgd_mom_update,
---   mp_nag_mom_update) and the float16 weight receives it rounded. Other dtypes, and the
---   other optimizers, ignore the option.
+--   mp_nag_mom_update) and the float16 weight receives it rounded. Every other optimizer
+--   goes through MXNet's generic wrapper (create_state_multi_precision /
+--   update_multi_precision): state {weight32, inner states...}, the update on weight32 with
+--   the gradient in float32, then the weight rounded. Other dtypes ignore the option.
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
 --   single array, '/none' for a stateless one), '<key>/count' for its update count,
@@ -32,12 +35,13 @@
 --   save_states(path) / set_states(path_or_table) round-trip them.
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
+local kwargs = require 'luamx.kwargs'
 local raise = capi.raise
 
 local M = {}
 M.use_fused = true
---- MXNet options accepted and ignored (no effect in luamx's dense float updates).
-M.IGNORED_OPTIONS = {multi_precision = true, lazy_update = true}
+--- MXNet options accepted and ignored (no effect in luamx's dense updates).
+M.IGNORED_OPTIONS = {multi_precision = true, lazy_update = true, param_dict = true}
 
 -- ------------------------------------------------------------------ arithmetic -----
 local function clip(g, c)
@@ -88,6 +92,7 @@ function M.clear_prepared() prepared, nprepared = {}, 0 end
 
 local function fused(name, args)
   if not M.use_fused or broken[name] or not nd.prepare then return false end
+  if rawget(nd, name) == nil then return false end -- no such operator in this engine
   local called, err = pcall(function() prepared_call(name, args)(args) end)
   if not called then
     -- a Ctrl-C (the REPL's interrupt, luamx.repl.interrupt) is not a broken kernel: re-raise it
@@ -112,16 +117,17 @@ local function ends(s, suf) return #s >= #suf and s:sub(-#suf) == suf end
 
 --- A new optimizer class registered under `name`; `defaults` fills missing options;
 --- `init(self, o)` reads the class's own options.
-local function class(name, defaults, init)
+--- `positional` lists the class's own arguments in MXNet's Python order: the constructor
+--- takes them positionally (`mx.optimizer.SGD(0.9)`), or everything as one keyword table
+--- (`mx.optimizer.SGD{momentum = 0.9}`), optionally after positional ones.
+local function class(name, defaults, init, positional)
   local cls = setmetatable({}, {__index = Optimizer})
   cls.__index = cls
   cls.__tostring = Optimizer.__tostring
   cls._name = name
-  setmetatable(cls, {__index = Optimizer, __call = function(c, o)
-    if o ~= nil and type(o) ~= 'table' then
-      raise(('mx.optimizer.%s: expected a table of options, got %s'):format(name, type(o)))
-    end
-    o = o or {}
+  cls._positional = positional or {}
+  setmetatable(cls, {__index = Optimizer, __call = function(c, ...)
+    local o = kwargs.parse('mx.optimizer.' .. name, cls._positional, ...)
     -- Every option the class reads is recorded; one that nothing read is a misspelling
     -- (momentun) and an error, as MXNet's keyword arguments are.
     local read = {}
@@ -259,6 +265,46 @@ end
 -- @return nil
 function Optimizer:create_state() return nil end
 
+--- The state of a weight, with MXNet's multi-precision wrapper: with `multi_precision`
+-- and a float16 weight, `{weight32, inner...}` (a float32 master copy, then the entries of
+-- `create_state(index, weight32)`); otherwise `create_state(index, weight)`. Optimizers
+-- with their own multi-precision kernels (SGD, NAG) override it.
+-- @param index the parameter's index
+-- @param weight the NDArray
+-- @return the state (nil, an NDArray or a list of NDArrays)
+function Optimizer:create_state_multi_precision(index, weight)
+  if self.multi_precision and weight.dtype == 'float16' then
+    local w32 = weight:astype('float32')
+    local inner = self:create_state(index, w32)
+    local st = {w32}
+    if nd.is_ndarray(inner) then st[2] = inner
+    elseif inner then for i, a in ipairs(inner) do st[i + 1] = a end end
+    return st
+  end
+  return self:create_state(index, weight)
+end
+
+--- One update through MXNet's multi-precision wrapper: with `multi_precision` and a
+-- float16 weight the update runs on the float32 master copy (with the gradient cast to
+-- float32) and the weight receives it rounded to float16; otherwise `update`.
+-- @param index the parameter's index
+-- @param weight the NDArray, updated in place
+-- @param grad its gradient
+-- @param state what `create_state_multi_precision` returned
+function Optimizer:update_multi_precision(index, weight, grad, state)
+  if self.multi_precision and weight.dtype == 'float16' and type(state) == 'table'
+      and not nd.is_ndarray(state) then
+    local w32 = state[1]
+    local inner
+    if #state == 2 and self._single_state then inner = state[2]
+    elseif #state > 1 then inner = {unpack(state, 2)} end
+    self:update(index, w32, grad:astype('float32'), inner)
+    weight:set(w32:astype(weight.dtype))
+    return
+  end
+  self:update(index, weight, grad, state)
+end
+
 function Optimizer:__tostring()
   return ('%s(learning_rate=%g, wd=%g, rescale_grad=%g)'):format(self._name, self.lr, self.wd, self.rescale_grad)
 end
@@ -268,7 +314,7 @@ local function clip_arg(self) return (self.clip_gradient and self.clip_gradient 
 -- ------------------------------------------------------------------ SGD ------------
 --- SGD{momentum=0}: w = (1 - lr*wd)*w - lr*clip(rescale*g); with momentum
 --- m = momentum*m - lr*wd*w - lr*clip(rescale*g), w = w + m.
-M.SGD = class('sgd', {}, function(self, o) self.momentum = o.momentum or 0 end)
+M.SGD = class('sgd', {}, function(self, o) self.momentum = o.momentum or 0 end, {'momentum', 'lazy_update'})
 
 local function mp_of(self, weight) return self.multi_precision and weight.dtype == 'float16' end
 
@@ -303,6 +349,9 @@ local function mp_update(self, index, weight, grad, state, nag)
   weight:set(w32:astype('float16'))
 end
 
+-- SGD and NAG keep their own multi-precision states and kernels (mp_sgd_update, ...)
+function M.SGD:create_state_multi_precision(index, weight) return self:create_state(index, weight) end
+function M.SGD:update_multi_precision(index, weight, grad, state) return self:update(index, weight, grad, state) end
 function M.SGD:create_state(_, weight)
   if mp_of(self, weight) then return mp_state(self, weight) end
   if self.momentum == 0 then return nil end
@@ -332,8 +381,10 @@ end
 -- ------------------------------------------------------------------ NAG ------------
 --- NAG{momentum=0}: g = clip(rescale*grad) + wd*w; m = momentum*m + g;
 --- w = w - lr*(g + momentum*m). Without momentum it is SGD.
-M.NAG = class('nag', {}, function(self, o) self.momentum = o.momentum or 0 end)
+M.NAG = class('nag', {}, function(self, o) self.momentum = o.momentum or 0 end, {'momentum'})
 M.NAG.create_state = M.SGD.create_state
+M.NAG.create_state_multi_precision = M.SGD.create_state_multi_precision
+M.NAG.update_multi_precision = M.SGD.update_multi_precision
 function M.NAG:update(index, weight, grad, state)
   if mp_of(self, weight) and type(state) == 'table' and not nd.is_ndarray(state) then
     return mp_update(self, index, weight, grad, state, #state > 1)
@@ -356,7 +407,7 @@ end
 --- w = w - lr_t*mean/(sqrt(var) + epsilon).
 M.Adam = class('adam', {learning_rate = 0.001}, function(self, o)
   self.beta1, self.beta2, self.epsilon = o.beta1 or 0.9, o.beta2 or 0.999, o.epsilon or 1e-8
-end)
+end, {'learning_rate', 'beta1', 'beta2', 'epsilon', 'lazy_update'})
 function M.Adam:create_state(_, weight) return {zeros_like(weight), zeros_like(weight)} end
 function M.Adam:update(index, weight, grad, state)
   self:_update_count(index)
@@ -381,7 +432,7 @@ end
 M.RMSProp = class('rmsprop', {learning_rate = 0.001}, function(self, o)
   self.gamma1, self.gamma2, self.epsilon = o.gamma1 or 0.9, o.gamma2 or 0.9, o.epsilon or 1e-8
   self.centered, self.clip_weights = o.centered and true or false, o.clip_weights
-end)
+end, {'learning_rate', 'gamma1', 'gamma2', 'epsilon', 'centered', 'clip_weights'})
 function M.RMSProp:create_state(_, weight)
   if self.centered then return {zeros_like(weight), zeros_like(weight), zeros_like(weight)} end
   return {zeros_like(weight)}
@@ -412,7 +463,10 @@ end
 -- ------------------------------------------------------------------ AdaGrad --------
 --- AdaGrad{learning_rate=0.01, eps=1e-7}: g = clip(rescale*grad); h = h + g^2;
 --- w = w - lr*(g/sqrt(h + eps) + wd*w).
-M.AdaGrad = class('adagrad', {}, function(self, o) self.float_stable_eps = o.eps or o.epsilon or 1e-7 end)
+M.AdaGrad = class('adagrad', {}, function(self, o)
+  self.float_stable_eps, self._single_state = o.eps or o.epsilon or 1e-7, true
+end,
+  {'eps'})
 function M.AdaGrad:create_state(_, weight) return zeros_like(weight) end
 function M.AdaGrad:update(index, weight, grad, state)
   self:_update_count(index)
@@ -430,7 +484,8 @@ end
 --- AdaDelta{rho=0.9, epsilon=1e-5} (no learning rate): g = clip(rescale*grad);
 --- acc_g = rho*acc_g + (1-rho)*g^2; d = sqrt(acc_d + eps)/sqrt(acc_g + eps)*g;
 --- acc_d = rho*acc_d + (1-rho)*d^2; w = w - (d + wd*w).
-M.AdaDelta = class('adadelta', {}, function(self, o) self.rho, self.epsilon = o.rho or 0.9, o.epsilon or 1e-5 end)
+M.AdaDelta = class('adadelta', {}, function(self, o) self.rho, self.epsilon = o.rho or 0.9, o.epsilon or 1e-5 end,
+  {'rho', 'epsilon'})
 function M.AdaDelta:create_state(_, weight) return {zeros_like(weight), zeros_like(weight)} end
 function M.AdaDelta:update(index, weight, grad, state)
   local wd = self:_get_wd(index)
@@ -509,7 +564,7 @@ end
 function Updater:__call(index, grad, weight)
   local st = self.states[index]
   if st == nil and not self._loaded[index] then
-    st = self.optimizer:create_state(index, weight)
+    st = self.optimizer:create_state_multi_precision(index, weight)
     self.states[index] = st
     self._loaded[index] = true
   elseif self._loaded[index] == 'file' then
@@ -517,7 +572,7 @@ function Updater:__call(index, grad, weight)
     self.states[index] = st
     self._loaded[index] = true
   end
-  self.optimizer:update(index, weight, grad, st)
+  self.optimizer:update_multi_precision(index, weight, grad, st)
 end
 
 --- States and update counts as a name -> NDArray table (copies on the CPU).
@@ -567,6 +622,9 @@ end
 -- @param path file path
 function Updater:save_states(path) nd.save(path, self:get_states()) end
 
+-- The helpers the optimizers of luamx.optimizer.more share with these.
+M._util = {clip = clip, sqrt = sqrt, zeros_like = zeros_like, fused = fused, clip_arg = clip_arg}
+require('luamx.optimizer.more').define(M)
 
 --- Installs this module as `mx.optimizer` (with `mx.optimizer.lr_scheduler`).
 -- @param mx the luamx module table

@@ -272,6 +272,9 @@ typedef struct {
 typedef struct {
   double lr, momentum, beta1, beta2, epsilon, gamma1, wd, rescale_grad, clip_gradient;
   double clip_weights;
+  double lamda1, beta, wd_lh; /* ftrl_update, signum_update */
+  double clip_grad;           /* ftml_update (MXNet's name for its clip_gradient) */
+  int64_t t;                  /* ftml_update: the update count */
   int lazy_update;
 } lmx_upd_param;
 

@@ -1,5 +1,6 @@
 /* optimizer.c — fused optimizer updates: sgd_update, sgd_mom_update, nag_mom_update,
- * adam_update, rmsprop_update, adagrad_update, and the multi-precision mp_sgd_update,
+ * adam_update, rmsprop_update, adagrad_update, ftrl_update, signum_update,
+ * signsgd_update, ftml_update (three states: d, v, z), and the multi-precision mp_sgd_update,
  * mp_sgd_mom_update, mp_nag_mom_update.
  *
  * Inputs weight, grad and the optimizer states (mom / mean, var / n / history), all of
@@ -58,7 +59,33 @@ static const lmx_param_field adagrad_fields[] = {
     F_WD, F_RESCALE, F_CLIP,
 };
 
+static const lmx_param_field ftrl_fields[] = {
+    F_LR,
+    LMX_PF(lmx_upd_param, lamda1, LMX_PT_FLOAT, "0.01", NULL, 0, 0, "The L1 regularization coefficient."),
+    LMX_PF(lmx_upd_param, beta, LMX_PT_FLOAT, "1.0", NULL, 0, 0, "Per-Coordinate Learning Rate beta."),
+    F_WD, F_RESCALE, F_CLIP,
+};
+static const lmx_param_field signum_fields[] = {
+    F_LR, F_MOM, F_WD, F_RESCALE, F_CLIP,
+    LMX_PF(lmx_upd_param, wd_lh, LMX_PT_FLOAT, "0.0", NULL, 0, 0,
+           "The amount of weight decay that does not go into gradient/momentum calculations "
+           "otherwise do weight decay algorithmically only."),
+};
+static const lmx_param_field signsgd_fields[] = {F_LR, F_WD, F_RESCALE, F_CLIP};
+static const lmx_param_field ftml_fields[] = {
+    F_LR,
+    LMX_PF(lmx_upd_param, beta1, LMX_PT_FLOAT, "0.6", NULL, 0, 0, "Generally close to 0.5."),
+    LMX_PF(lmx_upd_param, beta2, LMX_PT_FLOAT, "0.999", NULL, 0, 0, "Generally close to 1."),
+    LMX_PF(lmx_upd_param, epsilon, LMX_PT_FLOAT, "1e-08", NULL, 0, 0, "Epsilon to prevent div 0."),
+    LMX_PF(lmx_upd_param, t, LMX_PT_INT, NULL, NULL, 1, 1e15, "Number of update."),
+    F_WD, F_RESCALE,
+    LMX_PF(lmx_upd_param, clip_grad, LMX_PT_FLOAT, "-1.0", NULL, 0, 0,
+           "Clip gradient to [-clip_grad, clip_grad]; <= 0 turns it off."),
+};
+
 static const char *const in_sgd[] = {"weight", "grad", NULL};
+static const char *const in_ftrl[] = {"weight", "grad", "z", "n", NULL};
+static const char *const in_ftml[] = {"weight", "grad", "d", "v", "z", NULL};
 static const char *const in_mom[] = {"weight", "grad", "mom", NULL};
 static const char *const in_adam[] = {"weight", "grad", "mean", "var", NULL};
 static const char *const in_rms[] = {"weight", "grad", "n", NULL};
@@ -86,6 +113,11 @@ UPDATE_OP(nag_mom_update, nag_fields, in_mom, "Update function for Nesterov Acce
 UPDATE_OP(adam_update, adam_fields, in_adam, "Update function for Adam optimizer.");
 UPDATE_OP(rmsprop_update, rmsprop_fields, in_rms, "Update function for RMSProp optimizer.");
 UPDATE_OP(adagrad_update, adagrad_fields, in_adagrad, "Update function for AdaGrad optimizer.");
+UPDATE_OP(ftrl_update, ftrl_fields, in_ftrl, "Update function for Ftrl optimizer.");
+UPDATE_OP(signum_update, signum_fields, in_mom, "SIGN momentUM (Signum) optimizer.");
+UPDATE_OP(signsgd_update, signsgd_fields, in_sgd, "Update function for SignSGD optimizer.");
+UPDATE_OP(ftml_update, ftml_fields, in_ftml, "The FTML optimizer described in FTML - Follow "
+                                             "the Moving Leader in Deep Learning.");
 
 /* weight, grad and the output share one (float16) dtype; momentum and weight32 float32 */
 static int mp_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,

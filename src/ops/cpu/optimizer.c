@@ -14,7 +14,8 @@
 static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                   const int *req, int rule, int nstate) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2"};
+  static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2",
+                                      "state 3"};
   LMX_TRY(lmx_cpu_check_float(c, &in[0], names[0]));
   int64_t n = lmx_glue_size(&in[0]);
   for (int i = 0; i < 2 + nstate; i++)
@@ -34,7 +35,13 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
       .epsilon = p->epsilon,
       .gamma1 = p->gamma1,
       .clip_weights = p->clip_weights,
+      .lamda1 = p->lamda1,
+      .beta = p->beta,
+      .wd_lh = p->wd_lh,
+      .t = (double)p->t,
+      .s2 = nstate > 2 ? in[4].data : NULL,
   };
+  if (rule == LMX_UPD_FTML) u.clip = p->clip_grad; /* ftml_update names it clip_grad */
   lmx_cpu_update(in[0].dtype, &u, n, out[0].data, in[0].data, in[1].data,
                  nstate > 0 ? in[2].data : NULL, nstate > 1 ? in[3].data : NULL,
                  req[0] == LMX_REQ_ADD);
@@ -47,7 +54,8 @@ static lmx_cpu_upd upd_of(const lmx_op_ctx *c, int rule) {
   lmx_cpu_upd u = {.rule = rule, .lr = p->lr, .wd = p->wd, .rescale = p->rescale_grad,
                    .clip = p->clip_gradient, .momentum = p->momentum, .beta1 = p->beta1,
                    .beta2 = p->beta2, .epsilon = p->epsilon, .gamma1 = p->gamma1,
-                   .clip_weights = p->clip_weights};
+                   .clip_weights = p->clip_weights, .lamda1 = p->lamda1, .beta = p->beta,
+                   .wd_lh = p->wd_lh};
   return u;
 }
 
@@ -123,3 +131,7 @@ CPU_UPDATE(nag_mom_update, LMX_UPD_NAG, 1)
 CPU_UPDATE(adam_update, LMX_UPD_ADAM, 2)
 CPU_UPDATE(rmsprop_update, LMX_UPD_RMSPROP, 1)
 CPU_UPDATE(adagrad_update, LMX_UPD_ADAGRAD, 1)
+CPU_UPDATE(ftrl_update, LMX_UPD_FTRL, 2)
+CPU_UPDATE(signum_update, LMX_UPD_SIGNUM, 1)
+CPU_UPDATE(signsgd_update, LMX_UPD_SIGNSGD, 0)
+CPU_UPDATE(ftml_update, LMX_UPD_FTML, 3)

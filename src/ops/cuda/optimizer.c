@@ -13,7 +13,8 @@
 static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                   const int *req, int rule, int nstate) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2"};
+  static const char *const names[] = {"input 'weight'", "input 'grad'", "state 1", "state 2",
+                                      "state 3"};
   LMX_TRY(lmx_cuda_check_float(c, &in[0], names[0]));
   int64_t n = lmx_glue_size(&in[0]);
   for (int i = 0; i < 2 + nstate; i++)
@@ -32,7 +33,13 @@ static int update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
       .epsilon = p->epsilon,
       .gamma1 = p->gamma1,
       .clip_weights = p->clip_weights,
+      .lamda1 = p->lamda1,
+      .beta = p->beta,
+      .wd_lh = p->wd_lh,
+      .t = (double)p->t,
+      .s2 = nstate > 2 ? in[4].data : NULL,
   };
+  if (rule == LMX_UPD_FTML) u.clip = p->clip_grad; /* ftml_update names it clip_grad */
   return lmx_cuda_fail(c, lmx_cu_update(LMX_CU_S(c), in[0].dtype, &u, n, out[0].data, in[0].data,
                                         in[1].data, nstate > 0 ? in[2].data : NULL,
                                         nstate > 1 ? in[3].data : NULL, req[0] == LMX_REQ_ADD),
@@ -52,6 +59,10 @@ CUDA_UPDATE(nag_mom_update, LMX_UPD_NAG, 1)
 CUDA_UPDATE(adam_update, LMX_UPD_ADAM, 2)
 CUDA_UPDATE(rmsprop_update, LMX_UPD_RMSPROP, 1)
 CUDA_UPDATE(adagrad_update, LMX_UPD_ADAGRAD, 1)
+CUDA_UPDATE(ftrl_update, LMX_UPD_FTRL, 2)
+CUDA_UPDATE(signum_update, LMX_UPD_SIGNUM, 1)
+CUDA_UPDATE(signsgd_update, LMX_UPD_SIGNSGD, 0)
+CUDA_UPDATE(ftml_update, LMX_UPD_FTML, 3)
 
 static int mp_update(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, int rule, int nstate) {
