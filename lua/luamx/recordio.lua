@@ -325,6 +325,7 @@ end
 --- payload (OpenCV's cv2.imdecode: BGR order; tools/im2rec.lua uses it).
 -- @param bytes string
 -- @param iscolor -1 as stored (default), 0 gray, 1 BGR
+-- @param who the caller's name for error messages (default 'mx.recordio.imdecode')
 -- @return uint8 NDArray (height, width, channels), or (height, width) for gray
 function M.imdecode(bytes, iscolor, who)
   who, iscolor = who or 'mx.recordio.imdecode', iscolor or -1
