@@ -422,8 +422,9 @@ LMX_API int lmx_recordio_read(lmx_recordio *r, const void **data, size_t *size, 
  * tell(), the positions an .idx file stores). */
 LMX_API int lmx_recordio_tell(const lmx_recordio *r, uint64_t *pos);
 
-/* Moves a reader to byte offset pos (a multiple of 4 within the file, normally a tell()
- * value); a wrong offset shows as LMX_ERR_FORMAT on the next read. */
+/* Moves a reader to byte offset pos, normally a tell() value. LMX_ERR_ARG for an offset
+ * past the end of the file or not a multiple of 4; an offset that is not a record start
+ * shows as LMX_ERR_FORMAT (naming it) on the next read. LMX_ERR_STATE on a writer. */
 LMX_API int lmx_recordio_seek(lmx_recordio *r, uint64_t pos);
 
 /* An image: decoded pixels (8-bit, interleaved height x width x channels, OpenCV's
