@@ -237,6 +237,14 @@ describe('pack_img / unpack_img', function()
     end
   end)
 
+  it('takes the PNG quality as the zlib level, clamped to 0..9 as OpenCV does', function()
+    local img = mx.nd.zeros({32, 32, 3}, {dtype = 'uint8'})
+    local stored = #rio.pack_img(rio.IRHeader(0, 0, 0, 0), img, 0, '.png')
+    local best = #rio.pack_img(rio.IRHeader(0, 0, 0, 0), img, 9, '.png')
+    assert.truthy(stored > 3 * 32 * 32 and best < stored / 10, stored .. ' vs ' .. best)
+    assert.equal(best, #rio.pack_img(rio.IRHeader(0, 0, 0, 0), img, 95, '.PNG'))
+  end)
+
   it('decodes a color image as gray (iscolor 0) and a gray one as BGR (iscolor 1)', function()
     local s = rio.pack_img(rio.IRHeader(0, 0, 0, 0), pattern(4, 4, 1), 9, '.png')
     local _, bgr = rio.unpack_img(s, 1)
@@ -249,7 +257,7 @@ describe('pack_img / unpack_img', function()
 
   it('round-trips through JPEG within the codec\'s error, label arrays kept', function()
     local img = mx.nd.full({16, 16, 3}, 200, {dtype = 'uint8'})
-    local s = rio.pack_img(rio.IRHeader(0, {1, 2}, 5, 0), img, 95, '.jpg')
+    local s = rio.pack_img(rio.IRHeader(0, {1, 2}, 5, 0), img, 95, '.JPG')
     assert.equal('\255\216\255', select(2, rio.unpack(s)):sub(1, 3))
     local h, back = rio.unpack_img(s)
     assert.same({1, 2}, h.label)

@@ -298,6 +298,8 @@ function M.pack_img(header, img, quality, img_fmt)
     raise(('mx.recordio.pack_img: img must be (height, width) or (height, width, channels), got %d dims'):format(#s))
   end
   if type(quality) ~= 'number' then raise('mx.recordio.pack_img: quality must be a number, got ' .. type(quality)) end
+  if type(img_fmt) ~= 'string' then raise('mx.recordio.pack_img: img_fmt must be a string, got ' .. type(img_fmt)) end
+  img_fmt = img_fmt:lower() -- MXNet compares upper-cased: '.JPG' is '.jpg'
   if img_fmt == '.png' then quality = math.max(0, math.min(9, quality)) end
   local src = img:copyto(nd.empty(s, {dtype = 'uint8'}))
   local out = ffi.new('lmx_image *[1]')
