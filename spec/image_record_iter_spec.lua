@@ -129,6 +129,39 @@ describe('the committed fixture (tools/im2rec.lua output)', function()
   end)
 end)
 
+describe('tools/im2rec.lua', function()
+  it('lists one class per subfolder (--list --recursive) and packs with re-encoding', function()
+    local dir = tmpdir()
+    os.execute(('mkdir -p %q %q'):format(dir .. '/photos/b_dog', dir .. '/photos/a_cat'))
+    for i = 0, 3 do
+      local _, png = rio.unpack(rio.pack_img(rio.IRHeader(0, 0, 0, 0), F.image(i), 1, '.png'))
+      local f = assert(io.open(('%s/photos/%s/%d.png'):format(dir, i < 3 and 'b_dog' or 'a_cat', i), 'wb'))
+      f:write(png)
+      f:close()
+    end
+    local src = os.getenv('LUAMX_SOURCE_DIR') or '.'
+    local function run(args)
+      local p = io.popen(('luajit %q %s 2>&1'):format(src .. '/tools/im2rec.lua', args))
+      local out = p:read('*a')
+      p:close()
+      return out
+    end
+    assert.truthy(run(('--list --recursive %q %q'):format(dir .. '/all', dir .. '/photos')):find('4 images listed', 1, true))
+    assert.equal('0\t0.000000\ta_cat/3.png\n1\t1.000000\tb_dog/0.png\n2\t1.000000\tb_dog/1.png\n'
+                 .. '3\t1.000000\tb_dog/2.png\n', slurp(dir .. '/all.lst'))
+    assert.truthy(run(('--encoding .png %q %q'):format(dir .. '/all', dir .. '/photos')):find('4 images packed', 1, true))
+    local r = rio.MXIndexedRecordIO(dir .. '/all.idx', dir .. '/all.rec', 'r')
+    local h, img = rio.unpack_img(r:read_idx(0))
+    assert.same({0, 0, 0}, {h.label, h.id, h.id2})
+    assert.same(F.image(3):toflat(), img:toflat())
+    h = rio.unpack(r:read_idx(3))
+    assert.same({1, 3}, {h.label, h.id})
+    r:close()
+    assert.truthy(run('--bogus a b'):find('unknown option --bogus', 1, true))
+    os.execute(('rm -r %q'):format(dir))
+  end)
+end)
+
 describe('mx.io.ImageRecordIter', function()
   local base = {path_imgrec = FIX .. '.rec', data_shape = {3, 4, 6}, batch_size = 4}
   local function opts(extra)
