@@ -23,7 +23,7 @@
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static lmx_image_ops g_ops;
 static int g_state; /* 0 not tried, 1 loaded, -1 failed */
-static char g_why[768];
+static char g_why[8192]; /* holds the path (< 4096) and the message */
 
 static void load(void) {
   char path[4096];
