@@ -203,7 +203,9 @@ function IRHeader.__tostring(h)
   return ('IRHeader(flag=%d, label=%s, id=%d, id2=%d)'):format(h.flag, l, h.id, h.id2)
 end
 
-ffi.cdef[[typedef struct { uint32_t flag; float label; uint64_t id, id2; } lmx_irheader_;]]
+if not pcall(ffi.typeof, 'lmx_irheader_') then -- (the module may be loaded twice)
+  ffi.cdef[[typedef struct { uint32_t flag; float label; uint64_t id, id2; } lmx_irheader_;]]
+end
 local HEADER_SIZE = 24
 assert(ffi.sizeof('lmx_irheader_') == HEADER_SIZE)
 
