@@ -36,6 +36,7 @@ mx.__version__ = ('%d.%d.%d'):format(math.floor(v / 10000), math.floor(v / 100) 
 -- Layers above NDArray: each module's install(mx) adds its namespace.
 require('luamx.files').install(mx)
 require('luamx.io').install(mx)
+require('luamx.recordio').install(mx)
 require('luamx.metric').install(mx)
 require('luamx.initializer').install(mx)
 require('luamx.lr_scheduler').install(mx)

@@ -390,6 +390,129 @@ LMX_API int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names);
 LMX_API int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr,
                            const char **name);
 
+/* ================================ RecordIO, images, image iterator (MXNet's) === */
+
+/* A RecordIO file (dmlc-core's format, MXNet's .rec): records of any bytes, each
+ * stored as the magic 0xced7230a, a uint32 whose upper 3 bits are a continuation flag
+ * and lower 29 bits a length, the bytes and zero padding to 4 bytes (a record holding
+ * the magic at a 4-aligned offset is split there, as dmlc does). Files are untrusted:
+ * a bad magic, a bad continuation flag or a length past the end of the file gives
+ * LMX_ERR_FORMAT with a message naming the file and the byte offset. */
+typedef struct lmx_recordio lmx_recordio;
+
+enum { LMX_RECORDIO_READ = 0, LMX_RECORDIO_WRITE = 1 };
+
+/* Opens path for reading (LMX_RECORDIO_READ) or creates/truncates it for writing.
+ * out: the handle, closed by lmx_recordio_free. LMX_ERR_IO names the file and errno. */
+LMX_API int lmx_recordio_open(const char *path, int mode, lmx_recordio **out);
+
+/* Closes the file and frees the handle; NULL is a no-op. LMX_ERR_IO if close fails
+ * (the handle is freed anyway). */
+LMX_API int lmx_recordio_free(lmx_recordio *r);
+
+/* Appends one record of size bytes (at most 2^29 - 1). LMX_ERR_STATE on a reader. */
+LMX_API int lmx_recordio_write(lmx_recordio *r, const void *data, size_t size);
+
+/* Reads the record at the current position: *data and *size borrow the handle's buffer
+ * until the next read, seek or free; *got = 0 (and *size = 0) at the end of the file.
+ * LMX_ERR_STATE on a writer. */
+LMX_API int lmx_recordio_read(lmx_recordio *r, const void **data, size_t *size, int *got);
+
+/* Byte offset of the next record to read, or the end of what was written (MXNet's
+ * tell(), the positions an .idx file stores). */
+LMX_API int lmx_recordio_tell(const lmx_recordio *r, uint64_t *pos);
+
+/* Moves a reader to byte offset pos, normally a tell() value. LMX_ERR_ARG for an offset
+ * past the end of the file or not a multiple of 4; an offset that is not a record start
+ * shows as LMX_ERR_FORMAT (naming it) on the next read. LMX_ERR_STATE on a writer. */
+LMX_API int lmx_recordio_seek(lmx_recordio *r, uint64_t pos);
+
+/* An image: decoded pixels (8-bit, interleaved height x width x channels, OpenCV's
+ * channel order as MXNet's recordio.unpack_img gives them: gray, BGR or BGRA) or
+ * encoded bytes. JPEG and PNG go through libjpeg-turbo and libpng, in the plugin
+ * libluamx_image.so opened on first use: without it (or without libjpeg62-turbo /
+ * libpng16-16) these functions fail with LMX_ERR_UNSUPPORTED naming the packages, and
+ * the rest of luamx works. */
+typedef struct lmx_image lmx_image;
+
+/* Decodes JPEG or PNG bytes. flag (OpenCV's imdecode): -1 as stored, 0 gray, 1 BGR.
+ * LMX_ERR_FORMAT with the codec's message for corrupt data. out: one reference. */
+LMX_API int lmx_image_decode(const void *data, size_t size, int flag, lmx_image **out);
+
+/* Encodes pixels (height x width x channels, channels 1, 3 (BGR) or 4 (BGRA)) as fmt
+ * ".jpg"/".jpeg" (quality 1..100; alpha dropped) or ".png" (quality = compression
+ * level 0..9). out: one reference holding the encoded bytes. */
+LMX_API int lmx_image_encode(const uint8_t *pixels, int height, int width, int channels,
+                             const char *fmt, int quality, lmx_image **out);
+
+/* Height, width, channels and the bytes (pixels, or the encoded file), borrowed from
+ * the handle. Any out-pointer may be NULL. */
+LMX_API int lmx_image_info(const lmx_image *img, int *height, int *width, int *channels,
+                           const void **data, size_t *size);
+
+/* Releases one reference; NULL is a no-op. */
+LMX_API int lmx_image_free(lmx_image *img);
+
+/* MXNet's ImageRecordIter: batches of images from a .rec file, decoded, resized,
+ * cropped, mirrored and normalized by worker threads ahead of the consumer. */
+typedef struct lmx_imagerec_iter lmx_imagerec_iter;
+
+/* What happens to an incomplete last batch. */
+enum {
+  LMX_LAST_BATCH_ROUND = 0,   /* filled from the start of the epoch's order; pad counts them */
+  LMX_LAST_BATCH_PAD = 1,     /* the missing rows are zeros; pad counts them */
+  LMX_LAST_BATCH_DISCARD = 2  /* dropped */
+};
+
+/* Parameters (MXNet's names). Output pixel (channel k of RGB order) =
+ * (pixel - mean[k]) * scale / std[k]. Randomness (shuffle, crop position, mirror) is a
+ * function of seed, epoch and the sample's position in the epoch only, so batches do not
+ * depend on the number of threads. */
+typedef struct lmx_imagerec_config {
+  const char *path_imgrec;      /* the .rec file */
+  const char *path_imgidx;      /* its .idx (NULL: the .rec is scanned at creation) */
+  int channels, height, width;  /* data_shape: 1 (gray) or 3 (RGB) channels */
+  int batch_size;
+  int label_width;              /* labels per record (the IRHeader flag when > 0, else 1) */
+  int shuffle;                  /* reshuffle the records every epoch */
+  int seed;
+  int resize;                   /* > 0: the shorter edge is resized to this (bilinear) */
+  int rand_crop;                /* random crop position (else centered) */
+  int rand_mirror;              /* mirror with probability 1/2 */
+  int mirror;                   /* always mirror */
+  float mean[3], std[3];        /* per channel, R G B order */
+  float scale;
+  int num_parts, part_index;    /* this part: records [part*n/num_parts, (part+1)*n/num_parts) */
+  int preprocess_threads;       /* worker threads, >= 1 */
+  int prefetch_buffer;          /* batches decoded ahead, >= 1 */
+  int last_batch;               /* LMX_LAST_BATCH_* */
+} lmx_imagerec_config;
+
+/* Opens the files, reads the record offsets (from the .idx, or by scanning the .rec),
+ * loads the image codec and starts the workers on the first epoch. Errors name the
+ * parameter (LMX_ERR_ARG), the file (LMX_ERR_IO, LMX_ERR_FORMAT) or the missing codec
+ * (LMX_ERR_UNSUPPORTED). out: the iterator, freed by lmx_imagerec_iter_free. */
+LMX_API int lmx_imagerec_iter_new(const lmx_imagerec_config *cfg, lmx_imagerec_iter **out);
+
+/* Stops the workers and frees the iterator; NULL is a no-op. */
+LMX_API int lmx_imagerec_iter_free(lmx_imagerec_iter *it);
+
+/* Records in this part, and batches per epoch. */
+LMX_API int lmx_imagerec_iter_size(const lmx_imagerec_iter *it, int64_t *records,
+                                   int64_t *batches);
+
+/* Waits for the next batch and copies it into data (batch_size x channels x height x
+ * width float32) and label (batch_size x label_width float32); *pad: rows that are
+ * padding; *got = 0 at the end of the epoch (nothing written). A record that cannot be
+ * read or decoded gives LMX_ERR_FORMAT naming the file, offset and problem; the batch
+ * is skipped and the iterator stays usable. */
+LMX_API int lmx_imagerec_iter_next(lmx_imagerec_iter *it, float *data, float *label, int *pad,
+                                   int *got);
+
+/* Starts the next epoch (reshuffled when shuffle is set); batches of the current one
+ * still being decoded are dropped. */
+LMX_API int lmx_imagerec_iter_reset(lmx_imagerec_iter *it);
+
 /* ================================================================= operators === */
 
 /* The operator registry (MXNet's names: "FullyConnected", "_plus_scalar", ...). Ops are

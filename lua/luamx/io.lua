@@ -382,12 +382,15 @@ function NDArrayIter:next()
 end
 
 -- ------------------------------------------------------------------ file iterators -
---- Installs this module as `mx.io` (adding `MNISTIter` and `CSVIter`).
+--- Installs this module as `mx.io` (adding `MNISTIter`, `CSVIter`, `ImageRecordIter`,
+-- `ResizeIter` and `PrefetchingIter`).
 -- @param mx the luamx module table
 -- @return this module
 function M.install(mx)
   M.MNISTIter = require('luamx.io.mnist').make(M)
   M.CSVIter = require('luamx.io.csv').make(M)
+  M.ImageRecordIter = require('luamx.io.image_rec').make(M)
+  M.ResizeIter, M.PrefetchingIter = require('luamx.io.wrappers').make(M)
   mx.io = M
   return M
 end
