@@ -23,6 +23,7 @@
  * (accumulating entries share the array of the entry they accumulate into, with their
  * own reference); a NULL ent[e] is a planned intermediate, made by lmx_exec_entry_views.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/alloc.h"
@@ -368,6 +369,13 @@ int lmx_exec_entry_views(lmx_executor *x) {
   return LMX_OK;
 }
 
+/* LUAMX_EXEC_KEEP_PLAN=1 keeps the plan's bind-time tables (unit tests of the passes,
+ * debugging); it changes nothing that runs. */
+static int keep_plan(void) {
+  const char *env = getenv("LUAMX_EXEC_KEEP_PLAN");
+  return env && strcmp(env, "1") == 0;
+}
+
 int lmx_exec_materialize(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
   LMX_TRY(entries(x));
@@ -394,6 +402,6 @@ int lmx_exec_materialize(lmx_executor *x) {
   share_tensors(x, nt);
   LMX_TRY(final_plan(x));
   drop_internal_views(x);
-  lmx_plan_drop_bind_tables(&x->plan);
+  if (!keep_plan()) lmx_plan_drop_bind_tables(&x->plan);
   return LMX_OK;
 }
