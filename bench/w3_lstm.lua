@@ -8,7 +8,8 @@
 --   LUAMX_LIB=build-bench/libluamx.so luajit bench/w3_lstm.lua --mode cell    -- W3b: LSTMCell unrolled
 --
 -- Prints RESULT W3a|W3b train_tokens_per_s; M1: the shared memory pool after binding the
--- largest bucket alone and after all six buckets (and their ratio), RSS above the
+-- largest bucket alone and after all six buckets (and their ratio), the same for every
+-- byte the engine allocates (parameters, optimizer state, symbols, plans, steps), RSS above the
 -- process baseline (after require 'luamx'), engine allocations per step.
 local dir = debug.getinfo(1, 'S').source:match('^@(.-)[^/\\]*$') or './'
 local B = dofile((dir == '' and './' or dir) .. 'common.lua')
@@ -63,6 +64,12 @@ end
 -- the largest bucket alone, trained a step so everything it needs exists
 mod:forward_backward(batches[60]); mod:update()
 local pool_one, rss_one = pool_bytes(), B.rss()
+local function engine_bytes() -- every byte the engine's allocator holds
+  collectgarbage(); collectgarbage()
+  local _, _, bytes = B.allocs()
+  return bytes
+end
+local engine_one = engine_bytes()
 -- bucket sequence: uniform draws from an LCG (the torch script draws the same keys)
 local x, seq = 4242, {}
 for i = 1, o.warmup + o.steps do
@@ -90,10 +97,14 @@ local allocs = (B.allocs() - a0) / o.steps
 B.result(id, 'train_tokens_per_s', tokens / dt)
 B.result(id, 'allocs_per_step', allocs)
 local pool_all = pool_bytes()
+local engine_all = engine_bytes()
 local rss, hwm = B.rss()
 B.result('M1', id .. '_pool_largest_bytes', pool_one)
 B.result('M1', id .. '_pool_all_bytes', pool_all)
 B.result('M1', id .. '_all_over_largest', pool_all / pool_one)
+B.result('M1', id .. '_engine_largest_bytes', engine_one)
+B.result('M1', id .. '_engine_all_bytes', engine_all)
+B.result('M1', id .. '_engine_all_over_largest', engine_all / engine_one)
 B.result(id, 'rss_largest_mb', rss_one)
 B.result(id, 'rss_mb', rss)
 B.result(id, 'hwm_mb', hwm)

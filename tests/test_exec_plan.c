@@ -5,6 +5,7 @@
  * on a block, and a bind through the C API that checks the numbers.
  * Prints "N passed, N failed" and exits non-zero on failure. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
@@ -72,7 +73,10 @@ static void test_plan(lmx_executor *x) {
   CHECK(p->planned_bytes <= p->naive_bytes);
 }
 
-static void test_run(lmx_symbol *sym) {
+/* keep = 1: bound with LUAMX_EXEC_KEEP_PLAN=1, so the plan's bind-time tables can be
+ * inspected; 0: they are freed at bind (a bound executor keeps only what it runs with),
+ * and forward / backward give the same results. */
+static void test_run(lmx_symbol *sym, int keep) {
   int64_t two = 2;
   lmx_ndarray *a, *b, *ga, *gb, *hg, *out;
   lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &a);
@@ -89,10 +93,14 @@ static void test_run(lmx_symbol *sym) {
   CHECK(lmx_binder_new(sym, LMX_CPU, 0, &bd) == LMX_OK);
   CHECK(lmx_binder_set_arg(bd, "a", -1, a, ga, LMX_GRAD_WRITE) == LMX_OK);
   CHECK(lmx_binder_set_arg(bd, NULL, 1, b, gb, LMX_GRAD_WRITE) == LMX_OK);
+  if (keep) setenv("LUAMX_EXEC_KEEP_PLAN", "1", 1);
   CHECK(lmx_binder_bind(bd, &x) == LMX_OK);
+  unsetenv("LUAMX_EXEC_KEEP_PLAN");
   lmx_binder_free(bd);
   if (!x) return;
-  test_plan(x);
+  if (keep) test_plan(x);
+  else CHECK(!x->plan.sid && !x->plan.shape && !x->plan.req && !x->plan.alias && !x->plan.node_ws);
+  CHECK(x->plan.nodes && x->plan.in_entry && x->plan.order && x->plan.grad_arg);
   CHECK(lmx_executor_backward(x, &hg, 1, 1) == LMX_ERR_STATE);
   CHECK(lmx_executor_forward(x, 1) == LMX_OK);
   CHECK(lmx_executor_array(x, LMX_EXEC_OUTPUTS, 0, &out) == LMX_OK);
@@ -119,7 +127,8 @@ int main(void) {
   CHECK(sym != NULL);
   if (sym) {
     test_api_checks(sym);
-    test_run(sym);
+    test_run(sym, 1);
+    test_run(sym, 0);
     lmx_symbol_free(sym);
   }
   lmx_debug_alloc_stats(&live1, NULL, NULL);

@@ -274,10 +274,7 @@ int lmx_executor_reshape(lmx_executor *exe, int partial_shaping, int allow_up_si
 int lmx_executor_set_monitor(lmx_executor *exe, lmx_monitor_fn fn, void *user, int monitor_all) {
   LMX_ENTER();
   LMX_NEED(exe, "lmx_executor_set_monitor", "exe");
-  exe->mon = fn;
-  exe->mon_user = fn ? user : NULL;
-  exe->mon_all = fn && monitor_all;
-  return LMX_OK;
+  return lmx_exec_set_monitor(exe, fn, user, monitor_all);
 }
 
 int lmx_executor_grad_final(const lmx_executor *exe, int *steps, int n, int *num_steps) {

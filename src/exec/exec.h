@@ -9,8 +9,10 @@
  *   reshape.c   reshape()
  *
  * Invariants of a bound executor:
- *  - every plan entry that some step touches has an array in ent[] (one reference):
- *    planned entries are views into pool slabs, external ones are the bound arrays,
+ *  - every plan entry that some step touches has an array in ent[] (one reference),
+ *    except planned intermediates that only steps read, which get theirs when a
+ *    monitor is installed (steps.c, lmx_exec_entry_views): planned entries are views
+ *    into pool slabs, external ones are the bound arrays,
  *    head-gradient / zeros arrays the executor owns, accumulating entries the array of
  *    the entry they accumulate into;
  *  - steps[] holds precomputed kernel arguments (lmx_tensor with raw pointers), so
@@ -113,8 +115,8 @@ struct lmx_executor {
   lmx_monitor_cb mon;
   void *mon_user;
   int mon_all;
-  char **mon_out;             /* per entry: "<node>_output", ... */
-  char **mon_in;              /* per node input slot: "<node>_<input>" */
+  char **mon_out;             /* per entry: "<node>_output", ... (NULL until monitored) */
+  char **mon_in;              /* per node input slot: "<node>_<input>" (likewise) */
   /* kept for reshape */
   int dev_type, dev_id;
   int ngroups;
@@ -150,7 +152,10 @@ int lmx_binder_group(lmx_binder *b, const char *group, int dev_type, int dev_id)
 int lmx_exec_bind(lmx_binder *b, int simple, lmx_executor **out);
 
 /* ---- steps.c ---------------------------------------------------------------------- */
+/* Materializes (see steps.c); afterwards ent[e] of an intermediate that only steps read
+ * is NULL until lmx_exec_entry_views makes it (a monitor needs it). */
 int lmx_exec_materialize(lmx_executor *x);
+int lmx_exec_entry_views(lmx_executor *x);
 
 /* ---- executor.c -------------------------------------------------------------------- */
 void lmx_exec_retain(lmx_executor *x);
@@ -161,7 +166,9 @@ int lmx_exec_copy_params(lmx_executor *x, const char *const *names,
                          lmx_ndarray *const *arrays, int n, int aux, int allow_extra);
 
 /* ---- monitor.c ---------------------------------------------------------------------- */
-int lmx_monitor_names(lmx_executor *x);
+/* Installs (fn != NULL) or removes a monitor; the first install builds the names
+ * (fails only for memory, leaving the executor unmonitored). */
+int lmx_exec_set_monitor(lmx_executor *x, lmx_monitor_cb fn, void *user, int all);
 void lmx_monitor_before(const lmx_executor *x, const lmx_xstep *s);
 void lmx_monitor_after(const lmx_executor *x, const lmx_xstep *s);
 

@@ -398,11 +398,8 @@ int lmx_grp_input_grad(lmx_group *g, int in, int ctx, lmx_ndarray **out) {
 
 int lmx_grp_set_monitor(lmx_group *g, lmx_group_monitor_fn fn, void *user, int all) {
   g->mon = fn, g->mon_user = fn ? user : NULL, g->mon_all = fn && all;
-  for (int i = 0; g->bound && i < g->n; i++) {
-    g->exec[i]->mon = fn ? on_monitor : NULL;
-    g->exec[i]->mon_user = fn ? &g->w[i] : NULL;
-    g->exec[i]->mon_all = g->mon_all;
-  }
+  for (int i = 0; g->bound && i < g->n; i++)
+    LMX_TRY(lmx_exec_set_monitor(g->exec[i], fn ? on_monitor : NULL, &g->w[i], g->mon_all));
   return LMX_OK;
 }
 

@@ -7,9 +7,11 @@
  * runs, for every input: first the variable's own name when the input is a variable,
  * then "<node>_<input name>" (the operator's declared input names; ops that declare
  * none, backward and copy nodes use "input<i>", as MXNet does).
- * Names are built once at bind (per entry and per input slot), so a monitored step
- * allocates nothing; the array handed to the callback is the executor's own array for
- * the entry, borrowed for the duration of the call. Callbacks run on the calling thread.
+ * Names are built once, when a monitor is first installed on the executor (per entry and
+ * per input slot; an executor that is never monitored, such as most buckets, carries
+ * none), so a monitored step allocates nothing; the array handed to the callback is the
+ * executor's own array for the entry, borrowed for the duration of the call. Callbacks
+ * run on the calling thread.
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,11 +46,16 @@ static void in_name(const lmx_pnode *nd, int k, char *buf, size_t cap) {
   else snprintf(buf, cap, "input%d", k);
 }
 
-int lmx_monitor_names(lmx_executor *x) {
+static int monitor_names(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
+  if (x->mon_out) return LMX_OK;
   x->mon_out = lmx_calloc((size_t)p->num_entries + 1, sizeof(char *));
   x->mon_in = lmx_calloc((size_t)p->num_in + 1, sizeof(char *));
-  if (!x->mon_out || !x->mon_in) return lmx_fail_nomem("monitor names", (size_t)p->num_in * 8);
+  if (!x->mon_out || !x->mon_in) {
+    lmx_free(x->mon_out), lmx_free(x->mon_in);
+    x->mon_out = NULL, x->mon_in = NULL;
+    return lmx_fail_nomem("monitor names", (size_t)p->num_in * 8);
+  }
   char buf[128];
   for (int i = 0; i < p->num_order; i++) {
     const lmx_pnode *nd = &p->nodes[p->order[i]];
@@ -63,6 +70,15 @@ int lmx_monitor_names(lmx_executor *x) {
         return lmx_fail_nomem("monitor names", sizeof buf);
     }
   }
+  return LMX_OK;
+}
+
+int lmx_exec_set_monitor(lmx_executor *x, lmx_monitor_cb fn, void *user, int all) {
+  if (fn) LMX_TRY(monitor_names(x));
+  if (fn) LMX_TRY(lmx_exec_entry_views(x));
+  x->mon = fn;
+  x->mon_user = fn ? user : NULL;
+  x->mon_all = fn && all;
   return LMX_OK;
 }
 

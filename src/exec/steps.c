@@ -14,9 +14,16 @@
  * into the one array, copies between contexts included) is where the gradient becomes
  * final; grad_final and the per-step lists final_at / final_args are made here, once,
  * so backward can hand them to a hook (the dist kvstore's overlap) without allocating.
- * Invariant: ent[e] holds one reference for every entry e (accumulating entries share
- * the array of the entry they accumulate into, with their own reference).
+ * What a bound executor keeps is what it runs with: a forward step whose tensors are
+ * the middle of its backward step's points there instead of owning a copy; the views
+ * of intermediates that only steps read are released (a monitor makes them again); the
+ * plan's per-entry tables are freed (lmx_plan_drop_bind_tables). So each bucket of a
+ * bucketing pool costs its steps and little more (spec/bucketing_memory_spec.lua).
+ * Invariant: ent[e] holds one reference for every entry e that still has an array
+ * (accumulating entries share the array of the entry they accumulate into, with their
+ * own reference); a NULL ent[e] is a planned intermediate, made by lmx_exec_entry_views.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/alloc.h"
@@ -237,6 +244,140 @@ static int final_plan(lmx_executor *x) {
   return LMX_OK;
 }
 
+/* The tensor of step s for output j of its node (OP: out[j]; BWD: the gradient of
+ * argument j), or NULL for copies. */
+static const lmx_tensor *step_output(const lmx_xstep *s, int j) {
+  if (s->kind == LMX_STEP_OP) return &s->t[s->nargs + j];
+  if (s->kind == LMX_STEP_BWD) return &s->t[2 * s->nout + s->nargs + j];
+  return NULL;
+}
+
+static int same_tensor(const lmx_tensor *a, const lmx_tensor *b) {
+  return a->data == b->data && a->dtype == b->dtype && lmx_shape_equal(&a->shape, &b->shape);
+}
+
+/* Does forward step f read and write exactly the tensors that backward step b gets as
+ * its inputs and outputs ([og, in, out, ig, aux]: the in, out part)? Not with aux
+ * states, which forward takes after its outputs. */
+static int fwd_within_bwd(const lmx_xstep *f, const lmx_xstep *b) {
+  if (f->naux || b->nargs != f->nargs || b->nout != f->nout) return 0;
+  for (int k = 0; k < f->nargs + f->nout; k++)
+    if (!same_tensor(&f->t[k], &b->t[b->nout + k])) return 0;
+  return 1;
+}
+
+/* A forward step's tensors [in, out] are, in the common case, the middle of its backward
+ * step's [og, in, out, ig]: the forward step then points there and owns none, which
+ * takes about a third off the executor's tensors (a bucket's largest table). The array
+ * is rebuilt without the dropped parts; on failure to allocate, nothing is shared. */
+static void share_tensors(lmx_executor *x, int nt) {
+  const lmx_plan *p = &x->plan;
+  int ns = x->nsteps, saved = 0;
+  int *step_of = lmx_alloc(((size_t)p->num_nodes + 1) * sizeof(int));
+  int *host = lmx_alloc(((size_t)ns + 1) * sizeof(int));
+  lmx_tensor *t = NULL;
+  if (!step_of || !host) goto out;
+  for (int n = 0; n < p->num_nodes; n++) step_of[n] = -1;
+  for (int i = 0; i < ns; i++) step_of[x->steps[i].node] = i, host[i] = -1;
+  for (int i = 0; i < ns; i++) {
+    const lmx_xstep *b = &x->steps[i];
+    if (b->kind != LMX_STEP_BWD) continue;
+    int f = step_of[p->nodes[b->node].fwd];
+    if (f < 0 || x->steps[f].kind != LMX_STEP_OP || host[f] >= 0) continue;
+    if (!fwd_within_bwd(&x->steps[f], b)) continue;
+    host[f] = i;
+    saved += x->steps[f].nargs + x->steps[f].nout;
+  }
+  if (saved == 0 || !(t = lmx_calloc((size_t)(nt - saved) + 1, sizeof *t))) goto out;
+  int at = 0;
+  for (int i = 0; i < ns; i++) {
+    int a, r;
+    step_sizes(p, x->steps[i].node, &a, &r);
+    if (host[i] >= 0) continue;
+    memcpy(t + at, x->steps[i].t, (size_t)a * sizeof *t);
+    x->steps[i].t = t + at;
+    at += a;
+  }
+  for (int i = 0; i < ns; i++)
+    if (host[i] >= 0) x->steps[i].t = x->steps[host[i]].t + x->steps[host[i]].nout;
+  lmx_free(x->tens);
+  x->tens = t;
+out:
+  lmx_free(step_of);
+  lmx_free(host);
+}
+
+/* The pool arena that holds t's data (NULL: none, e.g. an empty tensor at an end). */
+static lmx_ndarray *arena_of(const lmx_executor *x, const lmx_tensor *t) {
+  const lmx_pool *pl = x->pool;
+  for (int i = 0; i < pl->n; i++) {
+    lmx_ndarray *base = pl->slab[i].base;
+    const char *lo = base->st->ptr, *d = t->data;
+    if (d && d >= lo && d < lo + base->st->bytes) return base;
+  }
+  return NULL;
+}
+
+/* A view of the pool arena that holds t's data, shaped and typed as t. */
+static int view_of_tensor(const lmx_executor *x, const lmx_tensor *t, lmx_ndarray **out) {
+  lmx_ndarray *base = arena_of(x, t);
+  if (!base)
+    return lmx_fail(LMX_ERR_INTERNAL, "monitor: an intermediate's data is in no arena of "
+                    "the executor's pool");
+  LMX_TRY(lmx_nd_view(base, &t->shape, (size_t)((const char *)t->data - (const char *)base->st->ptr), out));
+  (*out)->dtype = t->dtype;
+  return LMX_OK;
+}
+
+/* Once the steps are written, the views of planned intermediates are only needed by a
+ * monitor: the steps carry their own pointers. Views that no one else reads (heads,
+ * copy operands, accumulating aliases, which hold their own reference) are released;
+ * lmx_exec_entry_views makes them again when a monitor is installed. */
+static void drop_internal_views(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  char *keep = lmx_calloc((size_t)p->num_entries + 1, 1);
+  if (!keep) return; /* keeping the views is always correct */
+  for (int h = 0; h < p->nheads; h++) keep[p->head_entry[h]] = 1;
+  for (int e = 0; e < p->num_entries; e++)
+    if (p->alias[e] >= 0) keep[p->alias[e]] = 1;
+  for (int i = 0; i < x->nsteps; i++) {
+    const lmx_xstep *s = &x->steps[i];
+    const lmx_pnode *nd = &p->nodes[s->node];
+    if (s->kind == LMX_STEP_COPY) keep[p->in_entry[nd->in0]] = keep[nd->out0] = 1;
+  }
+  for (int i = 0; i < x->nsteps; i++) {
+    const lmx_xstep *s = &x->steps[i];
+    const lmx_pnode *nd = &p->nodes[s->node];
+    int nout = s->kind == LMX_STEP_BWD ? s->nargs : nd->nout;
+    for (int j = 0; s->kind != LMX_STEP_COPY && j < nout; j++) {
+      int e = nd->out0 + j;
+      if (p->sid[e] < 0 || keep[e] || !x->ent[e] || !arena_of(x, step_output(s, j))) continue;
+      lmx_nd_release(x->ent[e]);
+      x->ent[e] = NULL;
+    }
+  }
+  lmx_free(keep);
+}
+
+int lmx_exec_entry_views(lmx_executor *x) {
+  const lmx_plan *p = &x->plan;
+  for (int i = 0; i < x->nsteps; i++) {
+    const lmx_xstep *s = &x->steps[i];
+    const lmx_pnode *nd = &p->nodes[s->node];
+    int nout = s->kind == LMX_STEP_BWD ? s->nargs : nd->nout;
+    for (int j = 0; s->kind != LMX_STEP_COPY && j < nout; j++)
+      if (!x->ent[nd->out0 + j]) LMX_TRY(view_of_tensor(x, step_output(s, j), &x->ent[nd->out0 + j]));
+  }
+  return LMX_OK;
+}
+
+/* LUAMX_EXEC_KEEP_PLAN=1 keeps the plan's bind-time tables (unit tests of the passes,
+ * debugging); it changes nothing that runs. */
+static int keep_plan(void) {
+  const char *env = getenv("LUAMX_EXEC_KEEP_PLAN");
+  return env && strcmp(env, "1") == 0;
+}
+
 int lmx_exec_materialize(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
   LMX_TRY(entries(x));
@@ -260,6 +401,9 @@ int lmx_exec_materialize(lmx_executor *x) {
   }
   x->nsteps = p->num_order;
   x->nfwd_steps = p->num_fwd_order;
+  share_tensors(x, nt);
   LMX_TRY(final_plan(x));
-  return lmx_monitor_names(x);
+  drop_internal_views(x);
+  if (!keep_plan()) lmx_plan_drop_bind_tables(&x->plan);
+  return LMX_OK;
 }

@@ -103,6 +103,11 @@ typedef struct lmx_plan {
 /* Copies the forward graph; arguments, aux and heads follow g. */
 int lmx_plan_from_igraph(lmx_plan *p, const lmx_igraph *g);
 void lmx_plan_release(lmx_plan *p);
+/* Frees what only the passes and materialization read (per entry: shape, dtype, req,
+ * alias, sid, inplace, refs; the in-place candidates; blocks; node workspaces) and sets
+ * those pointers to NULL: a bound executor keeps its arrays and steps instead, so every
+ * bucket of a bucketing pool does not carry its plan's tables for its whole life. */
+void lmx_plan_drop_bind_tables(lmx_plan *p);
 /* Appends a node with nin inputs (copied from in) and nout fresh entries; *id gets its
  * id. name is copied. */
 int lmx_plan_add_node(lmx_plan *p, int kind, const char *name, const int *in, int nin,

@@ -141,6 +141,18 @@ void lmx_plan_release(lmx_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
+void lmx_plan_drop_bind_tables(lmx_plan *p) {
+  void **tables[] = {(void **)&p->shape, (void **)&p->dtype, (void **)&p->req,
+                     (void **)&p->alias, (void **)&p->sid, (void **)&p->inplace,
+                     (void **)&p->refs, (void **)&p->ip_ptr, (void **)&p->ip_pair,
+                     (void **)&p->blk_bytes, (void **)&p->blk_ctx, (void **)&p->node_ws};
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    lmx_free(*tables[i]);
+    *tables[i] = NULL;
+  }
+  p->cap_entries = 0; /* nothing may append entries any more */
+}
+
 int lmx_plan_fwd_nargs(const lmx_plan *p, int n) {
   const lmx_pnode *nd = &p->nodes[n];
   return nd->src && nd->src->op ? lmx_node_num_args(nd->src) : 0;
