@@ -13,7 +13,8 @@
  * A steady loop reuses its plans and allocates nothing on the host; the per-call work is
  * setting the bias pointer on the plan's descriptor and one cublasLtMatmul on the
  * caller's stream with the caller's workspace (the op's planned workspace). A key for
- * which the heuristic offers nothing is remembered as such and answers SKIP. The table
+ * which the heuristic offers nothing (or whose bias is under 16 bytes' alignment, or that
+ * cublasLtMatmul refuses as NOT_SUPPORTED) is remembered as such and answers SKIP. The table
  * holds PLANS keys per device and then replaces the oldest (its objects destroyed). The
  * device's lock is held for the whole call (a descriptor is shared by the threads that
  * run one shape).
@@ -198,7 +199,10 @@ static int plan_make(cublasLtHandle_t h, const struct lmx_lt_key *k, plan *p) {
     return st_rc(st);
   }
   p->used = 1;
-  p->has_algo = found > 0 && res.state == CUBLAS_STATUS_SUCCESS;
+  /* a bias vector under 16 bytes' alignment is left to the cuBLAS path: the heuristic is
+   * not told of it, and cuBLASLt's epilogues read it in vectors */
+  p->has_algo = found > 0 && res.state == CUBLAS_STATUS_SUCCESS &&
+                (k->epilogue == LMX_LT_CU_EPI_DEFAULT || k->align_bias >= 16);
   if (p->has_algo) p->algo = res.algo;
   return 0;
 }
@@ -246,10 +250,15 @@ int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
   if (!rc && c->bias)
     rc = st_rc(ATTR(L.MatmulDescSetAttribute, p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                     c->bias));
-  if (!rc)
-    rc = st_rc(L.Matmul(d->h, p->desc, &c->alpha, c->A, p->a, c->B, p->b, &c->beta, c->C, p->c,
-                        c->C, p->c, &p->algo, c->key.ws_bytes ? ws : NULL, (size_t)c->key.ws_bytes,
-                        (cudaStream_t)s));
+  if (!rc) {
+    cublasStatus_t st =
+        L.Matmul(d->h, p->desc, &c->alpha, c->A, p->a, c->B, p->b, &c->beta, c->C, p->c, c->C,
+                 p->c, &p->algo, c->key.ws_bytes ? ws : NULL, (size_t)c->key.ws_bytes,
+                 (cudaStream_t)s);
+    /* refused before anything ran: the cuBLAS path, and not this plan again */
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) p->has_algo = 0, rc = LMX_CU_GEMM_SKIP;
+    else rc = st_rc(st);
+  }
   pthread_mutex_unlock(&g_lock[dev]);
   return rc;
 }

@@ -167,7 +167,9 @@ static int lt_product(lmx_cu_stream s, const lmx_cu_lt_opts *o, const lmx_lt_req
   if (!o || !lmx_lt_choose(o->mode, r->dt, r->epi, r->m, r->n, r->k, 1))
     return LMX_CU_GEMM_SKIP;
   lmx_lt_call c;
-  if (lmx_lt_derive(r, o->ws ? o->ws_bytes : 0, &c, NULL, 0)) return LMX_CU_GEMM_SKIP;
+  /* cuBLASLt wants a 256-byte aligned workspace: a less aligned one is not offered */
+  size_t ws_bytes = o->ws && lmx_lt_align(o->ws) >= 256 ? o->ws_bytes : 0;
+  if (lmx_lt_derive(r, ws_bytes, &c, NULL, 0)) return LMX_CU_GEMM_SKIP;
   return lmx_cu_lt_run(s, &c, o->ws);
 }
 
