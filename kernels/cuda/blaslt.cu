@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "../../src/luamx.h"
 #include "blaslt_args.h"
 #include "blas_api.h"
 #include "cu_gemm.h"
