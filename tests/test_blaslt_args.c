@@ -124,12 +124,12 @@ static void test_derive(void) {
   r = f, r.m = (int64_t)1 << 31;
   CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "m=2147483648"));
   r = f, r.lda = 2;
-  CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "lda must be >= k = 3, got 2"));
+  CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "lda must be >= k = 3 and fit an int, got 2"));
   r = f, r.ldb = 1;
   CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 &&
-        strstr(msg, "ldb must be >= k (B transposed) = 3, got 1"));
+        strstr(msg, "ldb must be >= k (B transposed) = 3 and fit an int, got 1"));
   r = f, r.ldc = 4;
-  CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "ldc must be >= n = 5, got 4"));
+  CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "ldc must be >= n = 5 and fit an int, got 4"));
   r = f, r.B = NULL;
   CHECK(lmx_lt_derive(&r, 0, &c, msg, sizeof msg) == -1 && strstr(msg, "B is NULL"));
   r = f, r.bias = NULL;
