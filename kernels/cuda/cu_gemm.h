@@ -12,6 +12,8 @@
  * dtypes: float32 (cublasSgemm; TF32 tensor-core math is NOT enabled, so results are
  * IEEE float32 products like the CPU's), float64 (cublasDgemm), float16 storage with
  * float32 compute and float32 alpha/beta (cublasGemmEx, CUBLAS_COMPUTE_32F).
+ * FullyConnected's products may go through cuBLASLt instead (lmx_cu_fc_*_lt below,
+ * blaslt_args.h): a bias or bias-gradient epilogue fused into the product.
  * Return codes of every launcher here: 0; -1 unsupported dtype; LMX_CU_GEMM_EARG bad
  * dims / leading dims / strides (lmx_cu_gemm_derive says which); LMX_CU_GEMM_ELIB cuBLAS
  * could not be opened (lmx_cu_blas_error says why); a cudaError_t code from a launch;

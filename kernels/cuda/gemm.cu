@@ -5,6 +5,9 @@
  * gives its gradient. sum_rows runs one thread per column adding the rows in order
  * (float accumulation for float32/float16, double for float64), the CPU's order, so the
  * float32 bias gradient equals the CPU's bit for bit and does not depend on the launch.
+ * The lmx_cu_fc_*_lt variants (at the end) first offer each FullyConnected product to
+ * cuBLASLt (blaslt_args.h decides, blaslt.cu runs it, with the bias or its gradient
+ * fused) and take the cuBLAS functions above when it is not chosen or declines.
  */
 #include "blas_api.h"
 #include "cu_gemm.h"
