@@ -2,8 +2,10 @@
 -- NCCL all-reduces, small keys fused into buckets and large ones one by one. Module
 -- training with context {gpu(0), gpu(1)} through 'nccl' matches 'device' and one context
 -- on the whole batch; pushpull of fused and large keys of several dtypes gives the known
--- sums on every device; several contexts on one GPU and CPU contexts take the front's
--- sum; a missing NCCL and a failing all-reduce are reported with their causes.
+-- sums on every device; several contexts on one GPU ({gpu(0), gpu(0), gpu(1)},
+-- {gpu(0), gpu(1), gpu(1), gpu(0)}) are summed on each GPU first, then all-reduced, in
+-- pushpull and in Module training; values all on one GPU and CPU contexts take the
+-- front's sum; a missing NCCL and a failing all-reduce are reported with their causes.
 -- Runs wherever a GPU context exists: on a real GPU (with libnccl2 installed), and in CI
 -- under the CUDA simulator (-DLUAMX_CUDA=SIM: two simulated GPUs and a simulated NCCL,
 -- kernels/cuda/sim/sim_nccl.cc). Skipped with a message elsewhere. With one GPU the
@@ -93,11 +95,53 @@ describe("the 'nccl' kvstore", function()
     assert.are.same({-2, -3}, ov[1]:totable())
   end)
 
-  it('several contexts on one GPU and CPU contexts take the front sum', function()
+  it('several contexts per GPU: summed on each GPU, then all-reduced, on every context', function()
+    if ngpu < 2 then return pending('needs two GPUs: on one GPU every context is gpu(0)') end
+    local kv = mx.kv.create('nccl')
+    local big = 300000 -- over the bucket cap: reduced alone, from the local sums
+    local shapes = {a = {3}, c = {2}, h = {2}, big = {big}}
+    local dt = {a = 'float32', c = 'int32', h = 'float16', big = 'float32'}
+    local keys = {'a', 'c', 'h', 'big'}
+    for _, k in ipairs(keys) do kv:init(k, mx.nd.zeros(shapes[k], {dtype = dt[k]})) end
+    for _, ctxs in ipairs{{g0, g0, g1}, {g0, g1, g1, g0}} do
+      local function vals(k, f)
+        local t = {}
+        for i, ctx in ipairs(ctxs) do t[i] = f(i, ctx) end
+        return t
+      end
+      local v = {
+        vals('a', function(i, ctx) return mx.nd.array({i, 10 * i, 100 * i}, {ctx = ctx}) end),
+        vals('c', function(i, ctx) return mx.nd.array({i, -i}, {ctx = ctx, dtype = 'int32'}) end),
+        vals('h', function(i, ctx) return mx.nd.array({0.5 * i, 1}, {ctx = ctx, dtype = 'float16'}) end),
+        vals('big', function(i, ctx) return mx.nd.full({big}, i, {ctx = ctx}) end),
+      }
+      local outs = {}
+      for j, k in ipairs(keys) do
+        outs[j] = vals(k, function(_, ctx) return mx.nd.zeros(shapes[k], {ctx = ctx, dtype = dt[k]}) end)
+      end
+      local n = #ctxs
+      local tri = n * (n + 1) / 2 -- 1 + 2 + ... + n
+      for _ = 1, 2 do -- the second push reuses the communicator and the buffers
+        kv:pushpull(keys, v, outs)
+        for d = 1, n do
+          assert.are.same({tri, 10 * tri, 100 * tri}, outs[1][d]:totable())
+          assert.are.same({tri, -tri}, outs[2][d]:totable())
+          assert.are.same({0.5 * tri, n}, outs[3][d]:totable())
+          assert.are.equal(tri * big, mx.nd.sum(outs[4][d]):asscalar())
+          assert.is_true(ctxs[d] == outs[1][d].context)
+        end
+      end
+      -- the pushed arrays are left as they were (the local sums go to scratch buffers)
+      assert.are.same({2, 20, 200}, v[1][2]:totable())
+      assert.are.equal(n * big, mx.nd.sum(v[4][n]):asscalar())
+    end
+  end)
+
+  it('values all on one GPU and CPU contexts take the front sum', function()
     local kv = mx.kv.create('nccl')
     kv:init({'x', 'y', 'z'}, {mx.nd.zeros{2}, mx.nd.zeros{2}, mx.nd.zeros{2}})
     local o = function(ctx) return mx.nd.zeros({2}, {ctx = ctx}) end
-    -- gpu(0) twice (and gpu(1)): the duplicate-device path
+    -- gpu(0) twice (and gpu(1)): the local sum, then NCCL
     local dup = {mx.nd.array({1, 2}, {ctx = g0}), mx.nd.array({3, 4}, {ctx = g0}),
                  mx.nd.array({5, 6}, {ctx = g1})}
     local cpu = {mx.nd.array{1, 1}, mx.nd.array{2, 2}, mx.nd.array{3, 3}}
@@ -109,6 +153,11 @@ describe("the 'nccl' kvstore", function()
     assert.are.same({9, 12}, outs[1][3]:totable())
     assert.are.same({6, 6}, outs[2][1]:totable())
     assert.are.same({3, 3}, outs[3][1]:totable())
+    -- every value on gpu(0): no communicator of one rank, the device sums them
+    local one = {mx.nd.array({1, 2}, {ctx = g0}), mx.nd.array({3, 4}, {ctx = g0})}
+    local oo = {o(g0), o(g0)}
+    kv:pushpull('x', one, oo)
+    assert.are.same({4, 6}, oo[2]:totable())
   end)
 
   it('reports wrong shapes and dtypes as the sum does, naming the key', function()
@@ -154,6 +203,19 @@ describe("the 'nccl' kvstore", function()
     ]])
     if not out then return end
     assert.truthy(out:find("kvstore 'nccl': push: a bucket of 2 keys ('a', ...)", 1, true), out)
+    assert.truthy(out:find('NCCL: ncclAllReduce on gpu(0),gpu(1) failed: unhandled system error', 1, true), out)
+  end)
+
+  it('several contexts on one GPU go through NCCL too: its failure is reported (simulator)', function()
+    if ngpu < 2 then return pending('needs two GPUs: one GPU never opens NCCL') end
+    local out = failing_push('LUAMX_SIM_NCCL_FAIL=2', [[
+      kv:init('w', mx.nd.zeros{2})
+      local g0, g1 = mx.gpu(0), mx.gpu(1)
+      local ok, err = pcall(kv.push, kv, 'w', {mx.nd.ones({2}, {ctx = g0}),
+        mx.nd.ones({2}, {ctx = g1}), mx.nd.ones({2}, {ctx = g1}), mx.nd.ones({2}, {ctx = g0})})
+    ]])
+    if not out then return end
+    assert.truthy(out:find("kvstore 'nccl': push: key 'w'", 1, true), out)
     assert.truthy(out:find('NCCL: ncclAllReduce on gpu(0),gpu(1) failed: unhandled system error', 1, true), out)
   end)
 end)
@@ -219,6 +281,23 @@ describe("Module with two GPU contexts and kvstore 'nccl'", function()
       assert.is_true(max_rel(an[name], w) < 1e-4, ('parameter %s: nccl vs one context'):format(name))
     end
   end)
+
+  for _, ctxs in ipairs{{g0, g0, g1}, {g0, g1, g1, g0}} do
+    local names = {}
+    for i, c in ipairs(ctxs) do names[i] = tostring(c) end
+    local what = '{' .. table.concat(names, ', ') .. '}'
+    it(("with contexts %s matches 'device' and one context on the whole batch"):format(what), function()
+      local net, batch = mlp(), batch_of(ramp({12, 20}, 6), ramp({12}, 5, 10))
+      local p = G.start_params(net, batch, 7)
+      local an = train(net, ctxs, batch, p, 3, 'nccl')
+      local ad = train(net, ctxs, batch, p, 3, 'device')
+      local a1 = train(net, g0, batch, p, 3)
+      for name, w in pairs(a1) do
+        assert.is_true(max_rel(an[name], ad[name]) < 1e-5, ('parameter %s: nccl vs device'):format(name))
+        assert.is_true(max_rel(an[name], w) < 1e-4, ('parameter %s: nccl vs one context'):format(name))
+      end
+    end)
+  end
 
   it('also with the updates on the devices (MXNET_UPDATE_ON_KVSTORE=0: push, then pull the sums)', function()
     local ffi = require 'ffi'

@@ -44,6 +44,43 @@ static void test_devices(void) {
   CHECK(lmx_nccl_distinct(d, 0, uniq, &dup) == 0 && dup == 0);
 }
 
+/* several contexts per GPU: values grouped by rank, in order within a rank */
+static void test_local_groups(void) {
+  int uniq[8], dup = -1, rank[8], order[8], start[9];
+  int a[] = {0, 0, 1}; /* {gpu(0), gpu(0), gpu(1)} */
+  int nu = lmx_nccl_distinct(a, 3, uniq, &dup);
+  CHECK(nu == 2 && dup == 1 && lmx_nccl_ranks(a, 3, uniq, nu, rank) == 0);
+  CHECK(lmx_nccl_local_groups(rank, 3, nu, order, start) == 2);
+  CHECK(start[0] == 0 && start[1] == 2 && start[2] == 3);
+  CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+  int b[] = {0, 1, 1, 0}; /* {gpu(0), gpu(1), gpu(1), gpu(0)} */
+  nu = lmx_nccl_distinct(b, 4, uniq, &dup);
+  CHECK(nu == 2 && dup == 1 && lmx_nccl_ranks(b, 4, uniq, nu, rank) == 0);
+  CHECK(lmx_nccl_local_groups(rank, 4, nu, order, start) == 2);
+  CHECK(start[0] == 0 && start[1] == 2 && start[2] == 4);
+  CHECK(order[0] == 0 && order[1] == 3 && order[2] == 1 && order[3] == 2);
+  int c[] = {3, 1, 3, 3, 2}; /* gpu(3) three times, ranks by ascending id */
+  nu = lmx_nccl_distinct(c, 5, uniq, &dup);
+  CHECK(nu == 3 && lmx_nccl_ranks(c, 5, uniq, nu, rank) == 0);
+  CHECK(lmx_nccl_local_groups(rank, 5, nu, order, start) == 3);
+  CHECK(start[1] == 1 && start[2] == 2 && start[3] == 5);
+  CHECK(order[0] == 1 && order[1] == 4 && order[2] == 0 && order[3] == 2 && order[4] == 3);
+  int d[] = {1, 0}; /* distinct GPUs: one value per rank */
+  nu = lmx_nccl_distinct(d, 2, uniq, &dup);
+  CHECK(lmx_nccl_ranks(d, 2, uniq, nu, rank) == 0);
+  CHECK(lmx_nccl_local_groups(rank, 2, nu, order, start) == 1 && order[0] == 1 && order[1] == 0);
+  /* bad arguments: an empty rank, a rank out of range, no values, too many ranks */
+  int empty[] = {0, 0};
+  CHECK(lmx_nccl_local_groups(empty, 2, 2, order, start) == -1);
+  int out[] = {0, 2};
+  CHECK(lmx_nccl_local_groups(out, 2, 2, order, start) == -1);
+  int neg[] = {-1, 0};
+  CHECK(lmx_nccl_local_groups(neg, 2, 1, order, start) == -1);
+  CHECK(lmx_nccl_local_groups(a, 0, 1, order, start) == -1);
+  CHECK(lmx_nccl_local_groups(a, 1, 0, order, start) == -1);
+  CHECK(lmx_nccl_local_groups(a, 1, LMX_NCCL_MAX_RANKS + 1, order, start) == -1);
+}
+
 static void test_plan(void) {
   lmx_nccl_slot slot[8];
   lmx_nccl_bucket bk[8];
@@ -168,6 +205,7 @@ static void test_sim_nccl(void) {
 int main(void) {
   test_dtype();
   test_devices();
+  test_local_groups();
   test_plan();
 #ifdef LUAMX_CUDA_SIM
   test_sim_nccl();

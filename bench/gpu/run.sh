@@ -31,6 +31,10 @@ OUTF=${OUT:-/tmp}/gpu-bench.txt
 : >"$OUTF"
 "$CUDA/bin/nvcc" -O2 -o /tmp/gemm_bound bench/gpu/gemm_bound.cu -lcublas
 /tmp/gemm_bound | tee -a "$OUTF"
+# cuBLAS against cuBLASLt at the FullyConnected shapes (settles LUAMX_CUBLASLT=auto's rule)
+"$CUDA/bin/nvcc" -O2 -Isrc -o /tmp/lt_bound bench/gpu/lt_bound.cu kernels/cuda/blaslt_args.c \
+  -lcublas -lcublasLt
+/tmp/lt_bound | tee -a "$OUTF"
 for w in $ONLY; do
   case $w in
     *-fp16) args="--workload ${w%-fp16} --dtype float16" ;;

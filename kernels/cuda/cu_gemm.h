@@ -12,6 +12,8 @@
  * dtypes: float32 (cublasSgemm; TF32 tensor-core math is NOT enabled, so results are
  * IEEE float32 products like the CPU's), float64 (cublasDgemm), float16 storage with
  * float32 compute and float32 alpha/beta (cublasGemmEx, CUBLAS_COMPUTE_32F).
+ * FullyConnected's products may go through cuBLASLt instead (lmx_cu_fc_*_lt below,
+ * blaslt_args.h): a bias or bias-gradient epilogue fused into the product.
  * Return codes of every launcher here: 0; -1 unsupported dtype; LMX_CU_GEMM_EARG bad
  * dims / leading dims / strides (lmx_cu_gemm_derive says which); LMX_CU_GEMM_ELIB cuBLAS
  * could not be opened (lmx_cu_blas_error says why); a cudaError_t code from a launch;
@@ -23,11 +25,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blaslt_args.h"
 #include "cu_base.h"
 
 LMX_CU_BEGIN
 
-enum { LMX_CU_GEMM_EARG = -2, LMX_CU_GEMM_ELIB = -3, LMX_CU_GEMM_EBLAS = 10000 };
+enum { LMX_CU_GEMM_EARG = -2, LMX_CU_GEMM_ELIB = -3, LMX_CU_GEMM_SKIP = -4,
+       LMX_CU_GEMM_EBLAS = 10000 };
 
 /* A row-major request: for b < batch,
  *   C[b][m,n] = alpha · op(A[b]) · op(B[b]) + beta · C[b]
@@ -102,6 +106,33 @@ int lmx_cu_sum_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, co
 /* out[m,n] (+)= b[n] broadcast over rows (acc = 0: out is overwritten with the rows) */
 int lmx_cu_bias_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, const void *b,
                      int acc);
+
+/* ---- the same FullyConnected products with the cuBLASLt choice (blaslt_args.h) -------- */
+/* How the FullyConnected glue runs its products: mode LMX_LT_* (lmx_lt_parse_mode of
+ * LUAMX_CUBLASLT) and the op's workspace. */
+typedef struct {
+  int mode;
+  void *ws;
+  size_t ws_bytes;
+} lmx_cu_lt_opts;
+
+/* Runs a derived cuBLASLt call (blaslt.cu): 0, LMX_CU_GEMM_SKIP (nothing written: the
+ * caller takes the cuBLAS path), LMX_CU_GEMM_EBLAS + status, or a cudaError_t. */
+int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws);
+
+/* lmx_cu_fc_fwd through cuBLASLt with the bias epilogue where lmx_lt_choose says so
+ * (cuBLAS otherwise, or when cuBLASLt declines). */
+int lmx_cu_fc_fwd_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m, int64_t k,
+                     int64_t n, void *out, const void *x, const void *w, const void *b, int acc);
+/* lmx_cu_fc_bwd_data likewise (no epilogue) */
+int lmx_cu_fc_bwd_data_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m,
+                          int64_t k, int64_t n, void *gx, const void *g, const void *w, int acc);
+/* lmx_cu_fc_bwd_weight and, when gb is not NULL, the bias gradient gb[n] (+)= Σ_rows g
+ * (gb_acc: add): fused as BGRADB where it can be (gb overwritten), else the column sum.
+ * gw may be NULL (no weight gradient wanted: only the bias gradient is made). */
+int lmx_cu_fc_bwd_weight_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m,
+                            int64_t k, int64_t n, void *gw, const void *g, const void *x,
+                            int acc, void *gb, int gb_acc);
 
 /* y[N, C, inner] += b[C] per channel (Convolution / Deconvolution bias) */
 int lmx_cu_bias_channels(lmx_cu_stream s, int dt, int64_t N, int64_t C, int64_t inner, void *y,

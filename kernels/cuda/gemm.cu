@@ -5,6 +5,9 @@
  * gives its gradient. sum_rows runs one thread per column adding the rows in order
  * (float accumulation for float32/float16, double for float64), the CPU's order, so the
  * float32 bias gradient equals the CPU's bit for bit and does not depend on the launch.
+ * The lmx_cu_fc_*_lt variants (at the end) first offer each FullyConnected product to
+ * cuBLASLt (blaslt_args.h decides, blaslt.cu runs it, with the bias or its gradient
+ * fused) and take the cuBLAS functions above when it is not chosen or declines.
  */
 #include "blas_api.h"
 #include "cu_gemm.h"
@@ -157,4 +160,51 @@ int lmx_cu_batch_gemm(lmx_cu_stream s, int dt, int64_t batch, int ta, int tb, in
                        A, lda < 1 ? 1 : lda, m * k, B, ldb < 1 ? 1 : ldb, k * n,
                        C, n < 1 ? 1 : n, m * n};
   return lmx_cu_gemm_req_run(s, &r);
+}
+
+/* ---- the cuBLASLt choice (blaslt_args.h) ---------------------------------------------- */
+
+/* One FullyConnected product through cuBLASLt: 0 done, LMX_CU_GEMM_SKIP (nothing written)
+ * or an error. */
+static int lt_product(lmx_cu_stream s, const lmx_cu_lt_opts *o, const lmx_lt_req *r) {
+  if (!o || !lmx_lt_choose(o->mode, r->dt, r->epi, r->m, r->n, r->k, 1))
+    return LMX_CU_GEMM_SKIP;
+  lmx_lt_call c;
+  /* cuBLASLt wants a 256-byte aligned workspace: a less aligned one is not offered */
+  size_t ws_bytes = o->ws && lmx_lt_align(o->ws) >= 256 ? o->ws_bytes : 0;
+  if (lmx_lt_derive(r, ws_bytes, &c, NULL, 0)) return LMX_CU_GEMM_SKIP;
+  return lmx_cu_lt_run(s, &c, o->ws);
+}
+
+int lmx_cu_fc_fwd_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m, int64_t k,
+                     int64_t n, void *out, const void *x, const void *w, const void *b, int acc) {
+  lmx_lt_req r = {dt, 0, 1, lmx_lt_epilogue(1, b != NULL, 0, 0), m, n, k, 1.0, acc ? 1.0 : 0.0,
+                  x, k, w, k, out, n, (void *)b};
+  int rc = lt_product(s, o, &r);
+  return rc == LMX_CU_GEMM_SKIP ? lmx_cu_fc_fwd(s, dt, m, k, n, out, x, w, b, acc) : rc;
+}
+
+int lmx_cu_fc_bwd_data_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m,
+                          int64_t k, int64_t n, void *gx, const void *g, const void *w, int acc) {
+  lmx_lt_req r = {dt, 0, 0, LMX_LT_EPI_NONE, m, k, n, 1.0, acc ? 1.0 : 0.0, g, n, w, k, gx, k,
+                  NULL};
+  int rc = lt_product(s, o, &r);
+  return rc == LMX_CU_GEMM_SKIP ? lmx_cu_fc_bwd_data(s, dt, m, k, n, gx, g, w, acc) : rc;
+}
+
+int lmx_cu_fc_bwd_weight_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m,
+                            int64_t k, int64_t n, void *gw, const void *g, const void *x,
+                            int acc, void *gb, int gb_acc) {
+  int rc = LMX_CU_GEMM_SKIP;
+  if (gw) {
+    /* gw[n,k] (+)= gᵀ[n,m] · x[m,k]; BGRADB sums op(A) = gᵀ over its k (the batch) */
+    int epi = lmx_lt_epilogue(0, 1, gb != NULL, gb_acc);
+    lmx_lt_req r = {dt, 1, 0, epi, n, k, m, 1.0, acc ? 1.0 : 0.0, g, n, x, k, gw, k,
+                    epi == LMX_LT_EPI_BGRADB ? gb : NULL};
+    rc = lt_product(s, o, &r);
+    if (rc == 0 && epi == LMX_LT_EPI_BGRADB) return 0; /* both gradients made */
+    if (rc == LMX_CU_GEMM_SKIP) rc = lmx_cu_fc_bwd_weight(s, dt, m, k, n, gw, g, x, acc);
+    if (rc) return rc;
+  }
+  return gb ? lmx_cu_sum_rows(s, dt, m, n, gb, g, gb_acc) : 0;
 }

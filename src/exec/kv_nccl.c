@@ -3,22 +3,31 @@
  * instead of copying every one through the host.
  *
  * A push looks at each key's values (one per context). A key goes through NCCL when
- * its values are all on GPUs, at least two, each on a different GPU, of the key's
- * shape and dtype, and on the same set of GPUs as the other NCCL keys of the push. Its
- * values are then summed by one ncclAllReduce per bucket over a communicator of those
- * GPUs (ncclCommInitAll on the distinct ids, made at the first such push and kept; a
- * push over another set of GPUs replaces it), queued on each GPU's luamx stream:
+ * its values are all on GPUs, on at least two distinct GPUs, of the key's shape and
+ * dtype, and on the same set of GPUs as the other NCCL keys of the push. Its values are
+ * then summed by one ncclAllReduce per bucket over a communicator with one rank per
+ * distinct GPU (ncclCommInitAll on the distinct ids, made at the first such push and
+ * kept; a push over another set of GPUs replaces it), queued on each GPU's luamx stream.
+ * Several contexts may share a GPU (e.g. {gpu(0), gpu(0), gpu(1)}; NCCL takes a device
+ * once): each rank first sums its own values on its GPU with the device's sum-of-n
+ * primitive, on that GPU's stream, into its scratch buffer (kv_nccl_plan.c's
+ * lmx_nccl_local_groups says which values), and that local sum is what it all-reduces;
+ * nothing goes through the host before the all-reduce. A rank with one value sends it
+ * as it is (a plain copy when packing).
  *   - small keys (up to LUAMX_NCCL_BUCKET_BYTES, default 1 MiB) fuse into buckets of one
- *     dtype (kv_nccl_plan.c): each GPU packs its values into its flat scratch buffer
- *     (device copies at aligned offsets), one all-reduce in place, one copy of the first
- *     GPU's bucket to the host, unpacked into the keys' merge buffers;
- *   - a large key (or one alone in its bucket) is all-reduced from the values into the
- *     scratch buffers and the first GPU's sum is copied into its merge buffer.
+ *     dtype (kv_nccl_plan.c): each GPU packs its values (or their local sum) into its
+ *     flat scratch buffer (device copies / sums at aligned offsets), one all-reduce in
+ *     place, one copy of the first GPU's bucket to the host, unpacked into the keys'
+ *     merge buffers;
+ *   - a large key (or one alone in its bucket) is all-reduced from the values (or from
+ *     the local sums in the scratch buffers) into the scratch buffers and the first GPU's
+ *     sum is copied into its merge buffer.
  * Every other key takes the front's sum (lmx_kvf_merge, i.e. lmx_kv_sum_into): values on
- * CPU contexts (the store then behaves as 'local'/'device'), one value, several
- * contexts on one GPU (NCCL refuses a device twice in a communicator; the device's
- * sum-of-n primitive and the cross-device copies of lmx_kv_sum_into do those), and the
- * values whose shape or dtype is wrong (that sum reports them). Then, as in every
+ * CPU contexts (the store then behaves as 'local'/'device'), one value, values that all
+ * sit on one GPU (no communicator of one rank: the device's sum-of-n does it), and the
+ * values whose shape or dtype is wrong (that sum reports them). As in every backend, the
+ * pull then copies the stored value (the sum, or what the updater made of it) back to
+ * every context's array, several on one GPU included. Then, as in every
  * backend, the updater runs once per key in the order given (or the sum becomes the
  * stored value), and pull copies the stored value out.
  * Buffers: the scratch buffers (one per GPU, as large as the largest bucket), the host
@@ -114,9 +123,9 @@ static int grow_work(nstate *s, int n, int nv) {
 }
 
 /* Whether key k's values can go through NCCL; their GPUs (distinct, ascending) into
- * uniq[*nu]. */
+ * uniq[*nu]. Several values may share a GPU; at least two GPUs are needed. */
 static int eligible(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv, int *uniq, int *nu) {
-  int devs[MAXDEV], dup = 1;
+  int devs[MAXDEV], dup = 0;
   if (nv < 2 || nv > MAXDEV || lmx_nd_size(e->merge) < 1) return 0;
   for (int i = 0; i < nv; i++) {
     if (v[i]->st->dev_type != LMX_GPU || v[i]->dtype != e->merge->dtype ||
@@ -125,7 +134,7 @@ static int eligible(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv, int *u
     devs[i] = v[i]->st->dev_id;
   }
   *nu = lmx_nccl_distinct(devs, nv, uniq, &dup);
-  return !dup && lmx_nccl_dtype(e->merge->dtype) >= 0;
+  return *nu >= 2 && lmx_nccl_dtype(e->merge->dtype) >= 0;
 }
 
 /* The communicator over uniq[0..nu), reusing the cached one when it is that set. */
@@ -178,20 +187,32 @@ static int reduce_bucket(lmx_kvstore *kv, nstate *s, int b, int m, lmx_kv_entry 
   int one = -1; /* the (first) key of the bucket */
   for (int j = 0; j < m; j++) {
     if (s->slot[j].bucket != b) continue;
-    int k = s->which[j];
+    int k = s->which[j], order[MAXDEV], start[MAXDEV + 1];
     if (one < 0) one = k;
-    for (int i = 0; i < nv; i++) {
-      lmx_ndarray *v = values[(size_t)k * (size_t)nv + (size_t)i];
-      int r = s->rank[(size_t)j * MAXDEV + (size_t)i];
-      if (!bk->fused) {
+    if (lmx_nccl_local_groups(s->rank + (size_t)j * MAXDEV, nv, s->ndev, order, start) < 1)
+      return lmx_fail(LMX_ERR_INTERNAL, "kvstore '%s': push: key '%s': bad rank plan",
+                      kv->type, e[k]->key);
+    lmx_ndarray *const *kv_vals = values + (size_t)k * (size_t)nv;
+    for (int r = 0; r < s->ndev; r++) {
+      int cnt = start[r + 1] - start[r];
+      lmx_ndarray *v = kv_vals[order[start[r]]];
+      if (!bk->fused && cnt == 1) {
         send[r] = lmx_nd_ptr(v);
         continue;
       }
       char *dst = (char *)s->scratch[r] + (size_t)s->slot[j].offset * es;
-      int rc = s->gpu->copy(s->dev[r], dst, lmx_nd_ptr(v), lmx_nd_bytes(v), LMX_COPY_D2D);
+      int rc;
+      if (cnt == 1) {
+        rc = s->gpu->copy(s->dev[r], dst, lmx_nd_ptr(v), lmx_nd_bytes(v), LMX_COPY_D2D);
+      } else { /* this GPU's values summed on it first */
+        const void *xs[MAXDEV];
+        for (int q = 0; q < cnt; q++) xs[q] = lmx_nd_ptr(kv_vals[order[start[r] + q]]);
+        rc = lmx_device_sum_n(s->gpu, s->dev[r], bk->dtype, lmx_nd_size(v), dst, xs, cnt, 0);
+      }
       if (rc != LMX_OK)
-        return lmx_fail_prefix(rc, "kvstore '%s': push: key '%s': packing: ", kv->type,
-                               e[k]->key);
+        return lmx_fail_prefix(rc, "kvstore '%s': push: key '%s': %s on gpu(%d): ", kv->type,
+                               e[k]->key, cnt == 1 ? "packing" : "the local sum", s->dev[r]);
+      if (!bk->fused) send[r] = dst;
     }
   }
   for (int r = 0; r < s->ndev; r++) {

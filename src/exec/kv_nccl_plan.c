@@ -46,6 +46,27 @@ int lmx_nccl_ranks(const int *devs, int n, const int *uniq, int nu, int *rank) {
   return 0;
 }
 
+int lmx_nccl_local_groups(const int *rank, int n, int nu, int *order, int *start) {
+  if (n < 1 || nu < 1 || nu > LMX_NCCL_MAX_RANKS) return -1;
+  for (int r = 0; r <= nu; r++) start[r] = 0;
+  for (int i = 0; i < n; i++) {
+    if (rank[i] < 0 || rank[i] >= nu) return -1;
+    start[rank[i] + 1]++;
+  }
+  int most = 0;
+  for (int r = 0; r < nu; r++) {
+    int cnt = start[r + 1];
+    if (cnt == 0) return -1;
+    if (cnt > most) most = cnt;
+    start[r + 1] = start[r] + cnt;
+  }
+  /* a stable placement: within a rank, values keep the order given */
+  int at[LMX_NCCL_MAX_RANKS];
+  for (int r = 0; r < nu; r++) at[r] = start[r];
+  for (int i = 0; i < n; i++) order[at[rank[i]]++] = i;
+  return most;
+}
+
 size_t lmx_nccl_bucket_bytes(const lmx_nccl_bucket *b) {
   return (size_t)b->count * (size_t)lmx_dtype_size(b->dtype);
 }

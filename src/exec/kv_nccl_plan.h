@@ -12,6 +12,11 @@
  * over `cap` bytes is a bucket of its own, all-reduced straight from the value (fused
  * 0), as is a small key that ends up alone in its bucket (no copy for nothing).
  * The plan allocates nothing: outputs go to caller arrays of n entries.
+ *
+ * Several contexts on one GPU (e.g. {gpu(0), gpu(0), gpu(1)}): NCCL takes each device
+ * once, so the communicator has one rank per distinct GPU (lmx_nccl_distinct,
+ * lmx_nccl_ranks) and each rank first sums its own values on its GPU
+ * (lmx_nccl_local_groups says which values those are).
  */
 #ifndef LMX_EXEC_KV_NCCL_PLAN_H
 #define LMX_EXEC_KV_NCCL_PLAN_H
@@ -23,7 +28,8 @@
 
 enum {
   LMX_NCCL_BUCKET_BYTES = 1 << 20, /* default cap: keys up to 1 MiB fuse */
-  LMX_NCCL_ALIGN = 256             /* bytes; every key in a bucket starts aligned */
+  LMX_NCCL_ALIGN = 256,            /* bytes; every key in a bucket starts aligned */
+  LMX_NCCL_MAX_RANKS = 16          /* GPUs in one communicator (the simulator's bound too) */
 };
 
 /* The NCCL data type (LMX_NCCL_*) of a luamx dtype; -1 for an unknown dtype. */
@@ -37,6 +43,18 @@ int lmx_nccl_distinct(const int *devs, int n, int *uniq, int *dup);
 /* rank[i] = the index of devs[i] in uniq[0..nu) (the communicator rank of value i), for
  * i < n; returns 0, or -1 when some devs[i] is not in uniq. */
 int lmx_nccl_ranks(const int *devs, int n, const int *uniq, int nu, int *rank);
+
+/* Several contexts on one GPU: the values of a key are first summed on each GPU (rank),
+ * then all-reduced across ranks. Given rank[0..n) of the values (lmx_nccl_ranks) and nu
+ * ranks, writes order[0..n), the value indices rank by rank (ranks ascending, values in
+ * the order given within a rank), and start[0..nu], so that rank r's values are
+ * order[start[r] .. start[r+1]) and the first of them, order[start[r]], is the one whose
+ * buffer a rank with a single value sends as it is. Returns the largest number of values
+ * on one rank (1: every value on its own GPU), or -1 when n < 1, nu < 1,
+ * nu > LMX_NCCL_MAX_RANKS, a rank is
+ * outside [0, nu), or some rank has no value (a communicator rank that would send
+ * nothing). */
+int lmx_nccl_local_groups(const int *rank, int n, int nu, int *order, int *start);
 
 typedef struct {
   int bucket;    /* index into the bucket list */

@@ -128,7 +128,7 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_SequenceLast] = {FWD(SequenceLast), BWD(SequenceLast)},
     [LMX_OPID_SequenceReverse] = {FWD(SequenceReverse), BWD(SequenceReverse)},
     /* FullyConnected, dot, Convolution, Pooling, norms, RNN (K3) */
-    [LMX_OPID_FullyConnected] = {FWD(FullyConnected), BWD(FullyConnected)},
+    [LMX_OPID_FullyConnected] = {FWD(FullyConnected), BWD(FullyConnected), WS(FullyConnected)},
     [LMX_OPID_Convolution] = {FWD(Convolution), BWD(Convolution), WS(Convolution)},
     [LMX_OPID_Deconvolution] = {FWD(Deconvolution), BWD(Deconvolution), WS(Deconvolution)},
     [LMX_OPID_Pooling] = {FWD(Pooling), BWD(Pooling)},

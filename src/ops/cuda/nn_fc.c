@@ -2,9 +2,41 @@
  * glue's src/ops/cpu/nn_fc.c with device launchers). Dims come from nn_plan.c, shared
  * with the CPU; products are cuBLAS calls (kernels/cuda/gemm.cu), the bias a broadcast
  * kernel and its gradient a column sum. float32, float64 and float16 (float32 compute).
+ * FullyConnected's products may instead run through cuBLASLt with the bias fused
+ * (forward: the BIAS epilogue; backward: BGRADB gives the bias gradient with the weight
+ * gradient), as kernels/cuda/blaslt_args.h's lmx_lt_choose decides from
+ * LUAMX_CUBLASLT (0 / 1 / auto), the dtype and the dims; it uses the op's workspace.
  */
+#include <stdlib.h>
+
 #include "nn_util.h"
 #include "../nn_plan.h"
+
+/* The cuBLASLt mode of LUAMX_CUBLASLT (blaslt_args.h), read at each call (a getenv) so a
+ * process can switch; a value other than 0, 1 or auto is an error naming the op. */
+static int lt_mode(const lmx_op_ctx *c, int *mode) {
+  const char *e = getenv("LUAMX_CUBLASLT");
+  if (lmx_lt_parse_mode(e, mode) == 0) return LMX_OK;
+  return lmx_op_fail(c, LMX_ERR_ARG, "environment LUAMX_CUBLASLT: expected 0, 1 or auto, "
+                     "got '%s'", e);
+}
+
+static int lt_opts(const lmx_op_ctx *c, lmx_cu_lt_opts *o) {
+  LMX_TRY(lt_mode(c, &o->mode));
+  o->ws = c->workspace, o->ws_bytes = c->workspace ? c->workspace_bytes : 0;
+  return LMX_OK;
+}
+
+/* cuBLASLt's workspace when it may run (mode not 0; a bad mode asks for none and is
+ * reported by the kernels) */
+size_t lmx_cuda_ws_FullyConnected(const lmx_op_ctx *c, const lmx_shape *in,
+                                  const lmx_shape *out) {
+  (void)c, (void)in, (void)out;
+  int mode;
+  return lmx_lt_parse_mode(getenv("LUAMX_CUBLASLT"), &mode) == 0 && mode != LMX_LT_OFF
+             ? (size_t)LMX_LT_WS_BYTES
+             : 0;
+}
 
 int lmx_cuda_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
                                 const lmx_tensor *out, const int *req, const lmx_tensor *aux) {
@@ -15,9 +47,12 @@ int lmx_cuda_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
   LMX_TRY(lmx_fc_plan(c, in, &d));
   LMX_TRY(lmx_glue_check_size(c, &out[0], d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cunn_check_float(c, &out[0], 0, "output");
-  LMX_CU_TRY(c, lmx_cu_fc_fwd(LMX_CU_S(c), in[0].dtype, d.m, d.k, d.n, out[0].data, in[0].data,
-                              in[1].data, d.bias ? in[2].data : NULL, req[0] == LMX_REQ_ADD),
-             "lmx_cu_fc_fwd");
+  lmx_cu_lt_opts o;
+  LMX_TRY(lt_opts(c, &o));
+  LMX_CU_TRY(c, lmx_cu_fc_fwd_lt(LMX_CU_S(c), &o, in[0].dtype, d.m, d.k, d.n, out[0].data,
+                                 in[0].data, in[1].data, d.bias ? in[2].data : NULL,
+                                 req[0] == LMX_REQ_ADD),
+             "lmx_cu_fc_fwd_lt");
   return LMX_OK;
 }
 
@@ -34,16 +69,19 @@ int lmx_cuda_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og,
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   lmx_cu_stream s = LMX_CU_S(c);
+  lmx_cu_lt_opts o;
+  LMX_TRY(lt_opts(c, &o));
   if (req[0])
-    LMX_CU_TRY(c, lmx_cu_fc_bwd_data(s, dt, d.m, d.k, d.n, ig[0].data, og[0].data, in[1].data,
-                                     req[0] == LMX_REQ_ADD), "lmx_cu_fc_bwd_data");
-  if (req[1])
-    LMX_CU_TRY(c, lmx_cu_fc_bwd_weight(s, dt, d.m, d.k, d.n, ig[1].data, og[0].data,
-                                       in[0].data, req[1] == LMX_REQ_ADD),
-               "lmx_cu_fc_bwd_weight");
-  if (d.bias && req[2])
-    LMX_CU_TRY(c, lmx_cu_sum_rows(s, dt, d.m, d.n, ig[2].data, og[0].data,
-                                  req[2] == LMX_REQ_ADD), "lmx_cu_sum_rows");
+    LMX_CU_TRY(c, lmx_cu_fc_bwd_data_lt(s, &o, dt, d.m, d.k, d.n, ig[0].data, og[0].data,
+                                        in[1].data, req[0] == LMX_REQ_ADD),
+               "lmx_cu_fc_bwd_data_lt");
+  /* the weight gradient and the bias gradient: one cuBLASLt call (BGRADB) where it fuses */
+  void *gb = d.bias && req[2] ? ig[2].data : NULL;
+  if (req[1] || gb)
+    LMX_CU_TRY(c, lmx_cu_fc_bwd_weight_lt(s, &o, dt, d.m, d.k, d.n, req[1] ? ig[1].data : NULL,
+                                          og[0].data, in[0].data, req[1] == LMX_REQ_ADD, gb,
+                                          gb && req[2] == LMX_REQ_ADD),
+               "lmx_cu_fc_bwd_weight_lt");
   return LMX_OK;
 }
 

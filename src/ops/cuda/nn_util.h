@@ -5,6 +5,8 @@
 #ifndef LMX_OPS_CUDA_NN_UTIL_H
 #define LMX_OPS_CUDA_NN_UTIL_H
 
+#include <string.h>
+
 #include "../../../kernels/cuda/cuda_kernels.h"
 #include "../../tensor/dtype.h"
 #include "../op_impl.h"
@@ -28,7 +30,8 @@ static inline int lmx_cunn_fail(const lmx_op_ctx *c, int rc, const char *kernel)
     return lmx_op_fail(c, LMX_ERR_SHAPE, "%s on gpu(%d): GEMM dims out of cuBLAS's range",
                        kernel, c->dev_id);
   if (rc >= LMX_CU_GEMM_EBLAS)
-    return lmx_op_fail(c, LMX_ERR_DEVICE, "%s on gpu(%d): cuBLAS status %d", kernel, c->dev_id,
+    return lmx_op_fail(c, LMX_ERR_DEVICE, "%s on gpu(%d): cuBLAS%s status %d", kernel,
+                       c->dev_id, strstr(kernel, "_lt") ? "/cuBLASLt" : "",
                        rc - LMX_CU_GEMM_EBLAS);
   return lmx_cuda_fail(c, rc, kernel);
 }
