@@ -112,6 +112,7 @@ int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, in
   a->offset = 0;
   a->shape = *shape;
   a->dtype = dtype;
+  a->ag = NULL, a->ag_index = 0;
   *out = a;
   return LMX_OK;
 }
