@@ -76,7 +76,8 @@ typedef struct {
   int *req;
   int nargs, nout, naux;
   lmx_ndarray *src, *dst;   /* COPY */
-  char note[LMX_STEP_NOTE_CAP]; /* c.note: which implementation ran, and why */
+  char *note; /* c.note: which implementation ran, and why (LMX_STEP_NOTE_CAP bytes in
+              * the executor's notes; NULL on the CPU, whose kernels have no choice) */
 } lmx_xstep;
 
 typedef void (*lmx_monitor_cb)(const char *name, lmx_ndarray *arr, void *user);
@@ -97,6 +98,7 @@ struct lmx_executor {
   int *grad_req;              /* per argument, final */
   char **arg_names, **aux_names, **out_names;
   lmx_xstep *steps;
+  char *notes;                /* the GPU steps' notes, LMX_STEP_NOTE_CAP bytes each */
   int nsteps, nfwd_steps;
   lmx_tensor *tens;
   int *reqs;

@@ -47,7 +47,7 @@ void lmx_exec_release(lmx_executor *x) {
   free_names(x->out_names, p->nheads);
   free_names(x->groups, x->ngroups);
   void *arrays[] = {x->ent, x->args, x->grads, x->aux, x->head_grads, x->grad_req,
-                    x->steps, x->tens, x->reqs, x->group_type, x->group_id,
+                    x->steps, x->notes, x->tens, x->reqs, x->group_type, x->group_id,
                     x->grad_final, x->final_at, x->final_args};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) lmx_free(arrays[i]);
   lmx_plan_release(p);

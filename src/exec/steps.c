@@ -177,8 +177,7 @@ static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *
   s->c.op = nd->op;
   s->c.param = nd->src->param;
   s->c.node = nd->src->name;
-  s->note[0] = 0;
-  s->c.note = s->note, s->c.note_cap = sizeof s->note;
+  if (s->note) s->note[0] = 0, s->c.note = s->note, s->c.note_cap = LMX_STEP_NOTE_CAP;
   if (x->ws[nd->ctx] && p->node_ws[n]) {
     s->c.workspace = lmx_nd_ptr(x->ws[nd->ctx]);
     s->c.workspace_bytes = p->node_ws[n];
@@ -378,6 +377,12 @@ static int keep_plan(void) {
   return env && strcmp(env, "1") == 0;
 }
 
+/* Does plan node n run a kernel on a device other than the CPU? */
+static int step_on_gpu(const lmx_plan *p, int n) {
+  const lmx_pnode *nd = &p->nodes[n];
+  return nd->kind != LMX_PN_COPY && p->ctx_type[nd->ctx] != LMX_CPU;
+}
+
 int lmx_exec_materialize(lmx_executor *x) {
   const lmx_plan *p = &x->plan;
   LMX_TRY(entries(x));
@@ -387,15 +392,20 @@ int lmx_exec_materialize(lmx_executor *x) {
     step_sizes(p, p->order[i], &a, &b);
     nt += a, nr += b;
   }
+  int ngpu = 0; /* only steps on a GPU get a note: CPU kernels have no choice to report */
+  for (int i = 0; i < p->num_order; i++)
+    ngpu += step_on_gpu(p, p->order[i]);
   x->steps = lmx_calloc((size_t)p->num_order + 1, sizeof *x->steps);
   x->tens = lmx_calloc((size_t)nt + 1, sizeof *x->tens);
   x->reqs = lmx_calloc((size_t)nr + 1, sizeof *x->reqs);
-  if (!x->steps || !x->tens || !x->reqs)
+  x->notes = ngpu ? lmx_calloc((size_t)ngpu, LMX_STEP_NOTE_CAP) : NULL;
+  if (!x->steps || !x->tens || !x->reqs || (ngpu && !x->notes))
     return lmx_fail_nomem("executor steps", (size_t)nt * sizeof(lmx_tensor));
-  nt = nr = 0;
+  nt = nr = ngpu = 0;
   for (int i = 0; i < p->num_order; i++) {
     int a, b;
     step_sizes(p, p->order[i], &a, &b);
+    if (step_on_gpu(p, p->order[i])) x->steps[i].note = x->notes + (size_t)ngpu++ * LMX_STEP_NOTE_CAP;
     fill_step(x, &x->steps[i], p->order[i], x->tens + nt, x->reqs + nr);
     nt += a, nr += b;
   }
