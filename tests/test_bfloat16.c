@@ -2,8 +2,8 @@
  * rounding against an independent reference (the nearer of the two neighbouring
  * bfloat16 values, measured in double, ties to the even one) over every upper half
  * of the float32 bit patterns with the lower halves that decide rounding, the exact
- * widening, NaN and infinity handling, the dtype table, and the CPU conversion, fill
- * and value load/store paths. Prints "N passed, N failed" and exits non-zero on failure. */
+ * widening, NaN and infinity handling, the dtype table, the CPU conversion, fill and
+ * value load/store paths, and the float16/bfloat16 elementwise kernels (float32 inside). Prints "N passed, N failed" and exits non-zero on failure. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -157,10 +157,59 @@ static void test_cpu_paths(void) {
   CHECK(lmx_load_f64(fl, LMX_BFLOAT16, 0) == (double)0.10009765625f);
 }
 
+/* The half-precision elementwise paths: the float32 kernel on the widened inputs, rounded
+ * once; across chunk boundaries (n = 1100), accumulating, and in place. */
+static void test_elementwise_half(void) {
+  enum { N = 1100 };
+  static float x32[N], y32[N], o32[N], acc32[N];
+  static uint16_t xh[N], yh[N], oh[N], want[N];
+  static const int dts[2] = {LMX_FLOAT16, LMX_BFLOAT16};
+  for (int t = 0; t < 2; t++) {
+    int dt = dts[t], bad = 0;
+    for (int i = 0; i < N; i++) {
+      lmx_store_f64(xh, dt, i, -3.0 + 6.0 * ((i * 37) % N) / N);
+      lmx_store_f64(yh, dt, i, 0.5 + 2.0 * ((i * 11) % N) / N);
+    }
+    lmx_cpu_convert(x32, LMX_FLOAT32, xh, dt, N);
+    lmx_cpu_convert(y32, LMX_FLOAT32, yh, dt, N);
+    /* unary forward, then accumulate into the result */
+    CHECK(lmx_cpu_unary(LMX_UN_TANH, dt, N, oh, xh, 0) == 0);
+    lmx_cpu_unary(LMX_UN_TANH, LMX_FLOAT32, N, o32, x32, 0);
+    lmx_cpu_convert(want, dt, o32, LMX_FLOAT32, N);
+    bad += memcmp(oh, want, sizeof oh) != 0;
+    lmx_cpu_convert(acc32, LMX_FLOAT32, oh, dt, N);
+    CHECK(lmx_cpu_ew_binary(LMX_BIN_MUL, dt, N, oh, xh, yh, 1) == 0);
+    lmx_cpu_ew_binary(LMX_BIN_MUL, LMX_FLOAT32, N, acc32, x32, y32, 1);
+    lmx_cpu_convert(want, dt, acc32, LMX_FLOAT32, N);
+    bad += 2 * (memcmp(oh, want, sizeof oh) != 0);
+    /* in place: x <- x * 1.7 (scalar op), and the unary backward with NULL x */
+    memcpy(oh, xh, sizeof oh);
+    CHECK(lmx_cpu_scalar_op(LMX_SC_MUL, dt, N, oh, oh, 1.7, 0) == 0);
+    lmx_cpu_scalar_op(LMX_SC_MUL, LMX_FLOAT32, N, o32, x32, 1.7, 0);
+    lmx_cpu_convert(want, dt, o32, LMX_FLOAT32, N);
+    bad += 4 * (memcmp(oh, want, sizeof oh) != 0);
+    CHECK(lmx_cpu_unary_bwd(LMX_UN_EXP, dt, N, oh, xh, NULL, yh, 0) == 0);
+    lmx_cpu_unary_bwd(LMX_UN_EXP, LMX_FLOAT32, N, o32, x32, NULL, y32, 0);
+    lmx_cpu_convert(want, dt, o32, LMX_FLOAT32, N);
+    bad += 8 * (memcmp(oh, want, sizeof oh) != 0);
+    /* scale with accumulation (add_n, the device add) */
+    memcpy(oh, yh, sizeof oh);
+    CHECK(lmx_cpu_scale(dt, N, oh, xh, 1.0, 1) == 0);
+    for (int i = 0; i < N; i++) o32[i] = y32[i] + x32[i];
+    lmx_cpu_convert(want, dt, o32, LMX_FLOAT32, N);
+    bad += 16 * (memcmp(oh, want, sizeof oh) != 0);
+    CHECK(bad == 0, "%s: mismatch mask %d", lmx_dtype_str(dt), bad);
+  }
+  uint8_t u[4] = {0};
+  CHECK(lmx_cpu_unary(LMX_UN_EXP, LMX_UINT8, 4, u, u, 0) == -1);
+  CHECK(lmx_cpu_half_map(LMX_FLOAT32, 4, u, 0, 0, NULL, NULL, NULL) == -1);
+}
+
 int main(void) {
   test_rounding_sweep();
   test_classes();
   test_table();
   test_cpu_paths();
+  test_elementwise_half();
   return check_summary();
 }
