@@ -66,6 +66,22 @@ describe('bfloat16 arrays', function()
   end)
 end)
 
+describe('bfloat16 in symbols', function()
+  it('stores code 12 in __dtype__, infers through operators and rejects the gaps', function()
+    local x = mx.sym.Variable('x', {dtype = 'bfloat16'})
+    assert.are.equal('12', x:attr_dict().x.__dtype__)
+    local args, outs = mx.sym.exp(x):infer_type{}
+    assert.are.same({'bfloat16'}, args)
+    assert.are.same({'bfloat16'}, outs)
+    local back = mx.sym.load_json(x:tojson())
+    assert.are.same({'bfloat16'}, (back * 2):infer_type{})
+    local bad = x:tojson():gsub('"12"', '"9"')
+    local y = mx.sym.load_json(bad)
+    H.raises(function() return y:infer_type{} end,
+      "variable 'x': attribute __dtype__ '9' is not a dtype code (0..6 or 12)")
+  end)
+end)
+
 describe('float16 / bfloat16 elementwise operators on the CPU', function()
   -- inputs chosen so that every op is defined; 700 elements span two float32 chunks
   local N = 700
