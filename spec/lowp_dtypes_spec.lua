@@ -58,6 +58,22 @@ describe('bfloat16 arrays', function()
     assert.is_truthy(tostring(a):find('bfloat16', 1, true))
   end)
 
+  it('draws random values on the CPU', function()
+    mx.random.seed(7)
+    local a = mx.nd.random.uniform(-1, 1, {500}, {dtype = 'bfloat16'})
+    assert.are.equal('bfloat16', a.dtype)
+    local lo, hi, distinct = 1, -1, {}
+    for _, v in ipairs(flat(a)) do
+      lo, hi = math.min(lo, v), math.max(hi, v)
+      distinct[v] = true
+      assert.are.equal(v, flat(mx.nd.array({v}, {dtype = 'bfloat16'}))[1]) -- representable
+    end
+    assert.is_true(lo >= -1 and hi <= 1 and lo < -0.9 and hi > 0.9)
+    local count = 0
+    for _ in pairs(distinct) do count = count + 1 end
+    assert.is_true(count > 100)
+  end)
+
   it('names the unsupported MXNet dtypes in errors', function()
     H.raises(function() mx.nd.zeros({2}, {dtype = 'bool'}) end,
       "unknown dtype 'bool' (expected one of float32, float64, float16, uint8, int32, int8, int64, bfloat16)")

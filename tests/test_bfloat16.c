@@ -120,6 +120,13 @@ static void test_table(void) {
           "code %d", gap);
   }
   CHECK(!lmx_dtype_valid(LMX_NUM_DTYPES) && lmx_dtype_name(LMX_NUM_DTYPES) == NULL);
+  int64_t dims[1] = {3};
+  lmx_ndarray *arr = NULL;
+  CHECK(lmx_ndarray_new(dims, 1, 9, LMX_CPU, 0, &arr) == LMX_ERR_ARG && arr == NULL);
+  CHECK(strstr(lmx_errmsg(), "unknown dtype code 9 (expected 0..6 or 12)") != NULL);
+  CHECK(lmx_ndarray_new(dims, 1, LMX_BFLOAT16, LMX_CPU, 0, &arr) == LMX_OK);
+  CHECK(lmx_ndarray_dtype(arr, &dt) == LMX_OK && dt == LMX_BFLOAT16);
+  lmx_ndarray_free(arr);
   CHECK(lmx_dtype_from_name("bool", &dt) == LMX_ERR_ARG);
   CHECK(strstr(lmx_errmsg(), "unknown dtype 'bool' (expected one of float32, float64, "
                              "float16, uint8, int32, int8, int64, bfloat16)") != NULL);
