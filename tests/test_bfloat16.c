@@ -3,7 +3,8 @@
  * bfloat16 values, measured in double, ties to the even one) over every upper half
  * of the float32 bit patterns with the lower halves that decide rounding, the exact
  * widening, NaN and infinity handling, the dtype table, the CPU conversion, fill and
- * value load/store paths, and the float16/bfloat16 elementwise kernels (float32 inside). Prints "N passed, N failed" and exits non-zero on failure. */
+ * value load/store paths, and the float16/bfloat16 elementwise kernels (float32
+ * inside). Prints "N passed, N failed" and exits non-zero on failure. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
