@@ -55,7 +55,10 @@ describe('bfloat16 arrays', function()
     local p = a:data()
     assert.is_true(ffi.istype('uint16_t *', p))
     assert.are.same({0x3f80, 0xc000, 0x3f00}, {p[0], p[1], p[2]})
-    assert.is_truthy(tostring(a):find('bfloat16', 1, true))
+    local text = tostring(mx.nd.array({1, -2, 0.5, 2 ^ -133}, {dtype = 'bfloat16'}))
+    assert.is_truthy(text:find('bfloat16', 1, true))
+    assert.is_truthy(text:find('0.5', 1, true), text) -- printed as a float, not an integer
+    assert.is_truthy(text:find('9.18355e-41', 1, true), text)
   end)
 
   it('draws random values on the CPU', function()

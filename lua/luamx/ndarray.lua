@@ -489,7 +489,7 @@ end
 function NDArray.__tostring(a)
   if not rawget(a, '_h') then return '<NDArray freed>' end
   local shape, flat = a.shape, a:toflat()
-  local is_int = not a.dtype:match('^float')
+  local is_int = not a.dtype:match('float')
   local summarise = #flat > THRESHOLD
   local strs, width = {}, 0
   for i, v in ipairs(flat) do
