@@ -77,6 +77,15 @@ describe('bfloat16 arrays', function()
     assert.is_true(count > 100)
   end)
 
+  it('is refused by the GPU primitives, by name', function()
+    if mx.context.num_gpus() == 0 then return pending('no GPU') end
+    H.raises(function() mx.nd.ones({2}, {ctx = mx.gpu(0), dtype = 'bfloat16'}) end,
+      'gpu(0): fill: dtype bfloat16 is not supported')
+    local a = mx.nd.array({1, 2}, {dtype = 'bfloat16'})
+    H.raises(function() a:astype('float32'):copyto(mx.gpu(0)):astype('bfloat16') end,
+      'gpu(0): convert: dtype bfloat16 is not supported')
+  end)
+
   it('names the unsupported MXNet dtypes in errors', function()
     H.raises(function() mx.nd.zeros({2}, {dtype = 'bool'}) end,
       "unknown dtype 'bool' (expected one of float32, float64, float16, uint8, int32, int8, int64, bfloat16)")
