@@ -85,7 +85,7 @@ describe('bad input', function()
   it('rejects bad random parameters and seeds', function()
     H.raises(function() return mx.nd.random.uniform(1, 0, {2}) end, 'random.uniform: low (1) must be <= high (0)')
     H.raises(function() return mx.nd.random.normal(0, -1, {2}) end, 'random.normal: std must be >= 0, got -1')
-    H.raises(function() return mx.nd.random.normal(0, 1, {2}, {dtype = 'int32'}) end, 'random.normal: dtype must be float16, float32 or float64, got int32')
+    H.raises(function() return mx.nd.random.normal(0, 1, {2}, {dtype = 'int32'}) end, 'random.normal: dtype must be float16, bfloat16, float32 or float64, got int32')
     H.raises(function() mx.random.seed(-1) end, 'seed must be a non-negative integer')
   end)
 

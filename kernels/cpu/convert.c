@@ -27,6 +27,14 @@ void lmx_cpu_convert(void *dst, int dt, const void *src, int st, int64_t n) {
     uint16_t *d = dst;
     const float *s = src;
     for (int64_t i = 0; i < n; i++) d[i] = lmx_f32_to_f16(s[i]);
+  } else if (dt == LMX_FLOAT32 && st == LMX_BFLOAT16) {
+    float *d = dst;
+    const uint16_t *s = src;
+    for (int64_t i = 0; i < n; i++) d[i] = lmx_bf16_to_f32(s[i]);
+  } else if (dt == LMX_BFLOAT16 && st == LMX_FLOAT32) {
+    uint16_t *d = dst;
+    const float *s = src;
+    for (int64_t i = 0; i < n; i++) d[i] = lmx_f32_to_bf16(s[i]);
   } else {
     for (int64_t i = 0; i < n; i++) lmx_store_f64(dst, dt, i, lmx_load_f64(src, st, i));
   }

@@ -36,8 +36,19 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
                      const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
                      void *C, int64_t ldc);
 
+/* ---- elementwise_half.c: float16 / bfloat16 through float32 ------------------------
+ * out[n] (dtype dt, float16 or bfloat16) (+)= fn over the nin (<= 3) inputs in[k] (dtype
+ * dt; an entry may be NULL, passed on as NULL), run chunk by chunk in float32 stack
+ * buffers: fn(ctx, m, o, x, acc) computes o[m] (+)= f(x[0][m], ...) in float32. Returns
+ * 0, or -1 for another dtype or when fn returns non-zero. */
+typedef int (*lmx_half_fn)(const void *ctx, int64_t m, float *o, const float *const *x,
+                           int acc);
+int lmx_cpu_half_map(int dt, int64_t n, void *out, int acc, int nin, const void *const *in,
+                     lmx_half_fn fn, const void *ctx);
+
 /* ---- elementwise.c: unary math, scalar ops, equal-shape binary ops ------------------
- * All take float32/float64 and return 0, or -1 for another dtype / unknown op code.
+ * All take float32/float64, and float16/bfloat16 computed in float32 (one rounding per
+ * result), and return 0, or -1 for another dtype / unknown op code.
  * acc = 1 adds into the destination (req ADD) instead of overwriting it. Arrays of n
  * elements; the destination may alias an input (in-place). */
 enum {
@@ -74,7 +85,8 @@ int lmx_cpu_ew_binary(int op, int dt, int64_t n, void *out, const void *a, const
 /* gout[n] (+)= gradient of side 0 (a) or 1 (b) from g[n], a[n], b[n] */
 int lmx_cpu_ew_binary_bwd(int op, int side, int dt, int64_t n, void *gout, const void *g,
                           const void *a, const void *b, int acc);
-/* out[n] (+)= alpha * x[n]. Any dtype for a plain copy (alpha 1, acc 0). */
+/* out[n] (+)= alpha * x[n]: float32/float64/float16/bfloat16; any dtype for a plain copy
+ * (alpha 1, acc 0). */
 int lmx_cpu_scale(int dt, int64_t n, void *out, const void *x, double alpha, int acc);
 
 /* ---- linalg.c: GEMM-based kernels (float32/float64) ------------------------------- */

@@ -7,8 +7,9 @@
  * (<tgmath.h> picks expf/exp; exp, tanh and sigmoid use cpu_math.h's vectorisable
  * float32 versions), and a table indexed by [op][dtype] selects the sibling,
  * so there is no per-dtype re-include. Loops are plain, so the compiler vectorises
- * them, and go parallel only above LMX_OMP_MIN elements. Only float32/float64 are
- * supported: the functions return -1 for any other dtype and the caller reports it.
+ * them, and go parallel only above LMX_OMP_MIN elements. float16 and bfloat16 run the
+ * float32 loops chunk by chunk (elementwise_half.c); any other dtype returns -1 and the
+ * caller reports it.
  * MXNet 1.9 formulas: src/operator/mshadow_op.h.
  */
 #include <tgmath.h>
@@ -19,6 +20,13 @@
 #include "cpu_par.h"
 
 static int dt_slot(int dt) { return dt == LMX_FLOAT32 ? 0 : dt == LMX_FLOAT64 ? 1 : -1; }
+static int is_half(int dt) { return dt == LMX_FLOAT16 || dt == LMX_BFLOAT16; }
+
+/* What a half-precision call runs per float32 chunk (see lmx_cpu_half_map). */
+typedef struct {
+  int op, side;
+  double s;
+} half_ctx;
 
 /* Stores v into o[i] (acc = 0) or adds it (acc = 1); the branch is hoisted by writing
  * the loop twice. */
@@ -89,7 +97,16 @@ typedef void (*unb_f64)(int64_t, double *, const double *, const double *, const
 static const struct { unf_f32 f; unf_f64 d; } g_unf[] = {UNARY_LIST(ROW_UNF)};
 static const struct { unb_f32 f; unb_f64 d; } g_unb[] = {UNARY_LIST(ROW_UNB)};
 
+static int half_un(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  return lmx_cpu_unary(((const half_ctx *)c)->op, LMX_FLOAT32, m, o, x[0], acc);
+}
+static int half_unb(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  return lmx_cpu_unary_bwd(((const half_ctx *)c)->op, LMX_FLOAT32, m, o, x[0], x[1], x[2], acc);
+}
+
 int lmx_cpu_unary(int op, int dt, int64_t n, void *y, const void *x, int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_UNOPS)
+    return lmx_cpu_half_map(dt, n, y, acc, 1, (const void *[]){x}, half_un, &(half_ctx){.op = op});
   int s = dt_slot(dt);
   if (s < 0 || op < 0 || op >= LMX_NUM_UNOPS) return -1;
   if (s == 0) {
@@ -102,6 +119,9 @@ int lmx_cpu_unary(int op, int dt, int64_t n, void *y, const void *x, int acc) {
 
 int lmx_cpu_unary_bwd(int op, int dt, int64_t n, void *gx, const void *g, const void *x,
                       const void *y, int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_UNOPS)
+    return lmx_cpu_half_map(dt, n, gx, acc, 3, (const void *[]){g, x, y}, half_unb,
+                            &(half_ctx){.op = op});
   int s = dt_slot(dt);
   if (s < 0 || op < 0 || op >= LMX_NUM_UNOPS) return -1;
   if (s == 0) g_unb[op].f(n, gx, g, x, y, acc);
@@ -166,7 +186,19 @@ typedef void (*scb_f64)(int64_t, double *, const double *, const double *, const
 static const struct { scf_f32 f; scf_f64 d; } g_scf[] = {SCALAR_LIST(ROW_SCF)};
 static const struct { scb_f32 f; scb_f64 d; } g_scb[] = {SCALAR_LIST(ROW_SCB)};
 
+static int half_sc(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  const half_ctx *h = c;
+  return lmx_cpu_scalar_op(h->op, LMX_FLOAT32, m, o, x[0], h->s, acc);
+}
+static int half_scb(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  const half_ctx *h = c;
+  return lmx_cpu_scalar_bwd(h->op, LMX_FLOAT32, m, o, x[0], x[1], x[2], h->s, acc);
+}
+
 int lmx_cpu_scalar_op(int op, int dt, int64_t n, void *y, const void *x, double s, int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_SCOPS)
+    return lmx_cpu_half_map(dt, n, y, acc, 1, (const void *[]){x}, half_sc,
+                            &(half_ctx){.op = op, .s = s});
   int k = dt_slot(dt);
   if (k < 0 || op < 0 || op >= LMX_NUM_SCOPS) return -1;
   if (k == 0) g_scf[op].f(n, y, x, s, acc);
@@ -176,6 +208,9 @@ int lmx_cpu_scalar_op(int op, int dt, int64_t n, void *y, const void *x, double 
 
 int lmx_cpu_scalar_bwd(int op, int dt, int64_t n, void *gx, const void *g, const void *x,
                        const void *y, double s, int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_SCOPS)
+    return lmx_cpu_half_map(dt, n, gx, acc, 3, (const void *[]){g, x, y}, half_scb,
+                            &(half_ctx){.op = op, .s = s});
   int k = dt_slot(dt);
   if (k < 0 || op < 0 || op >= LMX_NUM_SCOPS) return -1;
   if (k == 0) g_scb[op].f(n, gx, g, x, y, s, acc);
@@ -236,8 +271,19 @@ typedef void (*bib_f64)(int64_t, double *, int, const double *, const double *, 
 static const struct { bif_f32 f; bif_f64 d; } g_bif[] = {BINARY_LIST(ROW_BIF)};
 static const struct { bib_f32 f; bib_f64 d; } g_bib[] = {BINARY_LIST(ROW_BIB)};
 
+static int half_bi(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  return lmx_cpu_ew_binary(((const half_ctx *)c)->op, LMX_FLOAT32, m, o, x[0], x[1], acc);
+}
+static int half_bib(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  const half_ctx *h = c;
+  return lmx_cpu_ew_binary_bwd(h->op, h->side, LMX_FLOAT32, m, o, x[0], x[1], x[2], acc);
+}
+
 int lmx_cpu_ew_binary(int op, int dt, int64_t n, void *out, const void *a, const void *b,
                       int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_BINOPS)
+    return lmx_cpu_half_map(dt, n, out, acc, 2, (const void *[]){a, b}, half_bi,
+                            &(half_ctx){.op = op});
   int k = dt_slot(dt);
   if (k < 0 || op < 0 || op >= LMX_NUM_BINOPS) return -1;
   if (k == 0) g_bif[op].f(n, out, a, b, acc);
@@ -247,6 +293,9 @@ int lmx_cpu_ew_binary(int op, int dt, int64_t n, void *out, const void *a, const
 
 int lmx_cpu_ew_binary_bwd(int op, int side, int dt, int64_t n, void *gout, const void *g,
                           const void *a, const void *b, int acc) {
+  if (is_half(dt) && op >= 0 && op < LMX_NUM_BINOPS)
+    return lmx_cpu_half_map(dt, n, gout, acc, 3, (const void *[]){g, a, b}, half_bib,
+                            &(half_ctx){.op = op, .side = side});
   int k = dt_slot(dt);
   if (k < 0 || op < 0 || op >= LMX_NUM_BINOPS) return -1;
   if (k == 0) g_bib[op].f(n, gout, side, g, a, b, acc);
@@ -264,8 +313,15 @@ static void axpy_f64(int64_t n, double *o, const double *x, double alpha, int ac
   EW_LOOP(n, acc, i, double, alpha * x[i]);
 }
 
+static int half_axpy(const void *c, int64_t m, float *o, const float *const *x, int acc) {
+  return lmx_cpu_scale(LMX_FLOAT32, m, o, x[0], ((const half_ctx *)c)->s, acc);
+}
+
 int lmx_cpu_scale(int dt, int64_t n, void *out, const void *x, double alpha, int acc) {
   int k = dt_slot(dt);
+  if (is_half(dt) && (alpha != 1.0 || acc))
+    return lmx_cpu_half_map(dt, n, out, acc, 1, (const void *[]){x}, half_axpy,
+                            &(half_ctx){.s = alpha});
   if (k < 0) {
     if (alpha != 1.0 || acc) return -1;
     lmx_cpu_convert(out, dt, x, dt, n); /* plain copy of any dtype */

@@ -24,7 +24,7 @@ local raise = capi.raise
 local M = {}
 
 -- ------------------------------------------------------------------ helpers --------
-local ELEM_SIZE = {float32 = 4, float64 = 8, float16 = 2, uint8 = 1, int8 = 1, int32 = 4, int64 = 8}
+local ELEM_SIZE = {float32 = 4, float64 = 8, float16 = 2, bfloat16 = 2, uint8 = 1, int8 = 1, int32 = 4, int64 = 8}
 
 local function shape_str(shape)
   return '(' .. table.concat(shape, ', ') .. ')'

@@ -24,7 +24,10 @@ local ag = {recording = false, training = false}
 M.autograd_state = ag
 
 local dtype_names = {}
-for i = 0, tonumber(C.LMX_NUM_DTYPES) - 1 do dtype_names[i] = ffi.string(C.lmx_dtype_name(i)) end
+for i = 0, tonumber(C.LMX_NUM_DTYPES) - 1 do
+  local name = C.lmx_dtype_name(i) -- NULL for the codes luamx does not support
+  if name ~= nil then dtype_names[i] = ffi.string(name) end
+end
 
 --- dtype code from a name (or a code); errors name the bad value.
 local function dtype_code(dt, level)
@@ -477,7 +480,7 @@ function NDArray:asscalar() return scalar(self, 'asscalar') end
 function NDArray:data()
   local p = ffi.new('void *[1]')
   check(C.lmx_ndarray_data(handle(self, 2), p), 2)
-  local ct = ({float32 = 'float *', float64 = 'double *', float16 = 'uint16_t *', uint8 = 'uint8_t *',
+  local ct = ({float32 = 'float *', float64 = 'double *', float16 = 'uint16_t *', bfloat16 = 'uint16_t *', uint8 = 'uint8_t *',
                int32 = 'int32_t *', int8 = 'int8_t *', int64 = 'int64_t *'})[self.dtype]
   return ffi.cast(ct, p[0])
 end
@@ -501,7 +504,7 @@ end
 function NDArray.__tostring(a)
   if not rawget(a, '_h') then return '<NDArray freed>' end
   local shape, flat = a.shape, a:toflat()
-  local is_int = not a.dtype:match('^float')
+  local is_int = not a.dtype:match('float')
   local summarise = #flat > THRESHOLD
   local strs, width = {}, 0
   for i, v in ipairs(flat) do

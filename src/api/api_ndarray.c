@@ -259,7 +259,8 @@ static void do_rand(lmx_ndarray *h, void *ctx) {
 
 static int random_fill(lmx_ndarray *arr, int normal, double a, double b, const char *fn) {
   if (!lmx_dtype_is_float(arr->dtype))
-    return lmx_fail(LMX_ERR_DTYPE, "%s: dtype must be float16, float32 or float64, got %s", fn,
+    return lmx_fail(LMX_ERR_DTYPE,
+                    "%s: dtype must be float16, bfloat16, float32 or float64, got %s", fn,
                     lmx_dtype_str(arr->dtype));
   const lmx_device_ops *d = arr->st->dev;
   if (d->random) { /* the device's counter-based generator, on its stream */

@@ -9,6 +9,7 @@
 #include "../core/alloc.h"
 #include "../graph/graph.h"
 #include "../passes/infer_symbol.h"
+#include "../tensor/dtype.h"
 #include "api.h"
 
 #define NEED_SYM(s, fn) LMX_NEED(s, fn, "sym")
@@ -244,7 +245,7 @@ int lmx_symbol_infer_type(lmx_symbol *sym, int n, const char *const *keys, const
   if (n < 0 || cap < 0) return lmx_fail(LMX_ERR_ARG, "%s: negative count", fn);
   if (n > 0) LMX_NEED(dtypes, fn, "dtypes");
   for (int i = 0; i < n; i++)
-    if (dtypes[i] < -1 || dtypes[i] >= LMX_NUM_DTYPES)
+    if (dtypes[i] != -1 && !lmx_dtype_valid(dtypes[i]))
       return lmx_fail(LMX_ERR_ARG, "%s: dtype %d of input %d is not a dtype code", fn,
                       dtypes[i], i);
   int *res = lmx_alloc(((size_t)cap + 1) * sizeof *res);

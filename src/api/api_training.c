@@ -6,6 +6,7 @@
 
 #include "../core/status.h"
 #include "../exec/training.h"
+#include "../tensor/dtype.h"
 #include "api.h"
 
 static int req_ok(int req, const char *fn, const char *name) {
@@ -133,7 +134,7 @@ int lmx_group_add_input(lmx_group *g, const char *name, const int64_t *dims, int
   lmx_shape sh;
   LMX_TRY(shapes_of(fn, 1, &name, dims, &ndim, &sh));
   LMX_TRY(req_ok(req, fn, name));
-  if (dtype < -1 || dtype >= LMX_NUM_DTYPES)
+  if (dtype != -1 && !lmx_dtype_valid(dtype))
     return lmx_fail(LMX_ERR_ARG, "%s: '%s': unknown dtype code %d", fn, name, dtype);
   return lmx_grp_add_input(g, name, &sh, batch_axis, dtype, req);
 }

@@ -61,7 +61,7 @@ static int cpu_fill(int dev_id, void *p, int dt, int64_t n, double v) {
 
 static int cpu_add(int dev_id, int dt, int64_t n, void *y, const void *x) {
   if (!lmx_dtype_valid(dt)) return bad_dtype(dev_id, "add", dt);
-  if (lmx_cpu_scale(dt, n, y, x, 1.0, 1) == 0) return LMX_OK; /* float32/float64 */
+  if (lmx_cpu_scale(dt, n, y, x, 1.0, 1) == 0) return LMX_OK; /* float types */
   lmx_cpu_binary(LMX_BIN_ADD, dt, 1, &n, y, &n, y, &n, x);  /* other dtypes, via doubles */
   return LMX_OK;
 }

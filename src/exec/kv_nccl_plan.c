@@ -78,7 +78,7 @@ int lmx_nccl_plan(int n, const int *dtype, const int64_t *count, size_t cap, siz
   int open[LMX_NUM_DTYPES]; /* the bucket still taking keys of each dtype, or -1 */
   for (int d = 0; d < LMX_NUM_DTYPES; d++) {
     open[d] = -1;
-    if (align % (size_t)lmx_dtype_size(d) != 0) return -1;
+    if (lmx_dtype_valid(d) && align % (size_t)lmx_dtype_size(d) != 0) return -1;
   }
   int nb = 0;
   for (int k = 0; k < n; k++) {

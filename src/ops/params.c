@@ -245,7 +245,8 @@ static int parse_dtype(const pctx *p, const char *v, int *out) {
       return LMX_OK;
     }
   }
-  return pfail(p, "expected a dtype (float32, float64, float16, uint8, int32, int8, int64), "
+  return pfail(p, "expected a dtype (float32, float64, float16, uint8, int32, int8, int64, "
+                  "bfloat16), "
                   "got '%s'", v);
 }
 

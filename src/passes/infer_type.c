@@ -20,9 +20,9 @@ static int seed_attrs(const lmx_igraph *g, int *dt) {
     if (!t || *sl >= 0) continue;
     char *end;
     long v = strtol(t, &end, 10);
-    if (end == t || *end || v < -1 || v >= LMX_NUM_DTYPES)
+    if (end == t || *end || (v != -1 && (v < 0 || v > LMX_BFLOAT16 || !lmx_dtype_valid((int)v))))
       return lmx_fail(LMX_ERR_FORMAT, "variable '%s': attribute __dtype__ '%.64s' is not a "
-                      "dtype code (0..%d)", nd->name, t, LMX_NUM_DTYPES - 1);
+                      "dtype code (0..%d or %d)", nd->name, t, LMX_INT64, LMX_BFLOAT16);
     *sl = (int)v;
   }
   return LMX_OK;

@@ -13,7 +13,7 @@ static const struct {
     [LMX_FLOAT32] = {"float32", 4}, [LMX_FLOAT64] = {"float64", 8},
     [LMX_FLOAT16] = {"float16", 2}, [LMX_UINT8] = {"uint8", 1},
     [LMX_INT32] = {"int32", 4},     [LMX_INT8] = {"int8", 1},
-    [LMX_INT64] = {"int64", 8},
+    [LMX_INT64] = {"int64", 8},     [LMX_BFLOAT16] = {"bfloat16", 2},
 };
 
 const char *lmx_dtype_name(int dt) { return lmx_dtype_valid(dt) ? g_dtypes[dt].name : NULL; }
@@ -27,14 +27,14 @@ const char *lmx_dtype_str(int dt) {
 int lmx_dtype_from_name(const char *name, int *dtype) {
   if (!name || !dtype) return lmx_fail(LMX_ERR_ARG, "dtype: name and out must not be NULL");
   for (int i = 0; i < LMX_NUM_DTYPES; i++) {
-    if (strcmp(name, g_dtypes[i].name) == 0) {
+    if (g_dtypes[i].name && strcmp(name, g_dtypes[i].name) == 0) {
       *dtype = i;
       return LMX_OK;
     }
   }
   return lmx_fail(LMX_ERR_ARG,
                   "unknown dtype '%s' (expected one of float32, float64, float16, uint8, "
-                  "int32, int8, int64)",
+                  "int32, int8, int64, bfloat16)",
                   name);
 }
 
@@ -95,6 +95,7 @@ double lmx_load_f64(const void *p, int dt, int64_t i) {
     case LMX_INT32: return ((const int32_t *)p)[i];
     case LMX_INT8: return ((const int8_t *)p)[i];
     case LMX_INT64: return (double)((const int64_t *)p)[i];
+    case LMX_BFLOAT16: return lmx_bf16_to_f32(((const uint16_t *)p)[i]);
     default: return 0;
   }
 }
@@ -115,6 +116,7 @@ void lmx_store_f64(void *p, int dt, int64_t i, double v) {
     case LMX_INT64:
       ((int64_t *)p)[i] = (int64_t)clampd(v, -9223372036854775808.0, 9223372036854774784.0);
       break;
+    case LMX_BFLOAT16: ((uint16_t *)p)[i] = lmx_f32_to_bf16((float)v); break;
     default: break;
   }
 }

@@ -45,8 +45,8 @@ static void storage_release(lmx_storage *st) {
 int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, int zero,
                   lmx_ndarray **out) {
   if (!lmx_dtype_valid(dtype))
-    return lmx_fail(LMX_ERR_ARG, "unknown dtype code %d (expected 0..%d)", dtype,
-                    LMX_NUM_DTYPES - 1);
+    return lmx_fail(LMX_ERR_ARG, "unknown dtype code %d (expected 0..%d or %d)", dtype,
+                    LMX_INT64, LMX_BFLOAT16);
   size_t bytes;
   if (lmx_mul_size((size_t)lmx_shape_size(shape), (size_t)lmx_dtype_size(dtype), &bytes)) {
     char s[LMX_SHAPE_STRCAP];

@@ -200,14 +200,13 @@ static int read_ctx_dtype(cursor *c, int *dtype) {
                 "3 cpu_pinned or 5 cpu_shared)", (int)dev_type);
   if (dev_id < 0) return perr(c, LMX_ERR_FORMAT, "device id %d is negative", (int)dev_id);
   LMX_TRY(rd_i32(c, &dt, "dtype"));
-  static const char *const other[] = {"bool", "int16", "uint16", "uint32", "uint64",
-                                      "bfloat16"};
-  if (dt >= LMX_NUM_DTYPES && dt < LMX_NUM_DTYPES + 6)
+  static const char *const other[] = {"bool", "int16", "uint16", "uint32", "uint64"};
+  if (dt > LMX_INT64 && dt < LMX_BFLOAT16)
     return perr(c, LMX_ERR_UNSUPPORTED, "dtype %s (code %d) is not supported",
-                other[dt - LMX_NUM_DTYPES], (int)dt);
+                other[dt - LMX_INT64 - 1], (int)dt);
   if (!lmx_dtype_valid(dt))
-    return perr(c, LMX_ERR_FORMAT, "unknown dtype code %d (expected 0..%d)", (int)dt,
-                LMX_NUM_DTYPES - 1);
+    return perr(c, LMX_ERR_FORMAT, "unknown dtype code %d (expected 0..%d or %d)", (int)dt,
+                LMX_INT64, LMX_BFLOAT16);
   *dtype = dt;
   return LMX_OK;
 }

@@ -13,6 +13,12 @@ int lmx_cpu_fail_dtype(const lmx_op_ctx *c, const lmx_tensor *t, const char *wha
                      what, lmx_dtype_str(t->dtype));
 }
 
+int lmx_cpu_fail_dtype_ew(const lmx_op_ctx *c, const lmx_tensor *t, const char *what) {
+  return lmx_op_fail(c, LMX_ERR_DTYPE,
+                     "%s: expected float32, float64, float16 or bfloat16 on the CPU, got %s",
+                     what, lmx_dtype_str(t->dtype));
+}
+
 int lmx_cpu_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *what) {
   if (t->dtype != LMX_FLOAT32 && t->dtype != LMX_FLOAT64) return lmx_cpu_fail_dtype(c, t, what);
   return LMX_OK;

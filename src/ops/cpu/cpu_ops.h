@@ -55,6 +55,8 @@
 int lmx_cpu_check_float(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
 /* Standard failures. */
 int lmx_cpu_fail_dtype(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
+/* The same for the elementwise ops, which also take float16 and bfloat16. */
+int lmx_cpu_fail_dtype_ew(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
 int lmx_cpu_fail_req_add(const lmx_op_ctx *c, const char *what);
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);

@@ -33,7 +33,7 @@ static int unary_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   if (lmx_cpu_unary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                     req[0] == LMX_REQ_ADD) < 0)
-    return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
+    return lmx_cpu_fail_dtype_ew(c, &in[0], "input 'data'");
   return LMX_OK;
 }
 
@@ -50,7 +50,7 @@ static int unary_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   if (out[0].data) LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
   if (lmx_cpu_unary_bwd(op, ig[0].dtype, n, ig[0].data, og[0].data, in[0].data, out[0].data,
                         req[0] == LMX_REQ_ADD) < 0)
-    return lmx_cpu_fail_dtype(c, &ig[0], "gradient of 'data'");
+    return lmx_cpu_fail_dtype_ew(c, &ig[0], "gradient of 'data'");
   return LMX_OK;
 }
 
@@ -96,7 +96,7 @@ static int scalar_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
   double s = ((const lmx_scalar_param *)c->param)->scalar;
   if (lmx_cpu_scalar_op(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data, s,
                         req[0] == LMX_REQ_ADD) < 0)
-    return lmx_cpu_fail_dtype(c, &in[0], "input 'data'");
+    return lmx_cpu_fail_dtype_ew(c, &in[0], "input 'data'");
   return LMX_OK;
 }
 
@@ -114,7 +114,7 @@ static int scalar_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
   double s = ((const lmx_scalar_param *)c->param)->scalar;
   if (lmx_cpu_scalar_bwd(op, ig[0].dtype, n, ig[0].data, og[0].data, in[0].data, out[0].data,
                          s, req[0] == LMX_REQ_ADD) < 0)
-    return lmx_cpu_fail_dtype(c, &ig[0], "gradient of 'data'");
+    return lmx_cpu_fail_dtype_ew(c, &ig[0], "gradient of 'data'");
   return LMX_OK;
 }
 
@@ -158,7 +158,7 @@ static int binary_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   if (lmx_cpu_ew_binary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                         in[1].data, req[0] == LMX_REQ_ADD) < 0)
-    return lmx_cpu_fail_dtype(c, &in[0], "input 'lhs'");
+    return lmx_cpu_fail_dtype_ew(c, &in[0], "input 'lhs'");
   return LMX_OK;
 }
 
@@ -173,7 +173,7 @@ static int binary_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
     LMX_TRY(same_size(c, &in[1], &ig[side], "input 'rhs'"));
     if (lmx_cpu_ew_binary_bwd(op, side, ig[side].dtype, n, ig[side].data, og[0].data,
                               in[0].data, in[1].data, req[side] == LMX_REQ_ADD) < 0)
-      return lmx_cpu_fail_dtype(c, &ig[side], names[side]);
+      return lmx_cpu_fail_dtype_ew(c, &ig[side], names[side]);
   }
   return LMX_OK;
 }
@@ -215,9 +215,9 @@ int lmx_cpu_fwd_add_n(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
     snprintf(nm, sizeof nm, "input 'arg%d'", i);
     LMX_TRY(same_size(c, &in[i], &out[0], nm));
   }
-  LMX_TRY(lmx_cpu_check_float(c, &out[0], "output"));
-  int dt = out[0].dtype;
-  lmx_cpu_scale(dt, n, out[0].data, in[0].data, 1.0, req[0] == LMX_REQ_ADD);
+  int dt = out[0].dtype; /* float16 / bfloat16: each sum rounds, as MXNet's half_t does */
+  if (lmx_cpu_scale(dt, n, out[0].data, in[0].data, 1.0, req[0] == LMX_REQ_ADD) < 0)
+    return lmx_cpu_fail_dtype_ew(c, &out[0], "output");
   for (int i = 1; i < nin; i++) lmx_cpu_scale(dt, n, out[0].data, in[i].data, 1.0, 1);
   return LMX_OK;
 }
@@ -232,7 +232,7 @@ int lmx_cpu_bwd_add_n(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
     LMX_TRY(same_size(c, &og[0], &ig[i], "output gradient"));
     if (lmx_cpu_scale(ig[i].dtype, lmx_glue_size(&ig[i]), ig[i].data, og[0].data, 1.0,
                       req[i] == LMX_REQ_ADD) < 0)
-      return lmx_cpu_fail_dtype(c, &ig[i], "output gradient");
+      return lmx_cpu_fail_dtype_ew(c, &ig[i], "output gradient");
   }
   return LMX_OK;
 }
