@@ -371,6 +371,9 @@ describe('mx.io.ImageRecordIter', function()
     H.raises(function() mx.io.ImageRecordIter(opts{preprocess_threads = 0}) end, 'preprocess_threads must be in 1..256')
     H.raises(function() mx.io.ImageRecordIter(opts{last_batch_handle = 'roll_over'}) end,
              "last_batch_handle must be 'pad' or 'discard', got roll_over")
+    -- -1 is "no resize" in MXNet's terms: other negatives are refused in those terms
+    H.raises(function() mx.io.ImageRecordIter(opts{resize = 0}) end, 'resize must be > 0, or -1 for none, got 0')
+    H.raises(function() mx.io.ImageRecordIter(opts{resize = -5}) end, 'resize must be > 0, or -1 for none, got -5')
   end)
 
   it('decodes gray for one channel', function()

@@ -346,6 +346,26 @@ describe('fused update operators (ftrl_update, signum_update, signsgd_update, ft
     H.near(n:toflat(), {0.01, 1e-6}, 1e-9)
   end)
 
+  -- The comparison above cannot tell a failing operator from a working one (the optimizer
+  -- falls back to the arithmetic): each operator is also checked on its own.
+  it('signum_update by MXNet\'s names and formula (one step, by hand)', function()
+    local w, m = mx.nd.array{1, -2}, mx.nd.array{0.05, 0}
+    mx.nd.signum_update{weight = w, grad = mx.nd.array{0.1, -0.4}, mom = m, out = w, lr = 0.1,
+                        momentum = 0.9, wd = 0.5, wd_lh = 0.2, rescale_grad = 2, clip_gradient = 0.3}
+    -- element 1: g = 0.2, m = 0.9*0.05 - 0.1*(0.5*1 + 0.2) = -0.025, w = 0.98*1 - 0.1 = 0.88
+    -- element 2: g = clip(-0.8) = -0.3, m = -0.1*(0.5*-2 - 0.3) = 0.13, w = 0.98*-2 + 0.1 = -1.86
+    H.near(m:toflat(), {-0.025, 0.13}, 1e-6)
+    H.near(w:toflat(), {0.88, -1.86}, 1e-6)
+  end)
+
+  it('signsgd_update by MXNet\'s names and formula (one step, by hand)', function()
+    local w = mx.nd.array{1, -2, 3}
+    mx.nd.signsgd_update{weight = w, grad = mx.nd.array{0.1, -0.4, 0}, out = w, lr = 0.1, wd = 0.5,
+                         rescale_grad = 2, clip_gradient = 0.01}
+    -- w = (1 - 0.1*0.5)*w - 0.1*sign(g): the sign, so neither rescale nor clipping matter
+    H.near(w:toflat(), {0.85, -1.8, 2.85}, 1e-6)
+  end)
+
   it('ftml_update by MXNet\'s names and formula (one step, by hand)', function()
     local w, d, v, z = mx.nd.array{1}, mx.nd.zeros{1}, mx.nd.zeros{1}, mx.nd.zeros{1}
     mx.nd.ftml_update{weight = w, grad = mx.nd.array{0.5}, d = d, v = v, z = z, out = w, lr = 0.1, t = 1,

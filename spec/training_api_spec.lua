@@ -245,6 +245,13 @@ describe('metrics', function()
     m:update({mx.nd.array{1, 2, 3, 4}}, {mx.nd.array{2, 4, 5, 9}})
     m:update({mx.nd.array{1, 2}}, {mx.nd.array{2, 1}})
     H.near({select(2, m:get())}, {(r - 1) / 2}, 1e-7)
+    -- micro over the same two batches: MXNet's running sums give the correlation of the
+    -- six pairs pooled (labels {1,2,3,4,1,2}, mean 13/6; preds {2,4,5,9,2,1}, mean 23/6:
+    -- sxy = 91/6, syy = 41/6, sxx = 257/6)
+    m = mx.metric.PearsonCorrelation{average = 'micro'}
+    m:update({mx.nd.array{1, 2, 3, 4}}, {mx.nd.array{2, 4, 5, 9}})
+    m:update({mx.nd.array{1, 2}}, {mx.nd.array{2, 1}})
+    H.near({select(2, m:get())}, {91 / math.sqrt(41 * 257)}, 1e-7)
   end)
 
   it('PCC: multiclass MCC of the confusion matrix', function()

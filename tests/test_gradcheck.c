@@ -442,7 +442,8 @@ static const char *const g_no_gradient[] = {
     /* no inputs: nothing to differentiate (values checked in ops_forward_spec) */
     "_zeros", "_ones", "_full",
     /* optimizer updates: not differentiable in MXNet either; each is checked against
-     * hand-computed values in optimizer_spec */
+     * hand-computed values in optimizer_spec (ftrl, signum, signsgd and ftml_update in
+     * optimizer_more_spec) */
     "sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
     "adagrad_update", "ftrl_update", "signum_update", "signsgd_update", "ftml_update",
     /* multi-precision updates (float16 weights only, so no float64 case): checked against

@@ -432,6 +432,12 @@ int lmx_imagerec_iter_next(lmx_imagerec_iter *it, float *data, float *label, int
     *got = 0;
     return LMX_OK;
   }
+  if (it->nthreads == 0) { /* a reset() that failed to start them: waiting would hang */
+    pthread_mutex_unlock(&it->mu);
+    *got = 0;
+    return lmx_fail(LMX_ERR_STATE, "ImageRecordIter: next: no worker thread is running (the "
+                    "last reset() failed to start them); call reset() again");
+  }
   slot *s = &it->slots[b % it->cfg.prefetch_buffer];
   while (s->done < B) pthread_cond_wait(&it->ready, &it->mu);
   int rc = LMX_OK;

@@ -36,8 +36,8 @@ int lmx_recordio_open(const char *path, int mode, lmx_recordio **out) {
     return lmx_fail(LMX_ERR_IO, "RecordIO: cannot open %s for %s: %s", path,
                     mode == LMX_RECORDIO_READ ? "reading" : "writing", strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || (mode == LMX_RECORDIO_READ && !S_ISREG(st.st_mode))) {
-    int e = errno;
+  int e = fstat(fd, &st) != 0 ? errno : 0; /* errno only when fstat itself failed */
+  if (e || (mode == LMX_RECORDIO_READ && !S_ISREG(st.st_mode))) {
     close(fd);
     return lmx_fail(LMX_ERR_IO, "RecordIO: %s is not a regular file%s%s", path, e ? ": " : "",
                     e ? strerror(e) : "");

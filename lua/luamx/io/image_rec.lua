@@ -86,7 +86,7 @@ local function make(io_mod)
     c.seed = int(o, 'seed', 0)
     local resize = int(o, 'resize', -1)
     c.resize = resize == -1 and 0 or resize
-    if resize == 0 then raise(W .. ': resize must be > 0, or -1 for none, got 0') end
+    if resize == 0 or resize < -1 then raise(W .. ': resize must be > 0, or -1 for none, got ' .. resize) end
     c.mean[0], c.mean[1], c.mean[2] = num(o, 'mean_r', 0), num(o, 'mean_g', 0), num(o, 'mean_b', 0)
     c.std[0], c.std[1], c.std[2] = num(o, 'std_r', 1), num(o, 'std_g', 1), num(o, 'std_b', 1)
     c.scale = num(o, 'scale', 1)
