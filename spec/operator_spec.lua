@@ -168,6 +168,32 @@ describe('mx.operator: gradients and requests', function()
   end)
 end)
 
+describe('mx.operator: training mode', function()
+  it('mx.nd.Custom takes is_train from the training mode, as every mx.nd call does', function()
+    local seen
+    mx.operator.register('lua_train_probe', {
+      create_operator = function()
+        return {
+          forward = function(self, is_train, req, in_data, out_data)
+            seen = is_train
+            self:assign(out_data[1], req[1], in_data[1])
+          end,
+          backward = function(self, req, out_grad, _, _, in_grad) self:assign(in_grad[1], req[1], out_grad[1]) end,
+        }
+      end,
+    })
+    local x = nd.array {1, 2}
+    nd.Custom(x, {op_type = 'lua_train_probe'})
+    assert.is_false(seen)
+    mx.autograd.train_mode(function() nd.Custom(x, {op_type = 'lua_train_probe'}) end)
+    assert.is_true(seen)
+    mx.autograd.train_mode(function() nd.Custom(x, {op_type = 'lua_train_probe', is_train = false}) end)
+    assert.is_false(seen)
+    nd.Custom(x, {op_type = 'lua_train_probe', is_train = true})
+    assert.is_true(seen)
+  end)
+end)
+
 describe('mx.operator: lent arrays', function()
   it('are freed when the call returns; a view kept past it holds a snapshot', function()
     local kept_array, kept_view

@@ -507,7 +507,9 @@ function M.nd_custom(...)
   local ck, cv = ffi.new('const char *[?]', #keys), ffi.new('const char *[?]', #keys)
   for i = 1, #keys do ck[i - 1], cv[i - 1] = keys[i], vals[i] end
   local nout = ffi.new('int[1]', nouts)
-  check(c_invoke(#keys, ck, cv, #inputs, hin, nout, hout, kw.is_train and 1 or 0), 2)
+  local is_train = kw.is_train
+  if is_train == nil then is_train = nd.autograd_state.training end -- as every mx.nd op
+  check(c_invoke(#keys, ck, cv, #inputs, hin, nout, hout, is_train and 1 or 0), 2)
   local res = {}
   for i = 1, nout[0] do res[i] = (outs and outs[i]) or nd.wrap(hout[i - 1]) end
   if #res == 1 then return res[1] end
