@@ -134,20 +134,9 @@ int lmx_ag_record(const lmx_ag_call *c, int nin, lmx_ndarray *const *inputs, int
   n->op = c->op, n->is_train = c->is_train;
   n->nvis = lmx_op_num_visible_outputs(c->op, c->param);
   n->nkeys = c->nkeys;
-  size_t bytes = (size_t)(2 * c->nkeys + 1) * sizeof(char *);
-  for (int i = 0; i < c->nkeys; i++) bytes += strlen(c->keys[i]) + strlen(c->vals[i]) + 2;
-  n->kv = lmx_alloc(bytes);
-  int rc = n->kv ? LMX_OK : lmx_fail_nomem("an autograd tape node", bytes);
-  if (rc == LMX_OK) {
-    char *p = (char *)(n->kv + 2 * c->nkeys + 1);
-    for (int i = 0; i < 2 * c->nkeys; i++) {
-      const char *s = i < c->nkeys ? c->keys[i] : c->vals[i - c->nkeys];
-      size_t len = strlen(s) + 1;
-      memcpy(p, s, len);
-      n->kv[i] = p, p += len;
-    }
-    rc = node_save(n, nin, inputs, naux, aux, nout, outs);
-  }
+  n->kv = lmx_imp_kv_copy(c->nkeys, c->keys, c->vals);
+  int rc = n->kv ? LMX_OK : lmx_fail_nomem("an autograd tape node's parameters", 0);
+  if (rc == LMX_OK) rc = node_save(n, nin, inputs, naux, aux, nout, outs);
   if (rc != LMX_OK) { /* the caller keeps its parameters */
     node_destroy(&n->ref);
     return rc;
