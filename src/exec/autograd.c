@@ -200,9 +200,13 @@ int lmx_ag_mark(lmx_ndarray *a, int req, lmx_ndarray *grad) {
   if (req < LMX_REQ_NULL || req > LMX_REQ_ADD || req == LMX_REQ_INPLACE)
     return lmx_fail(LMX_ERR_ARG, "attach_grad: grad_req: expected 'write', 'add' or 'null', "
                     "got code %d", req);
-  if (grad && (!lmx_shape_equal(&grad->shape, &a->shape) || grad->dtype != a->dtype))
-    return lmx_fail(LMX_ERR_SHAPE, "attach_grad: the gradient array must have the array's "
-                    "shape and dtype");
+  if (grad && (!lmx_shape_equal(&grad->shape, &a->shape) || grad->dtype != a->dtype)) {
+    char e[LMX_SHAPE_STRCAP], g[LMX_SHAPE_STRCAP];
+    return lmx_fail(LMX_ERR_SHAPE, "mark_variables: gradient: expected shape %s %s (the "
+                    "variable's), got %s %s", lmx_shape_str(&a->shape, e),
+                    lmx_dtype_str(a->dtype), lmx_shape_str(&grad->shape, g),
+                    lmx_dtype_str(grad->dtype));
+  }
   node *leaf = node_new(NODE_LEAF);
   if (!leaf) return lmx_fail_nomem("an autograd leaf", sizeof *leaf);
   if (grad) {
