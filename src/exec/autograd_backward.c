@@ -281,6 +281,8 @@ int lmx_ag_backward(int nh, lmx_ndarray *const *heads, lmx_ndarray *const *hg, i
   int rc = run_backward(nh, hn, heads, hg, nvar, vars, var_grads, retain, &order);
   for (int i = 0; i < order.n; i++) slots_free(order.v[i]);
   lmx_free(order.v);
+  for (int v = 0; rc != LMX_OK && v < nvar; v++) /* a failed call hands out nothing */
+    lmx_nd_release(var_grads[v]), var_grads[v] = NULL;
   lmx_ag_recording = was;
   return rc;
 }
