@@ -41,7 +41,7 @@
 _Thread_local int lmx_ag_recording;
 _Thread_local int lmx_ag_training;
 
-unsigned lmx_ag_epoch;
+_Atomic unsigned lmx_ag_epoch;
 
 /* Ids of Lua functions whose nodes died, for Lua to drop (lmx_autograd_function_dead). */
 static int64_t *dead_ids;
@@ -276,10 +276,11 @@ static int push(nodes *l, node *n) {
 
 /* Post-order (inputs first) of the nodes reachable from the heads, with an explicit
  * stack (deep chains must not overflow the C stack). Marks them with a fresh epoch. */
-int lmx_ag_topo(int nh, node *const *heads, nodes *order) {
+int lmx_ag_topo(int nh, node *const *heads, nodes *order, unsigned *epoch) {
   nodes stack = {0}, child = {0};
   int rc = LMX_OK;
-  unsigned ep = ++lmx_ag_epoch;
+  unsigned ep = atomic_fetch_add(&lmx_ag_epoch, 1) + 1; /* threads walk their own tapes */
+  if (epoch) *epoch = ep;
   for (int h = 0; h < nh && rc == LMX_OK; h++) {
     if (heads[h]->epoch == ep) continue;
     heads[h]->epoch = ep;
