@@ -269,6 +269,29 @@ describe('mx.autograd', function()
       "expected 'write', 'add' or 'null'", 'sometimes')
   end)
 
+  it('mark_variables gives variables the gradient arrays asked for; bad gradients are errors', function()
+    local x, gx = mx.nd.array{1, 2, 3}, mx.nd.array{10, 10, 10}
+    local w, gw = mx.nd.array{4, 5, 6}, mx.nd.zeros{3}
+    mx.autograd.mark_variables({x, w}, {gx, gw}, {'add', 'write'})
+    mx.autograd.record(function() return mx.nd.sum(x * w) end):backward()
+    H.near(gx:toflat(), {14, 15, 16}, 1e-6) -- add: 10 + w
+    H.near(gw:toflat(), {1, 2, 3}, 1e-6)    -- write: x
+    H.near(x.grad:toflat(), {14, 15, 16}, 1e-6)
+    local v = mx.nd.array{{1, 2}}
+    H.raises(function() mx.autograd.mark_variables(v, mx.nd.zeros{3}) end, 'mark_variables',
+      'gradient', 'expected shape (1,2) float32', 'got (3,) float32')
+    H.raises(function() mx.autograd.mark_variables({x, w}, {gx}) end, 'mark_variables',
+      'gradients', 'expected 2 arrays', 'got 1')
+    H.raises(function() mx.autograd.mark_variables({x}, {42}) end, 'mark_variables',
+      'gradients[1]', 'expected an NDArray', 'got number')
+    H.raises(function() mx.autograd.mark_variables(x, gx, 'sometimes') end, 'mark_variables',
+      'grad_reqs[1]', 'sometimes')
+    -- v stays usable: a later attach_grad and backward work
+    v:attach_grad()
+    mx.autograd.record(function() return mx.nd.sum(v * v) end):backward()
+    H.near(v.grad:toflat(), {2, 4}, 1e-6)
+  end)
+
   it('records views, copies and the direct dot: a[i], a[{f, l}], slice, reshape, astype', function()
     local x = mx.nd.array{{1, 2}, {3, 4}, {5, 6}}
     x:attach_grad()

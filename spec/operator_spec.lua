@@ -168,6 +168,68 @@ describe('mx.operator: gradients and requests', function()
   end)
 end)
 
+describe('mx.operator: training mode', function()
+  it('mx.nd.Custom takes is_train from the training mode, as every mx.nd call does', function()
+    local seen
+    mx.operator.register('lua_train_probe', {
+      create_operator = function()
+        return {
+          forward = function(self, is_train, req, in_data, out_data)
+            seen = is_train
+            self:assign(out_data[1], req[1], in_data[1])
+          end,
+          backward = function(self, req, out_grad, _, _, in_grad) self:assign(in_grad[1], req[1], out_grad[1]) end,
+        }
+      end,
+    })
+    local x = nd.array {1, 2}
+    nd.Custom(x, {op_type = 'lua_train_probe'})
+    assert.is_false(seen)
+    mx.autograd.train_mode(function() nd.Custom(x, {op_type = 'lua_train_probe'}) end)
+    assert.is_true(seen)
+    mx.autograd.train_mode(function() nd.Custom(x, {op_type = 'lua_train_probe', is_train = false}) end)
+    assert.is_false(seen)
+    nd.Custom(x, {op_type = 'lua_train_probe', is_train = true})
+    assert.is_true(seen)
+  end)
+end)
+
+describe('mx.operator: inside mx.autograd.record', function()
+  it('runs the Lua code unrecorded (in-place writes allowed) and backpropagates through it', function()
+    local seen = {}
+    mx.operator.register('lua_relu_inplace', {
+      infer_shape = function(_, s) return s, {s[1]}, {} end,
+      create_operator = function()
+        return {
+          forward = function(self, is_train, req, in_data, out_data)
+            seen.rec, seen.train = mx.autograd.is_recording(), is_train
+            self:assign(out_data[1], req[1], in_data[1])
+            nd.relu(out_data[1], {out = out_data[1]}) -- in place: refused while recording
+          end,
+          backward = function(self, req, out_grad, in_data, _, in_grad)
+            seen.brec = mx.autograd.is_recording()
+            self:assign(in_grad[1], req[1], out_grad[1] * nd.relu(nd.sign(in_data[1])))
+          end,
+        }
+      end,
+    })
+    local x = nd.array {{-1, 2}, {3, -4}}
+    x:attach_grad()
+    local y = mx.autograd.record(function()
+      local r = nd.Custom(x, {op_type = 'lua_relu_inplace'})
+      assert.is_true(mx.autograd.is_recording()) -- restored after the call
+      return r
+    end)
+    assert.is_false(seen.rec)
+    assert.is_true(seen.train)
+    assert.is_false(mx.autograd.is_recording())
+    H.near(y:toflat(), {0, 2, 3, 0})
+    y:backward(nd.array {{1, 2}, {3, 4}})
+    assert.is_false(seen.brec)
+    H.near(x.grad:toflat(), {0, 2, 3, 0})
+  end)
+end)
+
 describe('mx.operator: lent arrays', function()
   it('are freed when the call returns; a view kept past it holds a snapshot', function()
     local kept_array, kept_view

@@ -105,6 +105,35 @@ static void test_values(void) {
   free_vars(&v);
 }
 
+/* q = sum(x * BlockGrad(u)); the gradients of q for {x, u}: x's is reached (BlockGrad(u)),
+ * u's is not (zeros, a fresh array made after x's was handed out). */
+static int unreached(const vars *v) {
+  int64_t d12[2] = {1, 2};
+  float uv[2] = {2, 3};
+  lmx_ndarray *u = arr(d12, 2, uv), *bg = NULL, *m = NULL, *q = NULL, *g[2] = {NULL, NULL};
+  if (!u) return LMX_ERR_NOMEM;
+  int rc = lmx_autograd_mark(u, 1, NULL);
+  lmx_autograd_set_state(1, 1, NULL, NULL);
+  if (rc == LMX_OK) rc = call("BlockGrad", 0, NULL, NULL, 1, &u, &bg);
+  lmx_ndarray *in[2] = {v->x, bg}, *vs[2] = {v->x, u};
+  if (rc == LMX_OK) rc = call("elemwise_mul", 0, NULL, NULL, 2, in, &m);
+  if (rc == LMX_OK) rc = call("sum", 0, NULL, NULL, 1, &m, &q);
+  lmx_autograd_set_state(0, 0, NULL, NULL);
+  if (rc == LMX_OK) rc = lmx_autograd_backward(1, &q, NULL, 2, vs, g, 0, 1);
+  if (rc == LMX_OK && (vals(g[0])[0] != 2 || vals(g[0])[1] != 3 || vals(g[1])[0] != 0 ||
+                       vals(g[1])[1] != 0))
+    rc = LMX_ERR_INTERNAL;
+  else if (rc != LMX_OK && (g[0] || g[1]))
+    rc = LMX_ERR_INTERNAL; /* a failed call hands out no gradient */
+  lmx_ndarray_free(g[0]);
+  lmx_ndarray_free(g[1]);
+  lmx_ndarray_free(q);
+  lmx_ndarray_free(m);
+  lmx_ndarray_free(bg);
+  lmx_ndarray_free(u);
+  return rc;
+}
+
 /* One complete round: record, backward (retained), export, backward again. */
 static int round_trip(void) {
   vars v;
@@ -126,6 +155,7 @@ static int round_trip(void) {
   lmx_ndarray *gx = NULL;
   if (rc == LMX_OK) rc = lmx_autograd_backward(1, &y, NULL, 1, &v.w, &gx, 0, 1);
   lmx_ndarray_free(gx);
+  if (rc == LMX_OK) rc = unreached(&v);
   lmx_ndarray_free(y);
   free_vars(&v);
   lmx_autograd_set_state(0, 0, NULL, NULL);

@@ -240,14 +240,19 @@ end
 --- Marks variables with gradient arrays (MXNet's mark_variables): variables[i] gets
 -- gradients[i] as its x.grad, with grad_reqs (a string or a list; default 'write').
 function M.mark_variables(variables, gradients, grad_reqs)
-  variables, gradients = as_list(variables), as_list(gradients)
+  variables, gradients = as_list(variables) or {}, as_list(gradients) or {}
+  if #gradients ~= #variables then
+    raise(('mx.autograd.mark_variables: gradients: expected %d arrays (one per variable), '
+      .. 'got %d'):format(#variables, #gradients), 2)
+  end
   for i, v in ipairs(variables) do
     local req = type(grad_reqs) == 'table' and grad_reqs[i] or grad_reqs or 'write'
     local code = REQ[req]
     if not code then raise(('mx.autograd.mark_variables: grad_reqs[%d]: expected \'write\', '
       .. '\'add\' or \'null\', got %s'):format(i, tostring(req)), 2) end
     if not nd.is_ndarray(gradients[i]) then
-      raise(('mx.autograd.mark_variables: gradients[%d]: expected an NDArray'):format(i), 2)
+      raise(('mx.autograd.mark_variables: gradients[%d]: expected an NDArray, got %s'):format(
+        i, type(gradients[i])), 2)
     end
     check(C.lmx_autograd_mark(nd.handle(v, 2), code, nd.handle(gradients[i], 2)), 2)
   end

@@ -386,9 +386,21 @@ local function operator_for(inst, dev_type, dev_id, in_data)
   return op
 end
 
-local function run(body)
+-- The callbacks run with recording off and training mode set to the call's is_train,
+-- as MXNet runs a CustomOp's (the engine records the Custom call itself; recording the
+-- Lua code's own calls would reject its in-place writes and pin the lent arrays).
+local ag_rec, ag_train = ffi.new('int[1]'), ffi.new('int[1]')
+
+local function run(body, is_train)
   local made = {}
+  local st = nd.autograd_state
+  local lua_rec, lua_train = st.recording, st.training
+  C.lmx_autograd_set_state(0, is_train, ag_rec, ag_train)
+  local c_rec, c_train = ag_rec[0], ag_train[0]
+  st.recording, st.training = false, is_train ~= 0
   local ok, err = pcall(body, made)
+  st.recording, st.training = lua_rec, lua_train
+  C.lmx_autograd_set_state(c_rec, c_train, nil, nil)
   for _, a in ipairs(made) do a:free() end
   if ok then return 0 end
   return fail(err)
@@ -403,10 +415,10 @@ local function cb_forward(prop, is_train, dev_type, dev_id, req, arrays)
     local aux = lend(arrays, nin + nout, naux, made)
     local op = operator_for(inst, dev_type, dev_id, in_data)
     op:forward(is_train ~= 0, reqs(req, nout), in_data, out_data, aux)
-  end)
+  end, is_train)
 end
 
-local function cb_backward(prop, _, dev_type, dev_id, req, arrays)
+local function cb_backward(prop, is_train, dev_type, dev_id, req, arrays)
   return run(function(made)
     local inst = instance_of(prop)
     local nin, nout, naux = inst.num_inputs, inst.num_outputs, inst.num_aux
@@ -417,7 +429,7 @@ local function cb_backward(prop, _, dev_type, dev_id, req, arrays)
     local aux = lend(arrays, nout + 2 * nin + nout, naux, made)
     local op = operator_for(inst, dev_type, dev_id, in_data)
     op:backward(reqs(req, nin), out_grad, in_data, out_data, in_grad, aux)
-  end)
+  end, is_train)
 end
 
 -- The callbacks are GC roots for the life of the process (the engine may call them from
@@ -507,7 +519,9 @@ function M.nd_custom(...)
   local ck, cv = ffi.new('const char *[?]', #keys), ffi.new('const char *[?]', #keys)
   for i = 1, #keys do ck[i - 1], cv[i - 1] = keys[i], vals[i] end
   local nout = ffi.new('int[1]', nouts)
-  check(c_invoke(#keys, ck, cv, #inputs, hin, nout, hout, kw.is_train and 1 or 0), 2)
+  local is_train = kw.is_train
+  if is_train == nil then is_train = nd.autograd_state.training end -- as every mx.nd op
+  check(c_invoke(#keys, ck, cv, #inputs, hin, nout, hout, is_train and 1 or 0), 2)
   local res = {}
   for i = 1, nout[0] do res[i] = (outs and outs[i]) or nd.wrap(hout[i - 1]) end
   if #res == 1 then return res[1] end

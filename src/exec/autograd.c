@@ -41,7 +41,7 @@
 _Thread_local int lmx_ag_recording;
 _Thread_local int lmx_ag_training;
 
-unsigned lmx_ag_epoch;
+_Atomic unsigned lmx_ag_epoch;
 
 /* Ids of Lua functions whose nodes died, for Lua to drop (lmx_autograd_function_dead). */
 static int64_t *dead_ids;
@@ -134,20 +134,9 @@ int lmx_ag_record(const lmx_ag_call *c, int nin, lmx_ndarray *const *inputs, int
   n->op = c->op, n->is_train = c->is_train;
   n->nvis = lmx_op_num_visible_outputs(c->op, c->param);
   n->nkeys = c->nkeys;
-  size_t bytes = (size_t)(2 * c->nkeys + 1) * sizeof(char *);
-  for (int i = 0; i < c->nkeys; i++) bytes += strlen(c->keys[i]) + strlen(c->vals[i]) + 2;
-  n->kv = lmx_alloc(bytes);
-  int rc = n->kv ? LMX_OK : lmx_fail_nomem("an autograd tape node", bytes);
-  if (rc == LMX_OK) {
-    char *p = (char *)(n->kv + 2 * c->nkeys + 1);
-    for (int i = 0; i < 2 * c->nkeys; i++) {
-      const char *s = i < c->nkeys ? c->keys[i] : c->vals[i - c->nkeys];
-      size_t len = strlen(s) + 1;
-      memcpy(p, s, len);
-      n->kv[i] = p, p += len;
-    }
-    rc = node_save(n, nin, inputs, naux, aux, nout, outs);
-  }
+  n->kv = lmx_imp_kv_copy(c->nkeys, c->keys, c->vals);
+  int rc = n->kv ? LMX_OK : lmx_fail_nomem("an autograd tape node's parameters", 0);
+  if (rc == LMX_OK) rc = node_save(n, nin, inputs, naux, aux, nout, outs);
   if (rc != LMX_OK) { /* the caller keeps its parameters */
     node_destroy(&n->ref);
     return rc;
@@ -211,9 +200,13 @@ int lmx_ag_mark(lmx_ndarray *a, int req, lmx_ndarray *grad) {
   if (req < LMX_REQ_NULL || req > LMX_REQ_ADD || req == LMX_REQ_INPLACE)
     return lmx_fail(LMX_ERR_ARG, "attach_grad: grad_req: expected 'write', 'add' or 'null', "
                     "got code %d", req);
-  if (grad && (!lmx_shape_equal(&grad->shape, &a->shape) || grad->dtype != a->dtype))
-    return lmx_fail(LMX_ERR_SHAPE, "attach_grad: the gradient array must have the array's "
-                    "shape and dtype");
+  if (grad && (!lmx_shape_equal(&grad->shape, &a->shape) || grad->dtype != a->dtype)) {
+    char e[LMX_SHAPE_STRCAP], g[LMX_SHAPE_STRCAP];
+    return lmx_fail(LMX_ERR_SHAPE, "mark_variables: gradient: expected shape %s %s (the "
+                    "variable's), got %s %s", lmx_shape_str(&a->shape, e),
+                    lmx_dtype_str(a->dtype), lmx_shape_str(&grad->shape, g),
+                    lmx_dtype_str(grad->dtype));
+  }
   node *leaf = node_new(NODE_LEAF);
   if (!leaf) return lmx_fail_nomem("an autograd leaf", sizeof *leaf);
   if (grad) {
@@ -283,10 +276,11 @@ static int push(nodes *l, node *n) {
 
 /* Post-order (inputs first) of the nodes reachable from the heads, with an explicit
  * stack (deep chains must not overflow the C stack). Marks them with a fresh epoch. */
-int lmx_ag_topo(int nh, node *const *heads, nodes *order) {
+int lmx_ag_topo(int nh, node *const *heads, nodes *order, unsigned *epoch) {
   nodes stack = {0}, child = {0};
   int rc = LMX_OK;
-  unsigned ep = ++lmx_ag_epoch;
+  unsigned ep = atomic_fetch_add(&lmx_ag_epoch, 1) + 1; /* threads walk their own tapes */
+  if (epoch) *epoch = ep;
   for (int h = 0; h < nh && rc == LMX_OK; h++) {
     if (heads[h]->epoch == ep) continue;
     heads[h]->epoch = ep;

@@ -198,7 +198,7 @@ static int finish_leaves(const nodes *order, int nvar, lmx_ndarray *const *vars,
   return LMX_OK;
 }
 
-static int check_graph(const nodes *order, int nvar, lmx_ndarray *const *vars) {
+static int check_graph(const nodes *order, int nvar, lmx_ndarray *const *vars, unsigned ep) {
   for (int i = 0; i < order->n; i++) {
     node *n = order->v[i];
     if (n->kind != NODE_LEAF && n->freed)
@@ -215,7 +215,7 @@ static int check_graph(const nodes *order, int nvar, lmx_ndarray *const *vars) {
     }
   }
   for (int v = 0; v < nvar; v++)
-    if (!vars[v]->ag || entry_of(vars[v])->epoch != lmx_ag_epoch)
+    if (!vars[v]->ag || entry_of(vars[v])->epoch != ep)
       return lmx_fail(LMX_ERR_ARG, "mx.autograd.grad: variables[%d] is not an input of the "
                       "recorded graph of the heads (call attach_grad on it before recording)",
                       v + 1);
@@ -225,8 +225,8 @@ static int check_graph(const nodes *order, int nvar, lmx_ndarray *const *vars) {
 static int run_backward(int nh, node *const *hn, lmx_ndarray *const *heads,
                         lmx_ndarray *const *hg, int nvar, lmx_ndarray *const *vars,
                         lmx_ndarray **var_grads, int retain, nodes *order) {
-  LMX_TRY(lmx_ag_topo(nh, hn, order));
-  unsigned ep = lmx_ag_epoch;
+  unsigned ep;
+  LMX_TRY(lmx_ag_topo(nh, hn, order, &ep));
   for (int i = 0; i < order->n; i++) { /* inputs come first in the order */
     node *n = order->v[i];
     n->reached = 0;
@@ -249,7 +249,7 @@ static int run_backward(int nh, node *const *hn, lmx_ndarray *const *heads,
         for (int j = 0; j < n->nin; j++) n->needs |= n->src[j]->needs;
     }
   }
-  LMX_TRY(check_graph(order, nvar, vars));
+  LMX_TRY(check_graph(order, nvar, vars, ep));
   for (int i = 0; i < order->n; i++) LMX_TRY(slots_alloc(order->v[i]));
   LMX_TRY(head_grads(nh, hn, heads, hg));
   for (int i = order->n - 1; i >= 0; i--) {
@@ -281,6 +281,8 @@ int lmx_ag_backward(int nh, lmx_ndarray *const *heads, lmx_ndarray *const *hg, i
   int rc = run_backward(nh, hn, heads, hg, nvar, vars, var_grads, retain, &order);
   for (int i = 0; i < order.n; i++) slots_free(order.v[i]);
   lmx_free(order.v);
+  for (int v = 0; rc != LMX_OK && v < nvar; v++) /* a failed call hands out nothing */
+    lmx_nd_release(var_grads[v]), var_grads[v] = NULL;
   lmx_ag_recording = was;
   return rc;
 }

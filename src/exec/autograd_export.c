@@ -48,7 +48,7 @@ int lmx_ag_export(int nh, lmx_ndarray *const *heads, lmx_ag_graph **out) {
                       "mx.autograd.Function, which has no symbolic form", h + 1);
   }
   nodes order = {0};
-  int rc = lmx_ag_topo(nh, hn, &order);
+  int rc = lmx_ag_topo(nh, hn, &order, NULL);
   lmx_ag_graph *g = lmx_calloc(1, sizeof *g);
   if (rc == LMX_OK && !g) rc = lmx_fail_nomem("a recorded graph", sizeof *g);
   if (rc != LMX_OK) {

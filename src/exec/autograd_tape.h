@@ -4,6 +4,8 @@
 #ifndef LMX_EXEC_AUTOGRAD_TAPE_H
 #define LMX_EXEC_AUTOGRAD_TAPE_H
 
+#include <stdatomic.h>
+
 #include "../tensor/ndarray.h"
 #include "autograd.h"
 
@@ -46,12 +48,12 @@ typedef struct {
   int n, cap;
 } nodes;
 
-/* The epoch of the latest walk (nodes it visited carry it). */
-extern unsigned lmx_ag_epoch;
+/* The counter of walks (each takes a fresh epoch; nodes a walk visited carry it). */
+extern _Atomic unsigned lmx_ag_epoch;
 
 /* Post-order (inputs first) of the nodes reachable from heads[nh], with an explicit
- * stack; marks them with a fresh epoch. */
-int lmx_ag_topo(int nh, node *const *heads, nodes *order);
+ * stack; marks them with a fresh epoch, stored in *epoch (when not NULL). */
+int lmx_ag_topo(int nh, node *const *heads, nodes *order, unsigned *epoch);
 
 /* Drops a node's saved arrays (backward without retain_graph). */
 void lmx_ag_node_drop_saved(node *n);

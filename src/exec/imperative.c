@@ -290,7 +290,7 @@ struct lmx_opcall {
 };
 
 /* Copies n keys and values into one allocation: kv[0..n-1] keys, kv[n..2n-1] values. */
-static char **kv_copy(int n, const char *const *keys, const char *const *vals) {
+char **lmx_imp_kv_copy(int n, const char *const *keys, const char *const *vals) {
   size_t bytes = (size_t)(2 * n + 1) * sizeof(char *);
   for (int i = 0; i < n; i++) bytes += strlen(keys[i]) + strlen(vals[i]) + 2;
   char **kv = lmx_alloc(bytes);
@@ -318,7 +318,7 @@ int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
     return rc;
   }
   oc->nkeys = nkeys;
-  oc->kv = kv_copy(nkeys, keys, vals);
+  oc->kv = lmx_imp_kv_copy(nkeys, keys, vals);
   if (!oc->kv) {
     lmx_op_params_free(op, oc->param);
     lmx_free(oc);

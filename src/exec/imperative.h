@@ -23,6 +23,10 @@ int lmx_imp_backward_op(const lmx_op *op, void *param, int nin, lmx_ndarray *con
                         int nout, lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
                         lmx_ndarray **in_grads, const int *reqs, int is_train);
 
+/* Copies n keys and values into one lmx_alloc block (lmx_free it): kv[0..n-1] the keys,
+ * kv[n..2n-1] the values, kv[2n] NULL. NULL when out of memory (no error set). */
+char **lmx_imp_kv_copy(int n, const char *const *keys, const char *const *vals);
+
 /* Prepared calls (lmx_opcall_* in src/luamx.h); lmx_imp_retain adds a reference. */
 void lmx_imp_retain(lmx_opcall *oc);
 int lmx_imp_prepare(const char *op_name, int nkeys, const char *const *keys,
