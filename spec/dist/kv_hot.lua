@@ -5,7 +5,7 @@
 -- chunk and several chunks with an odd remainder; the output apart from the pushed array
 -- and the same array; a later pull; keys of a list (fused small keys beside hot ones);
 -- outputs that alias other arrays of the call (the plain order must show); an output of
--- another dtype and two outputs (plain path). Data: small integers (times 1/4 for floats)
+-- another dtype, two outputs and a key given twice (plain path). Data: small integers (times 1/4 for floats)
 -- so that every sum is exact whatever order MPI adds in; on 2 workers also random floats
 -- (a + b is the same bits as b + a). Every result is compared bit for bit with the plain
 -- store's and with the sum computed here. Prints "R<rank> OK <what>"; a failed check raises.
@@ -179,6 +179,13 @@ for name, kv in pairs(stores) do
   kv:pushpull('updated', arr(mine, 'float32'), ou)
   first_diff(1 - want, ou, name .. ' with an updater')
   kv:set_updater(nil)
+  -- a key given twice in one call: the plain order, both outputs get the second sum
+  kv:init('twice', mx.nd.zeros{N})
+  local t1, t2 = mx.nd.zeros{N}, mx.nd.zeros{N}
+  kv:pushpull({'twice', 'twice'}, {arr(mine, 'float32'), arr(data(r, 'float32', N, 78, false), 'float32')}, {t1, t2})
+  local want2 = expected('float32', N, 78, false)
+  first_diff(want2, t1, name .. ' key given twice, first output')
+  first_diff(want2, t2, name .. ' key given twice, second output')
 end
 ok('plain fallbacks')
 

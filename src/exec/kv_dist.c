@@ -663,8 +663,8 @@ static int apart(const lmx_ndarray *a, const lmx_ndarray *b) {
 }
 
 /* Whether key k of a hot call (pushed values[k], pulled into outs[k]) takes the hot
- * path: large, an output that is the pushed array or apart from it, from the store and
- * from every other array of the call (the plain order, all reads of the push before the
+ * path: large, not given twice in the call, an output that is the pushed array or apart
+ * from it, from the store and from every other array of the call (the plain order, all reads of the push before the
  * pull's writes, must not show). The same before and after the push: the stored value
  * of such a key is not swapped. */
 static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
@@ -673,8 +673,9 @@ static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *co
   if (lmx_nd_bytes(e[k]->merge) < d->small_bytes || !lmx_nd_is_cpu(o) || o->dtype != e[k]->merge->dtype ||
       !(lmx_nd_ptr(o) == lmx_nd_ptr(v) || apart(o, v)) || !apart(o, e[k]->value) || !apart(v, e[k]->value))
     return 0;
-  for (int j = 0; j < n; j++)
-    if (j != k && (!apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1))) return 0;
+  for (int j = 0; j < n; j++) /* a key given twice: the plain order (both outputs get the last sum) */
+    if (j != k && (e[j] == e[k] || !apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1)))
+      return 0;
   return 1;
 }
 
