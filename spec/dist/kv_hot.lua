@@ -213,5 +213,21 @@ do
   if got ~= 0 then error(('rank %d: %d engine allocations in 9 hot pushpulls'):format(r, got)) end
 end
 ok('no allocations')
+
+-- ranks that would cut a key into different all-reduces (rank 0 with the hot path off,
+-- the others in 5000-byte chunks) disagree with a message before any data all-reduce,
+-- instead of making mismatched MPI calls
+do
+  local mixed = store(r == 0 and '0' or '5000')
+  mixed:init('mixed', mx.nd.zeros{3000})
+  local done, err = pcall(mixed.pushpull, mixed, 'mixed', mx.nd.ones{3000}, mx.nd.zeros{3000})
+  if done then error(('rank %d: a pushpull hot on some ranks only did not fail'):format(r)) end
+  err = tostring(err)
+  if not (err:find('the workers disagree', 1, true) and err:find("push of key 'mixed'", 1, true) and
+          err:find('LUAMX_DIST_HOT_BYTES=5000', 1, true)) then
+    error(('rank %d: not the disagreement expected: %s'):format(r, err))
+  end
+end
+ok('disagreement')
 plain:barrier()
 ok('done')

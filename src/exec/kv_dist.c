@@ -217,6 +217,7 @@ static void describe(char *buf, size_t cap, int kind, int n, lmx_kv_entry *const
     len = len < cap ? len : cap - 1;
   }
   if (kind == K_OPUSH && len < cap - 1) snprintf(buf + len, cap - len, " (overlapped with backward)");
+  if (kind == K_PUSH && what && len < cap - 1) snprintf(buf + len, cap - len, " (%s)", what);
 }
 
 enum { DESC = 480 };
@@ -656,7 +657,9 @@ static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv) {
  * done. The plain path (reduce into the stored value, then the pull's copy) moves the data
  * through memory once more. Elementwise the same sums, so the same results (bit for bit
  * on 2 workers; on more, as every chunking, the order MPI's algorithm for the chunk's
- * size adds in). */
+ * size adds in). Its chunks are other all-reduces than the plain path's, so which keys
+ * take it (and LUAMX_DIST_HOT_BYTES) is part of the push's control signature: ranks
+ * that differ disagree with a message. */
 static int apart(const lmx_ndarray *a, const lmx_ndarray *b) {
   const char *pa = lmx_nd_ptr(a), *pb = lmx_nd_ptr(b);
   return pa + lmx_nd_bytes(a) <= pb || pb + lmx_nd_bytes(b) <= pa;
@@ -727,8 +730,25 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
   if (used) return LMX_OK;
   *pulled = outs != NULL;
   uint64_t sig = 1469598103934665603ull;
-  for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
-  LMX_TRY(control(kv, K_PUSH, sig, n, e, NULL, 0));
+  int hot_chunked = 0;
+  for (int k = 0; k < n; k++) {
+    sig = key_sig(sig, e[k]);
+    /* A hot key of more than one hot chunk makes other all-reduces than the plain path's:
+     * every rank must do the same (a rank with another LUAMX_DIST_HOT_BYTES, a plain push,
+     * or an output that aliases is a disagreement with a message, not mismatched MPI
+     * calls). */
+    if (outs && lmx_nd_bytes(e[k]->merge) > d->hot_bytes && hot_key(d, n, e, values, outs, k)) {
+      sig = fnv(sig, &k, sizeof k);
+      hot_chunked = 1;
+    }
+  }
+  char how[96] = "";
+  if (hot_chunked) {
+    sig = fnv(sig, &d->hot_bytes, sizeof d->hot_bytes);
+    snprintf(how, sizeof how, "large keys reduced into the outputs, LUAMX_DIST_HOT_BYTES=%zu",
+             d->hot_bytes);
+  }
+  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked ? how : NULL, 0));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
   size_t need;
