@@ -5,7 +5,7 @@
 -- chunk and several chunks with an odd remainder; the output apart from the pushed array
 -- and the same array; a later pull; keys of a list (fused small keys beside hot ones);
 -- outputs that alias other arrays of the call (the plain order must show); an output of
--- another dtype and two outputs (plain path). Data: small integers (times 1/4 for floats)
+-- another dtype, two outputs and a key given twice (plain path). Data: small integers (times 1/4 for floats)
 -- so that every sum is exact whatever order MPI adds in; on 2 workers also random floats
 -- (a + b is the same bits as b + a). Every result is compared bit for bit with the plain
 -- store's and with the sum computed here. Prints "R<rank> OK <what>"; a failed check raises.
@@ -160,7 +160,10 @@ ok('lists and aliasing')
 
 -- the plain path where the hot one does not apply: an output of another dtype, two
 -- outputs, and an updater (w -= sum)
-for name, kv in pairs(stores) do
+-- in a fixed order: every rank must call the same store (pairs' order differs between
+-- processes, LuaJIT seeding its string hash)
+for _, name in ipairs{'hot5k', 'hotdef'} do
+  local kv = stores[name]
   local N = 2000
   local mine = data(r, 'float32', N, 77, false)
   local want = expected('float32', N, 77, false)
@@ -179,6 +182,13 @@ for name, kv in pairs(stores) do
   kv:pushpull('updated', arr(mine, 'float32'), ou)
   first_diff(1 - want, ou, name .. ' with an updater')
   kv:set_updater(nil)
+  -- a key given twice in one call: the plain order, both outputs get the second sum
+  kv:init('twice', mx.nd.zeros{N})
+  local t1, t2 = mx.nd.zeros{N}, mx.nd.zeros{N}
+  kv:pushpull({'twice', 'twice'}, {arr(mine, 'float32'), arr(data(r, 'float32', N, 78, false), 'float32')}, {t1, t2})
+  local want2 = expected('float32', N, 78, false)
+  first_diff(want2, t1, name .. ' key given twice, first output')
+  first_diff(want2, t2, name .. ' key given twice, second output')
 end
 ok('plain fallbacks')
 
@@ -203,5 +213,21 @@ do
   if got ~= 0 then error(('rank %d: %d engine allocations in 9 hot pushpulls'):format(r, got)) end
 end
 ok('no allocations')
+
+-- ranks that would cut a key into different all-reduces (rank 0 with the hot path off,
+-- the others in 5000-byte chunks) disagree with a message before any data all-reduce,
+-- instead of making mismatched MPI calls
+do
+  local mixed = store(r == 0 and '0' or '5000')
+  mixed:init('mixed', mx.nd.zeros{3000})
+  local done, err = pcall(mixed.pushpull, mixed, 'mixed', mx.nd.ones{3000}, mx.nd.zeros{3000})
+  if done then error(('rank %d: a pushpull hot on some ranks only did not fail'):format(r)) end
+  err = tostring(err)
+  if not (err:find('the workers disagree', 1, true) and err:find("push of key 'mixed'", 1, true) and
+          err:find('LUAMX_DIST_HOT_BYTES=5000', 1, true)) then
+    error(('rank %d: not the disagreement expected: %s'):format(r, err))
+  end
+end
+ok('disagreement')
 plain:barrier()
 ok('done')

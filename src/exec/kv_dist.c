@@ -217,6 +217,7 @@ static void describe(char *buf, size_t cap, int kind, int n, lmx_kv_entry *const
     len = len < cap ? len : cap - 1;
   }
   if (kind == K_OPUSH && len < cap - 1) snprintf(buf + len, cap - len, " (overlapped with backward)");
+  if (kind == K_PUSH && what && len < cap - 1) snprintf(buf + len, cap - len, " (%s)", what);
 }
 
 enum { DESC = 480 };
@@ -656,15 +657,17 @@ static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv) {
  * done. The plain path (reduce into the stored value, then the pull's copy) moves the data
  * through memory once more. Elementwise the same sums, so the same results (bit for bit
  * on 2 workers; on more, as every chunking, the order MPI's algorithm for the chunk's
- * size adds in). */
+ * size adds in). Its chunks are other all-reduces than the plain path's, so which keys
+ * take it (and LUAMX_DIST_HOT_BYTES) is part of the push's control signature: ranks
+ * that differ disagree with a message. */
 static int apart(const lmx_ndarray *a, const lmx_ndarray *b) {
   const char *pa = lmx_nd_ptr(a), *pb = lmx_nd_ptr(b);
   return pa + lmx_nd_bytes(a) <= pb || pb + lmx_nd_bytes(b) <= pa;
 }
 
 /* Whether key k of a hot call (pushed values[k], pulled into outs[k]) takes the hot
- * path: large, an output that is the pushed array or apart from it, from the store and
- * from every other array of the call (the plain order, all reads of the push before the
+ * path: large, not given twice in the call, an output that is the pushed array or apart
+ * from it, from the store and from every other array of the call (the plain order, all reads of the push before the
  * pull's writes, must not show). The same before and after the push: the stored value
  * of such a key is not swapped. */
 static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
@@ -673,8 +676,9 @@ static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *co
   if (lmx_nd_bytes(e[k]->merge) < d->small_bytes || !lmx_nd_is_cpu(o) || o->dtype != e[k]->merge->dtype ||
       !(lmx_nd_ptr(o) == lmx_nd_ptr(v) || apart(o, v)) || !apart(o, e[k]->value) || !apart(v, e[k]->value))
     return 0;
-  for (int j = 0; j < n; j++)
-    if (j != k && (!apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1))) return 0;
+  for (int j = 0; j < n; j++) /* a key given twice: the plain order (both outputs get the last sum) */
+    if (j != k && (e[j] == e[k] || !apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1)))
+      return 0;
   return 1;
 }
 
@@ -726,8 +730,25 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
   if (used) return LMX_OK;
   *pulled = outs != NULL;
   uint64_t sig = 1469598103934665603ull;
-  for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
-  LMX_TRY(control(kv, K_PUSH, sig, n, e, NULL, 0));
+  int hot_chunked = 0;
+  for (int k = 0; k < n; k++) {
+    sig = key_sig(sig, e[k]);
+    /* A hot key of more than one hot chunk makes other all-reduces than the plain path's:
+     * every rank must do the same (a rank with another LUAMX_DIST_HOT_BYTES, a plain push,
+     * or an output that aliases is a disagreement with a message, not mismatched MPI
+     * calls). */
+    if (outs && lmx_nd_bytes(e[k]->merge) > d->hot_bytes && hot_key(d, n, e, values, outs, k)) {
+      sig = fnv(sig, &k, sizeof k);
+      hot_chunked = 1;
+    }
+  }
+  char how[96] = "";
+  if (hot_chunked) {
+    sig = fnv(sig, &d->hot_bytes, sizeof d->hot_bytes);
+    snprintf(how, sizeof how, "large keys reduced into the outputs, LUAMX_DIST_HOT_BYTES=%zu",
+             d->hot_bytes);
+  }
+  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked ? how : NULL, 0));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
   size_t need;

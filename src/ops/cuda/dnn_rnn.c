@@ -1,8 +1,9 @@
 /* dnn_rnn.c — the cuDNN branch of the fused RNN operator's CUDA glue (rnn.c).
  *
  * rnn.c calls these after its checks, in every CUDA build. The request of
- * kernels/cuda/cudnn_rnn_args.h comes from the glue's lmx_cpu_rnn, p and the pass
- * (not the pass: forward and backward must decide alike); lmx_dnn_rnn_derive decides, and cudnn_exec.cu runs cuDNN 9's
+ * kernels/cuda/cudnn_rnn_args.h comes from the glue's lmx_cpu_rnn and p, not from the
+ * pass (forward and backward must decide alike); lmx_dnn_rnn_derive decides, and
+ * cudnn_rnn_exec.cu runs cuDNN 9's
  * cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8 with MXNet's
  * parameter vector mapped to cuDNN's weight space. Workspace and reserve come from the
  * executor's plan (the op's workspace, which lmx_cudnn_rnn_ws enlarges in builds with

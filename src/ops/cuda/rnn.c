@@ -6,7 +6,8 @@
  * masks on every run (not the CPU's masks); inference sets them to 1. Refused like on
  * the CPU (named): projection_size, use_sequence_length and lstm state clipping.
  * float32 and float64. Real builds with cuDNN first offer the configuration to cuDNN's
- * RNN (dnn_rnn.c: float32, no inter-layer dropout in training, unless LUAMX_CUDNN=0);
+ * RNN (dnn_rnn.c: float32, no inter-layer dropout (p = 0 or one layer, in training
+ * and inference alike), unless LUAMX_CUDNN=0);
  * what it refuses or declines runs the cell kernels here. The planned workspace is the
  * larger of the two paths' needs.
  */
