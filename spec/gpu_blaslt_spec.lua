@@ -9,8 +9,10 @@
 -- the operator and the variable.
 -- On a real GPU this runs cuBLASLt itself; under the simulator (-DLUAMX_CUDA=SIM) the
 -- derived cuBLASLt calls run through blaslt.cu's emulation (OpenBLAS and the bias kernels
--- with exactly the derived operands), so the derivation is checked end to end. Skips
--- with a message without a GPU context.
+-- with exactly the derived operands), so the derivation is checked end to end. An
+-- executor's debug_str must name the path each node ran ("Kernel: cuBLASLt (BIAS)",
+-- "Kernel: cuBLAS (LUAMX_CUBLASLT=0)", ...) in each mode. Skips with a message without a
+-- GPU context.
 local mx = require 'luamx'
 local ops = require 'luamx.ndarray_ops'
 local ffi = require 'ffi'
@@ -118,6 +120,45 @@ describe('FullyConnected through cuBLASLt on gpu(0)', function()
       for _, mode in ipairs(MODES) do
         assert.is_true(G.max_rel(res[mode][name], w) < 1e-4,
           ('parameter %s with LUAMX_CUBLASLT=%s vs cpu'):format(name, mode))
+      end
+    end
+  end)
+
+  -- The executor's debug_str says per node which path ran ("Kernel:" line, written by the
+  -- glue src/ops/cuda/nn_fc.c): so a cuBLASLt path that always stepped aside, which would
+  -- make the comparisons above compare cuBLAS with cuBLAS, fails here.
+  it('debug_str names cuBLASLt or cuBLAS per node, forward and backward, in each mode', function()
+    local S = mx.sym
+    local d = S.Variable('data')
+    local h = S.FullyConnected{data = d, num_hidden = 16, name = 'fcb'}
+    local y = S.FullyConnected{data = h, num_hidden = 8, no_bias = true, name = 'fcn'}
+    local net = S.MakeLoss(S.sum(y))
+    local lt, cu = 'cuBLASLt', 'cuBLAS (LUAMX_CUBLASLT=0)'
+    local auto_off = 'cuBLAS (auto: no epilogue to fuse)'
+    local function bwd(data, weight)
+      return ('data gradient: %s; weight gradient: %s'):format(data, weight)
+    end
+    local want = {
+      ['0'] = {fcb = {cu, bwd(cu, cu)}, fcn = {cu, bwd(cu, cu)}},
+      ['1'] = {fcb = {lt .. ' (BIAS)', bwd(lt .. ' (no epilogue)', lt .. ' (BGRADB)')},
+               fcn = {lt .. ' (no epilogue)', bwd(lt .. ' (no epilogue)', lt .. ' (no epilogue)')}},
+      auto = {fcb = {lt .. ' (BIAS)', bwd(auto_off, lt .. ' (BGRADB)')},
+              fcn = {auto_off, bwd(auto_off, auto_off)}},
+    }
+    for _, mode in ipairs(MODES) do
+      local text = with_mode(mode, function()
+        local exe = net:simple_bind{ctx = gpu, grad_req = 'write', data = {6, 10}}
+        for _, a in pairs(exe.arg_dict) do a:fill(0.25) end
+        exe:forward{is_train = true}
+        exe:backward()
+        mx.nd.waitall()
+        return exe:debug_str()
+      end)
+      for name, notes in pairs(want[mode]) do
+        assert.are.equal(notes[1], G.kernel_line(text, 'FullyConnected', name),
+          ('LUAMX_CUBLASLT=%s: forward of %s'):format(mode, name))
+        assert.are.equal(notes[2], G.kernel_line(text, '_backward_FullyConnected', name .. '_backward'),
+          ('LUAMX_CUBLASLT=%s: backward of %s'):format(mode, name))
       end
     end
   end)

@@ -2,17 +2,11 @@
 -- a GPU, which implementation ran and why ("Kernel: cuDNN" or "Kernel: own kernels
 -- (<reason>)"), forward and backward. The simulator build has no cuDNN, so there every
 -- note must give that reason; a real build with cuDNN shows "cuDNN" or the refusal /
--- switch that sent the node to the own kernels. A CPU executor prints no such line.
+-- switch that sent the node to the own kernels. FullyConnected names its GEMM path
+-- (cuBLASLt or cuBLAS). A CPU executor prints no such line.
 local mx = require 'luamx'
 
--- the "Kernel:" line of node `name`'s block (op `op`: 'Convolution', or '_backward_Convolution'
--- with name '<node>_backward')
-local function kernel_line(text, op, name)
-  local at = text:find('Op:' .. op .. ', Name=' .. name .. '\n', 1, true)
-  assert(at, ('no block of %s %s in debug_str:\n%s'):format(op, name, text))
-  local stop = text:find('--------------------', at, true) or #text + 1
-  return text:sub(at, stop - 1):match('\nKernel: ([^\n]*)')
-end
+local kernel_line = require('gpu_helpers').kernel_line
 
 local function net()
   local d = mx.sym.Variable('data')
@@ -61,7 +55,14 @@ describe('debug_str names the kernel path', function()
     end
     -- the switch of the node is named first, in every build
     for _, note in ipairs(notes.conv_off) do assert.are.equal('own kernels (cudnn_off=True)', note) end
-    assert.is_nil(kernel_line(text, 'FullyConnected', 'fc'), 'FullyConnected makes no choice')
+    -- FullyConnected names its GEMM path (spec/gpu_blaslt_spec.lua checks each mode); with
+    -- LUAMX_CUBLASLT unset (auto) the bias epilogue sends the forward to cuBLASLt
+    if not os.getenv('LUAMX_CUBLASLT') then
+      assert.are.equal('cuBLASLt (BIAS)', kernel_line(text, 'FullyConnected', 'fc'))
+      local bwd = kernel_line(text, '_backward_FullyConnected', 'fc_backward')
+      assert.is_truthy(bwd and bwd:find('^data gradient: cuBLAS %(auto: no epilogue to fuse%); ' ..
+                                        'weight gradient: cuBLASLt %(BGRADB%)$'), bwd)
+    end
     if not built then
       -- the simulator (or a build without cudnn.h): the reason is the build itself
       for _, n in ipairs {'conv', 'deconv', 'bn', 'pool', 'psum'} do

@@ -1,7 +1,8 @@
 --- spec/gpu_helpers.lua — what the GPU training specs share (not a spec itself):
 --- deterministic data without the random generator (so every device sees the same),
 --- a data batch around it, the relative difference of two arrays on any device, starting
---- parameters and SGD training of a Module, and the skip where no GPU context exists.
+--- parameters and SGD training of a Module, an executor node's kernel note, and the skip
+--- where no GPU context exists.
 local assert = require 'luassert'
 local mx = require 'luamx'
 
@@ -14,6 +15,16 @@ function G.skip_without_gpu(name)
   local busted = require 'busted'
   busted.describe(name, function() busted.pending('no GPU context on this machine: skipped') end)
   return true
+end
+
+--- The "Kernel:" line of a node's block in an executor's debug_str text (nil when the
+--- block has none): op 'Convolution' with the node's name, or '_backward_Convolution'
+--- with '<name>_backward'. Fails naming the block when text has no such block.
+function G.kernel_line(text, op, name)
+  local at = text:find('Op:' .. op .. ', Name=' .. name .. '\n', 1, true)
+  assert(at, ('no block of %s %s in debug_str:\n%s'):format(op, name, text))
+  local stop = text:find('--------------------', at, true) or #text + 1
+  return text:sub(at, stop - 1):match('\nKernel: ([^\n]*)')
 end
 
 --- An array of `shape` filled with sin(i * 0.37 + k), or with (i * 7 + k) % mod when mod is

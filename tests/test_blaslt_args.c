@@ -45,6 +45,17 @@ static void test_choice(void) {
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 4) == 0);
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_BIAS, 0, 32, 16, 1) == 0);
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 32, 0, 1) == 0);
+  /* the reason given for the cuBLAS path (the executor's note) */
+  CHECK(lmx_lt_choose_why(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 1) == NULL);
+  CHECK(lmx_lt_choose_why(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 32, 16, 1) == NULL);
+  CHECK(strcmp(lmx_lt_choose_why(LMX_LT_OFF, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 32, 16, 1),
+               "LUAMX_CUBLASLT=0") == 0);
+  CHECK(strcmp(lmx_lt_choose_why(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 1),
+               "auto: no epilogue to fuse") == 0);
+  CHECK(strcmp(lmx_lt_choose_why(LMX_LT_ON, LMX_FLOAT64, LMX_LT_EPI_NONE, 64, 32, 16, 1),
+               "dtype is not float32 or float16") == 0);
+  CHECK(strcmp(lmx_lt_choose_why(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 4),
+               "an empty or batched product") == 0);
   /* alignments */
   CHECK(lmx_lt_align(NULL) == 256);
   CHECK(lmx_lt_align((void *)(uintptr_t)0x1000) == 256);
@@ -195,24 +206,30 @@ static void test_sim_run(void) {
   /* one derived call: the forward with the bias epilogue */
   lmx_lt_req f = {LMX_FLOAT32, 0, 1, LMX_LT_EPI_BIAS, M, N, K, 1.0, 0.0, dx, K, dw, K, dout, N, db};
   lmx_lt_call c;
-  CHECK(lmx_lt_derive(&f, 0, &c, NULL, 0) == 0 && lmx_cu_lt_run(NULL, &c, NULL) == 0);
+  CHECK(lmx_lt_derive(&f, 0, &c, NULL, 0) == 0 && lmx_cu_lt_run(NULL, &c, NULL, NULL) == 0);
   host_copy(out, dout, M * N);
   CHECK(memcmp(out, want, sizeof out) == 0);
   /* accumulating: out += x·wᵀ + b (beta 1) */
   f.beta = 1.0;
-  CHECK(lmx_lt_derive(&f, 0, &c, NULL, 0) == 0 && lmx_cu_lt_run(NULL, &c, NULL) == 0);
+  CHECK(lmx_lt_derive(&f, 0, &c, NULL, 0) == 0 && lmx_cu_lt_run(NULL, &c, NULL, NULL) == 0);
   host_copy(out, dout, M * N);
   int ok = 1;
   for (int i = 0; i < M * N; i++) ok &= out[i] == 2 * want[i];
   CHECK(ok);
   /* the launchers in each mode: cuBLAS (0), cuBLASLt (1), auto */
   for (int mode = LMX_LT_OFF; mode <= LMX_LT_AUTO; mode++) {
-    lmx_cu_lt_opts o = {mode, NULL, 0};
+    lmx_cu_lt_ran ran = {-1, -1, NULL};
+    lmx_cu_lt_opts o = {mode, NULL, 0, &ran};
     CHECK(lmx_cu_fc_fwd_lt(NULL, &o, LMX_FLOAT32, M, K, N, dout, dx, dw, db, 0) == 0);
+    /* the path reported: cuBLASLt with the bias epilogue unless the mode is 0 */
+    CHECK(ran.lt == (mode != LMX_LT_OFF));
+    CHECK(mode == LMX_LT_OFF ? strcmp(ran.why, "LUAMX_CUBLASLT=0") == 0
+                             : ran.epi == LMX_LT_EPI_BIAS && ran.why == NULL);
     host_copy(out, dout, M * N);
     CHECK(memcmp(out, want, sizeof out) == 0);
     cudaMemset(dgb, 0, sizeof gb);
     CHECK(lmx_cu_fc_bwd_weight_lt(NULL, &o, LMX_FLOAT32, M, K, N, dgw, dg, dx, 0, dgb, 0) == 0);
+    CHECK(ran.lt == (mode != LMX_LT_OFF) && ran.epi == (ran.lt ? LMX_LT_EPI_BGRADB : 0));
     host_copy(gw, dgw, N * K), host_copy(gb, dgb, N);
     CHECK(memcmp(gw, wgw, sizeof gw) == 0 && memcmp(gb, wgb, sizeof gb) == 0);
     /* the bias gradient accumulated (no BGRADB) and alone (no weight gradient) */
@@ -223,6 +240,8 @@ static void test_sim_run(void) {
     host_copy(gb, dgb, N);
     CHECK(memcmp(gb, wgb, sizeof gb) == 0);
     CHECK(lmx_cu_fc_bwd_data_lt(NULL, &o, LMX_FLOAT32, M, K, N, dgx, dg, dw, 0) == 0);
+    CHECK(ran.lt == (mode == LMX_LT_ON) && ran.epi == LMX_LT_EPI_NONE);
+    CHECK(mode != LMX_LT_AUTO || strcmp(ran.why, "auto: no epilogue to fuse") == 0);
     host_copy(gx, dgx, M * K);
     CHECK(memcmp(gx, wgx, sizeof gx) == 0);
   }

@@ -1,6 +1,7 @@
 /* blaslt.cu — runs derived cublasLtMatmul calls (blaslt_args.h) for the FullyConnected
  * products (gemm.cu's lmx_cu_fc_*_lt). Answers 0 (done), LMX_CU_GEMM_SKIP (nothing
- * written: take the cuBLAS path), LMX_CU_GEMM_EBLAS + a cublasStatus_t, or a cudaError_t.
+ * written: take the cuBLAS path, with a static string saying why), LMX_CU_GEMM_EBLAS + a
+ * cublasStatus_t, or a cudaError_t.
  *
  * Real build: cuBLASLt (libcublasLt.so.13) is opened on first use through the runtime's
  * loader (src/device/cuda_libs.c; libluamx does not link it) and its entry points are
@@ -39,8 +40,9 @@
 
 #ifdef LUAMX_CUDA_SIM
 
-int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
+int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws, const char **why) {
   (void)ws;
+  const char *skip = "a layout the simulator's cuBLASLt emulation does not cover";
   const struct lmx_lt_key *k = &c->key;
   int dt = k->type == LMX_LT_R_16F ? LMX_FLOAT16 : LMX_FLOAT32;
   lmx_cu_gemm_call g;
@@ -52,8 +54,11 @@ int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
   g.A = c->A, g.B = c->B, g.C = c->C;
   int epi = k->epilogue;
   /* column-major D (m x n, ld ldc) is the row-major [n, m] the bias kernels take */
-  if (epi == LMX_LT_CU_EPI_BIAS && k->c.ld != k->m) return LMX_CU_GEMM_SKIP;
-  if (epi == LMX_LT_CU_EPI_BGRADB && (!k->transb || k->b.ld != k->n)) return LMX_CU_GEMM_SKIP;
+  if ((epi == LMX_LT_CU_EPI_BIAS && k->c.ld != k->m) ||
+      (epi == LMX_LT_CU_EPI_BGRADB && (!k->transb || k->b.ld != k->n))) {
+    if (why) *why = skip;
+    return LMX_CU_GEMM_SKIP;
+  }
   int rc = 0;
   if (epi == LMX_LT_CU_EPI_BIAS && c->beta == 0) {
     rc = lmx_cu_bias_rows(s, dt, k->n, k->m, c->C, c->bias, 0);
@@ -104,6 +109,7 @@ static struct {
 
 typedef struct plan {
   int used, has_algo;
+  const char *why; /* when !has_algo: why the cuBLAS path runs */
   struct lmx_lt_key key;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
@@ -196,7 +202,8 @@ static int plan_make(cublasLtHandle_t h, const struct lmx_lt_key *k, plan *p) {
   if (!st)
     st = L.MatmulAlgoGetHeuristic(h, p->desc, p->a, p->b, p->c, p->c, pref, 1, &res, &found);
   if (pref) L.MatmulPreferenceDestroy(pref);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED) st = CUBLAS_STATUS_SUCCESS, found = 0;
+  int refused = st == CUBLAS_STATUS_NOT_SUPPORTED;
+  if (refused) st = CUBLAS_STATUS_SUCCESS, found = 0;
   if (st) {
     plan_free(p);
     return st_rc(st);
@@ -207,6 +214,11 @@ static int plan_make(cublasLtHandle_t h, const struct lmx_lt_key *k, plan *p) {
   p->has_algo = found > 0 && res.state == CUBLAS_STATUS_SUCCESS &&
                 (k->epilogue == LMX_LT_CU_EPI_DEFAULT || k->align_bias >= 16);
   if (p->has_algo) p->algo = res.algo;
+  p->why = p->has_algo ? NULL
+           : refused   ? "the cuBLASLt heuristic answered NOT_SUPPORTED"
+           : found > 0 && res.state == CUBLAS_STATUS_SUCCESS
+               ? "bias under 16 bytes' alignment"
+               : "the cuBLASLt heuristic found no algorithm";
   return 0;
 }
 
@@ -235,12 +247,18 @@ static plan *find(dev_state *d, const struct lmx_lt_key *k) {
   return NULL;
 }
 
-int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
+int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws, const char **why) {
+  const char *skip = NULL;
+  if (!why) why = &skip;
   pthread_once(&g_once, load);
-  if (!g_ready) return LMX_CU_GEMM_SKIP;
+  if (!g_ready) {
+    *why = "cuBLASLt not loaded (libcublasLt.so.13 or a symbol missing)";
+    return LMX_CU_GEMM_SKIP;
+  }
   int dev;
   dev_state *d;
   int rc = state_lock(&dev, &d);
+  if (rc == LMX_CU_GEMM_SKIP) *why = "no cuBLASLt handle (cublasLtCreate failed)";
   if (rc) return rc;
   plan *p = find(d, &c->key);
   if (!p) {
@@ -249,7 +267,7 @@ int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
     if (p->used) plan_free(p);
     rc = plan_make(d->h, &c->key, p);
   }
-  if (!rc && !p->has_algo) rc = LMX_CU_GEMM_SKIP;
+  if (!rc && !p->has_algo) rc = LMX_CU_GEMM_SKIP, *why = p->why;
   if (!rc && c->bias)
     rc = st_rc(ATTR(L.MatmulDescSetAttribute, p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                     c->bias));
@@ -259,8 +277,12 @@ int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws) {
                  p->c, &p->algo, c->key.ws_bytes ? ws : NULL, (size_t)c->key.ws_bytes,
                  (cudaStream_t)s);
     /* refused before anything ran: the cuBLAS path, and not this plan again */
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED) p->has_algo = 0, rc = LMX_CU_GEMM_SKIP;
-    else rc = st_rc(st);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+      p->has_algo = 0, rc = LMX_CU_GEMM_SKIP;
+      *why = p->why = "cublasLtMatmul answered NOT_SUPPORTED";
+    } else {
+      rc = st_rc(st);
+    }
   }
   pthread_mutex_unlock(&g_lock[dev]);
   return rc;

@@ -35,11 +35,18 @@ int lmx_lt_epilogue(int fwd, int has_bias, int want_bias, int bias_acc) {
   return has_bias && want_bias && !bias_acc ? LMX_LT_EPI_BGRADB : LMX_LT_EPI_NONE;
 }
 
+const char *lmx_lt_choose_why(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k,
+                              int64_t batch) {
+  if (mode == LMX_LT_OFF) return "LUAMX_CUBLASLT=0";
+  if (dt != LMX_FLOAT32 && dt != LMX_FLOAT16) return "dtype is not float32 or float16";
+  if (batch != 1 || m < 1 || n < 1 || k < 1) return "an empty or batched product";
+  if (mode == LMX_LT_ON) return NULL;
+  if (mode != LMX_LT_AUTO) return "unknown LUAMX_CUBLASLT mode";
+  return epi != LMX_LT_EPI_NONE ? NULL : "auto: no epilogue to fuse";
+}
+
 int lmx_lt_choose(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (mode == LMX_LT_OFF || (dt != LMX_FLOAT32 && dt != LMX_FLOAT16)) return 0;
-  if (batch != 1 || m < 1 || n < 1 || k < 1) return 0;
-  if (mode == LMX_LT_ON) return 1;
-  return mode == LMX_LT_AUTO && epi != LMX_LT_EPI_NONE;
+  return lmx_lt_choose_why(mode, dt, epi, m, n, k, batch) == NULL;
 }
 
 int lmx_lt_align(const void *p) {

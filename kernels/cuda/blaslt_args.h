@@ -58,6 +58,10 @@ int lmx_lt_epilogue(int fwd, int has_bias, int want_bias, int bias_acc);
  * float32 / float16, a batch other than 1 or an empty product (m, n or k 0): never; ON:
  * always otherwise; AUTO: when epi is not NONE (the unmeasured rule above). */
 int lmx_lt_choose(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k, int64_t batch);
+/* Why lmx_lt_choose answers 0, as a static string ("LUAMX_CUBLASLT=0", "auto: no
+ * epilogue to fuse", ...); NULL where it answers 1. */
+const char *lmx_lt_choose_why(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k,
+                              int64_t batch);
 
 /* The largest power of two, at most 256, that divides the address (256 for NULL):
  * what the heuristic query is told of each pointer's alignment. */

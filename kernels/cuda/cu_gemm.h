@@ -108,17 +108,28 @@ int lmx_cu_bias_rows(lmx_cu_stream s, int dt, int64_t m, int64_t n, void *out, c
                      int acc);
 
 /* ---- the same FullyConnected products with the cuBLASLt choice (blaslt_args.h) -------- */
+/* What the last lmx_cu_fc_*_lt call did with its product: lt 1 when cuBLASLt ran it, with
+ * epi its LMX_LT_EPI_*; lt 0 when cuBLAS (or, for a bias gradient alone, the column sum)
+ * ran it, with why a static string saying why (the glue's executor note). */
+typedef struct {
+  int lt, epi;
+  const char *why;
+} lmx_cu_lt_ran;
+
 /* How the FullyConnected glue runs its products: mode LMX_LT_* (lmx_lt_parse_mode of
- * LUAMX_CUBLASLT) and the op's workspace. */
+ * LUAMX_CUBLASLT), the op's workspace and where to report the path taken (NULL: not
+ * wanted; written by every lmx_cu_fc_*_lt call, error or not). */
 typedef struct {
   int mode;
   void *ws;
   size_t ws_bytes;
+  lmx_cu_lt_ran *ran;
 } lmx_cu_lt_opts;
 
 /* Runs a derived cuBLASLt call (blaslt.cu): 0, LMX_CU_GEMM_SKIP (nothing written: the
- * caller takes the cuBLAS path), LMX_CU_GEMM_EBLAS + status, or a cudaError_t. */
-int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws);
+ * caller takes the cuBLAS path; *why, when why is not NULL, a static string saying why),
+ * LMX_CU_GEMM_EBLAS + status, or a cudaError_t. */
+int lmx_cu_lt_run(lmx_cu_stream s, const lmx_lt_call *c, void *ws, const char **why);
 
 /* lmx_cu_fc_fwd through cuBLASLt with the bias epilogue where lmx_lt_choose says so
  * (cuBLAS otherwise, or when cuBLASLt declines). */

@@ -7,7 +7,8 @@
  * float32 bias gradient equals the CPU's bit for bit and does not depend on the launch.
  * The lmx_cu_fc_*_lt variants (at the end) first offer each FullyConnected product to
  * cuBLASLt (blaslt_args.h decides, blaslt.cu runs it, with the bias or its gradient
- * fused) and take the cuBLAS functions above when it is not chosen or declines.
+ * fused) and take the cuBLAS functions above when it is not chosen or declines, saying
+ * which path ran and why in the options' `ran` (the glue's executor note).
  */
 #include "blas_api.h"
 #include "cu_gemm.h"
@@ -164,16 +165,28 @@ int lmx_cu_batch_gemm(lmx_cu_stream s, int dt, int64_t batch, int ta, int tb, in
 
 /* ---- the cuBLASLt choice (blaslt_args.h) ---------------------------------------------- */
 
+/* Reports the path of a product to the glue (o->ran, when asked): cuBLASLt with epi, or
+ * cuBLAS for why. */
+static void ran(const lmx_cu_lt_opts *o, int lt, int epi, const char *why) {
+  if (!o || !o->ran) return;
+  o->ran->lt = lt, o->ran->epi = lt ? epi : LMX_LT_EPI_NONE, o->ran->why = lt ? NULL : why;
+}
+
 /* One FullyConnected product through cuBLASLt: 0 done, LMX_CU_GEMM_SKIP (nothing written)
- * or an error. */
+ * or an error; o->ran says which path and why. */
 static int lt_product(lmx_cu_stream s, const lmx_cu_lt_opts *o, const lmx_lt_req *r) {
-  if (!o || !lmx_lt_choose(o->mode, r->dt, r->epi, r->m, r->n, r->k, 1))
-    return LMX_CU_GEMM_SKIP;
+  const char *why = o ? lmx_lt_choose_why(o->mode, r->dt, r->epi, r->m, r->n, r->k, 1)
+                      : "no cuBLASLt options";
+  if (why) return ran(o, 0, r->epi, why), LMX_CU_GEMM_SKIP;
   lmx_lt_call c;
   /* cuBLASLt wants a 256-byte aligned workspace: a less aligned one is not offered */
   size_t ws_bytes = o->ws && lmx_lt_align(o->ws) >= 256 ? o->ws_bytes : 0;
-  if (lmx_lt_derive(r, ws_bytes, &c, NULL, 0)) return LMX_CU_GEMM_SKIP;
-  return lmx_cu_lt_run(s, &c, o->ws);
+  if (lmx_lt_derive(r, ws_bytes, &c, NULL, 0))
+    return ran(o, 0, r->epi, "lmx_lt_derive refused the request"), LMX_CU_GEMM_SKIP;
+  why = "cuBLASLt failed";
+  int rc = lmx_cu_lt_run(s, &c, o->ws, &why);
+  ran(o, rc == 0, r->epi, why);
+  return rc;
 }
 
 int lmx_cu_fc_fwd_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, int64_t m, int64_t k,
@@ -205,6 +218,8 @@ int lmx_cu_fc_bwd_weight_lt(lmx_cu_stream s, const lmx_cu_lt_opts *o, int dt, in
     if (rc == 0 && epi == LMX_LT_EPI_BGRADB) return 0; /* both gradients made */
     if (rc == LMX_CU_GEMM_SKIP) rc = lmx_cu_fc_bwd_weight(s, dt, m, k, n, gw, g, x, acc);
     if (rc) return rc;
+  } else {
+    ran(o, 0, LMX_LT_EPI_NONE, "bias gradient alone: the column sum");
   }
   return gb ? lmx_cu_sum_rows(s, dt, m, n, gb, g, gb_acc) : 0;
 }

@@ -8,7 +8,8 @@
  * Backward nodes print as "_backward_<Op>", copies as "_copy" (gradient copies) or
  * "_CrossDeviceCopy", zeros as "_zeros". A step whose kernel chose between
  * implementations adds "Kernel: <note>" (lmx_op_ctx.note: on a GPU, Convolution,
- * Pooling, BatchNorm and RNN say "cuDNN" or "own kernels (<why>)" once they have run).
+ * Pooling, BatchNorm and RNN say "cuDNN" or "own kernels (<why>)", FullyConnected
+ * "cuBLASLt (<epilogue>)" or "cuBLAS (<why>)", once they have run).
  * Then, per GPU context, one line with its
  * caching allocator's figures ("Device gpu(0): ..."), one line with the memory plan and, last,
  * MXNet's two total lines ("Total <MB> MB allocated" with the bytes the plan allocates

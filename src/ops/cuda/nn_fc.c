@@ -6,14 +6,21 @@
  * (forward: the BIAS epilogue; backward: BGRADB gives the bias gradient with the weight
  * gradient), as kernels/cuda/blaslt_args.h's lmx_lt_choose decides from
  * LUAMX_CUBLASLT (0 / 1 / auto), the dtype and the dims; it uses the op's workspace.
+ * Each FullyConnected writes the executor step's note (debug_str's "Kernel:" line, through
+ * dnn.h's lmx_cudnn_note): "cuBLASLt (<epilogue>)" or "cuBLAS (<why>)" per product.
  */
 #include <stdlib.h>
 
+#include <stdio.h>
+
+#include "dnn.h"
 #include "nn_util.h"
 #include "../nn_plan.h"
 
 /* The cuBLASLt mode of LUAMX_CUBLASLT (blaslt_args.h), read at each call (a getenv) so a
  * process can switch; a value other than 0, 1 or auto is an error naming the op. */
+enum { LMX_FC_PATH_CAP = 96 }; /* one product's path in the note */
+
 static int lt_mode(const lmx_op_ctx *c, int *mode) {
   const char *e = getenv("LUAMX_CUBLASLT");
   if (lmx_lt_parse_mode(e, mode) == 0) return LMX_OK;
@@ -21,10 +28,20 @@ static int lt_mode(const lmx_op_ctx *c, int *mode) {
                      "got '%s'", e);
 }
 
-static int lt_opts(const lmx_op_ctx *c, lmx_cu_lt_opts *o) {
+static int lt_opts(const lmx_op_ctx *c, lmx_cu_lt_opts *o, lmx_cu_lt_ran *ran) {
   LMX_TRY(lt_mode(c, &o->mode));
   o->ws = c->workspace, o->ws_bytes = c->workspace ? c->workspace_bytes : 0;
+  o->ran = ran;
   return LMX_OK;
+}
+
+/* One product's path for the note: "cuBLASLt (<epilogue>)" or "cuBLAS (<why>)" */
+static void path_str(char *buf, size_t len, const lmx_cu_lt_ran *r) {
+  static const char *const epi[] = {"no epilogue", "BIAS", "BGRADB"};
+  if (r->lt)
+    snprintf(buf, len, "cuBLASLt (%s)", epi[r->epi >= 0 && r->epi <= 2 ? r->epi : 0]);
+  else
+    snprintf(buf, len, "cuBLAS (%s)", r->why ? r->why : "unknown");
 }
 
 /* cuBLASLt's workspace when it may run (mode not 0; a bad mode asks for none and is
@@ -48,11 +65,17 @@ int lmx_cuda_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
   LMX_TRY(lmx_glue_check_size(c, &out[0], d.m * d.n, "output"));
   if (out[0].dtype != in[0].dtype) return lmx_cunn_check_float(c, &out[0], 0, "output");
   lmx_cu_lt_opts o;
-  LMX_TRY(lt_opts(c, &o));
+  lmx_cu_lt_ran ran = {0, 0, NULL};
+  LMX_TRY(lt_opts(c, &o, c->note ? &ran : NULL));
   LMX_CU_TRY(c, lmx_cu_fc_fwd_lt(LMX_CU_S(c), &o, in[0].dtype, d.m, d.k, d.n, out[0].data,
                                  in[0].data, in[1].data, d.bias ? in[2].data : NULL,
                                  req[0] == LMX_REQ_ADD),
              "lmx_cu_fc_fwd_lt");
+  if (c->note) {
+    char p[LMX_FC_PATH_CAP];
+    path_str(p, sizeof p, &ran);
+    (void)lmx_cudnn_note(c, "%s", p);
+  }
   return LMX_OK;
 }
 
@@ -70,18 +93,29 @@ int lmx_cuda_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og,
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
   lmx_cu_stream s = LMX_CU_S(c);
   lmx_cu_lt_opts o;
-  LMX_TRY(lt_opts(c, &o));
-  if (req[0])
+  lmx_cu_lt_ran ran = {0, 0, NULL};
+  char pd[LMX_FC_PATH_CAP] = "", pw[LMX_FC_PATH_CAP] = "";
+  LMX_TRY(lt_opts(c, &o, c->note ? &ran : NULL));
+  if (req[0]) {
     LMX_CU_TRY(c, lmx_cu_fc_bwd_data_lt(s, &o, dt, d.m, d.k, d.n, ig[0].data, og[0].data,
                                         in[1].data, req[0] == LMX_REQ_ADD),
                "lmx_cu_fc_bwd_data_lt");
+    if (c->note) path_str(pd, sizeof pd, &ran);
+  }
   /* the weight gradient and the bias gradient: one cuBLASLt call (BGRADB) where it fuses */
   void *gb = d.bias && req[2] ? ig[2].data : NULL;
-  if (req[1] || gb)
+  if (req[1] || gb) {
     LMX_CU_TRY(c, lmx_cu_fc_bwd_weight_lt(s, &o, dt, d.m, d.k, d.n, req[1] ? ig[1].data : NULL,
                                           og[0].data, in[0].data, req[1] == LMX_REQ_ADD, gb,
                                           gb && req[2] == LMX_REQ_ADD),
                "lmx_cu_fc_bwd_weight_lt");
+    if (c->note && req[1]) path_str(pw, sizeof pw, &ran);
+    if (c->note && !req[1]) snprintf(pw, sizeof pw, "the column sum kernel");
+  }
+  if (c->note)
+    (void)lmx_cudnn_note(c, "%s%s%s%s%s", pd[0] ? "data gradient: " : "", pd,
+                         pd[0] && pw[0] ? "; " : "",
+                         !pw[0] ? "" : req[1] ? "weight gradient: " : "bias gradient: ", pw);
   return LMX_OK;
 }
 
