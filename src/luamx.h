@@ -889,7 +889,9 @@ LMX_API int lmx_executor_retain(lmx_executor *exe);
 
 /* Runs the forward pass (is_train selects training behaviour: Dropout, BatchNorm).
  * Allocates nothing. Kernel errors name the operator and node; LMX_ERR_UNSUPPORTED
- * when an operator has no kernel for its context yet. */
+ * when an operator has no kernel for its context yet. forward and backward hold their
+ * own reference while they run, so a callback that calls lmx_executor_free on `exe`
+ * only drops the caller's reference (the executor goes when the call returns). */
 LMX_API int lmx_executor_forward(lmx_executor *exe, int is_train);
 
 /* Runs the backward pass. head_grads[i] is the gradient of output i (n may be 0 and

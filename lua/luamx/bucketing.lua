@@ -100,7 +100,9 @@ function Pool:switch(key, data_shapes, label_shapes)
     local cnames = ffi.new('const char *[?]', n + 1)
     local ndims = ffi.new('int[?]', n + 1)
     local total = 0
-    for _, s in ipairs(shapes) do total = total + #s end
+    for i, s in ipairs(shapes) do
+      total = total + require('luamx.ndarray').check_dims(s, ("bucketing:switch: shape of '%s'"):format(names[i]))
+    end
     local dims = ffi.new('int64_t[?]', total + 1)
     local at = 0
     for i = 1, n do

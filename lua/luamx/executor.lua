@@ -37,8 +37,29 @@ end
 
 -- ------------------------------------------------------------------ C calls --------
 -- Only these two call into C while a monitor callback may run: keep them interpreted.
-local function c_forward(h, is_train) return C.lmx_executor_forward(h, is_train) end
-local function c_backward(h, arr, n, is_train) return C.lmx_executor_backward(h, arr, n, is_train) end
+-- holder.busy counts the runs in progress: a callback (monitor, custom operator) may not
+-- free the executor or replace its monitor callback under a running step (the engine and
+-- the FFI callback would be used after they are freed).
+local function c_forward(holder, h, is_train)
+  holder.busy = (holder.busy or 0) + 1
+  local rc = C.lmx_executor_forward(h, is_train)
+  holder.busy = holder.busy - 1
+  return rc
+end
+local function c_backward(holder, h, arr, n, is_train)
+  holder.busy = (holder.busy or 0) + 1
+  local rc = C.lmx_executor_backward(h, arr, n, is_train)
+  holder.busy = holder.busy - 1
+  return rc
+end
+
+local function not_running(exe, what)
+  if (exe._holder.busy or 0) > 0 then
+    raise(('Executor:%s: cannot %s while its forward or backward is running (called from a '
+      .. 'monitor callback or a custom operator); call it after forward/backward returns')
+      :format(what, what == 'free' and 'free the executor' or 'replace the monitor callback'))
+  end
+end
 jit.off(c_forward)
 jit.off(c_backward)
 
@@ -287,7 +308,7 @@ function Executor:forward(opts, inputs)
       if k == 'is_train' then is_train = v and true or false else copy_in(self, k, v) end
     end
   end
-  local rc = c_forward(h, is_train and 1 or 0)
+  local rc = c_forward(self._holder, h, is_train and 1 or 0)
   raise_pending(self)
   check(rc, 2)
   return self.outputs
@@ -321,7 +342,7 @@ function Executor:backward(out_grads, is_train)
   local arr = ffi.new('lmx_ndarray *[?]', math.max(n, 1))
   for i = 1, n do arr[i - 1] = list[i] and nd.handle(list[i]) or nil end
   if is_train == nil then is_train = true end
-  local rc = c_backward(h, arr, n, is_train and 1 or 0)
+  local rc = c_backward(self._holder, h, arr, n, is_train and 1 or 0)
   raise_pending(self)
   check(rc, 2)
 end
@@ -359,8 +380,7 @@ function Executor:reshape(opts)
   end
   local n, total = #names, 0
   for i = 1, n do
-    if type(shapes[i]) ~= 'table' then raise(('reshape: shape of %s must be a table of integers'):format(names[i])) end
-    total = total + #shapes[i]
+    total = total + nd.check_dims(shapes[i], ("reshape: shape of '%s'"):format(tostring(names[i])))
   end
   local cn = ffi.new('const char *[?]', math.max(n, 1))
   local nds = ffi.new('int[?]', math.max(n, 1))
@@ -380,8 +400,11 @@ function Executor:reshape(opts)
 end
 
 --- exe:set_monitor_callback(function(name, arr) ... end [, monitor_all])
+-- The callback may not free the executor or replace its callback (an error names the
+-- call); do that after forward/backward returns.
 function Executor:set_monitor_callback(fn, monitor_all)
   local h = handle(self)
+  not_running(self, 'set_monitor_callback')
   if fn ~= nil and type(fn) ~= 'function' then raise('set_monitor_callback: expected a function') end
   local holder = self._holder
   local cb = nil
@@ -452,10 +475,12 @@ function Executor:list_outputs() return {unpack(self._out_names)} end
 -- @return list of strings
 function Executor:list_auxiliary_states() return {unpack(self._aux_names)} end
 
---- Frees the executor now (its arrays stay valid: they hold their storage).
+--- Frees the executor now (its arrays stay valid: they hold their storage). Refused, with
+-- an error, from a callback that runs inside this executor's forward or backward.
 function Executor:free()
   local h = rawget(self, '_h')
   if not h then return end
+  not_running(self, 'free')
   ffi.gc(h, nil)
   C.lmx_executor_free(h)
   if self._holder.cb then self._holder.cb:free(); self._holder.cb = nil end

@@ -34,10 +34,30 @@ M.DataParallelExecutorGroup = Group
 
 local REQ = require('luamx.executor').REQ
 
-local function c_forward(h, n, names, arrays, is_train)
-  return C.lmx_group_forward(h, n, names, arrays, is_train)
+-- holder.busy counts the runs in progress: a monitor callback or a custom operator may not
+-- rebind, reshape or re-monitor the group under a running step (the engine would free the
+-- executors it is running, the FFI callback it is in).
+local function c_forward(holder, h, n, names, arrays, is_train)
+  holder.busy = (holder.busy or 0) + 1
+  local rc = C.lmx_group_forward(h, n, names, arrays, is_train)
+  holder.busy = holder.busy - 1
+  return rc
 end
-local function c_backward(h, n, arrays) return C.lmx_group_backward(h, n, arrays) end
+local function c_backward(holder, h, n, arrays)
+  holder.busy = (holder.busy or 0) + 1
+  local rc = C.lmx_group_backward(h, n, arrays)
+  holder.busy = holder.busy - 1
+  return rc
+end
+
+local function not_running(self, what)
+  local holder = rawget(self, '_holder')
+  if holder and (holder.busy or 0) > 0 then
+    raise(('DataParallelExecutorGroup:%s: cannot run while the group\'s forward or backward is '
+      .. 'running (called from a monitor callback or a custom operator); call it after '
+      .. 'forward/backward returns'):format(what))
+  end
+end
 jit.off(c_forward)
 jit.off(c_backward)
 
@@ -112,7 +132,8 @@ local function grad_reqs(self, gr)
   return reqs
 end
 
-local function int64s(shape)
+local function int64s(shape, what)
+  nd.check_dims(shape, what)
   local d = ffi.new('int64_t[?]', #shape + 1)
   for i, v in ipairs(shape) do d[i - 1] = v end
   return d
@@ -138,7 +159,8 @@ local function make_group(self, o)
   local reqs = grad_reqs(self, o.grad_req or 'write')
   for _, d in ipairs(self._inputs) do
     local dt = d.dtype and nd.dtype_code(d.dtype, 4) or -1
-    check(C.lmx_group_add_input(self._g, d.name, int64s(d.shape), #d.shape, batch_axis(d.layout),
+    local dims = int64s(d.shape, ("DataParallelExecutorGroup: shape of '%s'"):format(tostring(d.name)))
+    check(C.lmx_group_add_input(self._g, d.name, dims, #d.shape, batch_axis(d.layout),
                                 dt, REQ[reqs[d.name] or 'null']), 4)
   end
   for _, p in ipairs(self.param_names) do
@@ -338,6 +360,7 @@ Group.__index = Group
 --- this rebinds for new shapes (reshape = true: as reshape(), sharing memory with the
 --- executors first bound; else fresh executors, optionally sharing with shared_group).
 function Group:bind_exec(data_shapes, label_shapes, shared_group, reshape)
+  not_running(self, 'bind_exec')
   if reshape then return self:reshape(data_shapes, label_shapes) end
   self.data_shapes = descs(data_shapes, 'bind_exec')
   self.label_shapes = label_shapes and descs(label_shapes, 'bind_exec') or nil
@@ -361,6 +384,7 @@ end
 
 --- reshape(data_shapes, label_shapes): new executors for a new batch (shared memory).
 function Group:reshape(data_shapes, label_shapes)
+  not_running(self, 'reshape')
   local d = descs(data_shapes, 'reshape')
   local l = label_shapes and descs(label_shapes, 'reshape') or nil
   if same_descs(d, self.data_shapes) and same_descs(l or {}, self.label_shapes or {}) then return end
@@ -370,7 +394,9 @@ function Group:reshape(data_shapes, label_shapes)
   local n = #all
   local names, ndims = ffi.new('const char *[?]', n), ffi.new('int[?]', n)
   local total = 0
-  for _, x in ipairs(all) do total = total + #x.shape end
+  for _, x in ipairs(all) do
+    total = total + nd.check_dims(x.shape, ("reshape: shape of '%s'"):format(tostring(x.name)))
+  end
   local dims, at = ffi.new('int64_t[?]', total + 1), 0
   for i, x in ipairs(all) do
     names[i - 1], ndims[i - 1] = x.name, #x.shape
@@ -445,7 +471,7 @@ function Group:forward(data_batch, is_train)
   end
   if is_train == nil then is_train = self.for_training end
   local n, cn, ca, anchor = batch_lists(self, data_batch or {})
-  local rc = c_forward(self._g, n, cn, ca, is_train and 1 or 0)
+  local rc = c_forward(self._holder, self._g, n, cn, ca, is_train and 1 or 0)
   local _ = anchor
   raise_monitor_error(self)
   check(rc, 2)
@@ -453,6 +479,7 @@ end
 
 --- load_data_batch(data_batch): copies the batch's slices in without running.
 function Group:load_data_batch(data_batch)
+  not_running(self, 'load_data_batch')
   local n, cn, ca, anchor = batch_lists(self, data_batch)
   check(C.lmx_group_load(self._g, n, cn, ca), 2)
   local _ = anchor
@@ -465,7 +492,7 @@ function Group:backward(out_grads)
   local n = out_grads and #out_grads or 0
   local arr = ffi.new('lmx_ndarray *[?]', n + 1)
   for i = 1, n do arr[i - 1] = out_grads[i] and nd.handle(out_grads[i]) or nil end
-  local rc = c_backward(self._g, n, arr)
+  local rc = c_backward(self._holder, self._g, n, arr)
   raise_monitor_error(self)
   check(rc, 2)
 end
@@ -479,6 +506,7 @@ end
 -- @param names list of parameter names (the kvstore keys)
 -- @return true when overlap applies
 function Group:set_overlap(kv, names)
+  not_running(self, 'set_overlap')
   names = names or {}
   local cn = ffi.new('const char *[?]', #names + 1)
   for i, n in ipairs(names) do cn[i - 1] = n end
@@ -606,6 +634,7 @@ function Target:list_arguments() return group_of(self).execs[self._k]:list_argum
 function Target:list_auxiliary_states() return group_of(self).execs[self._k]:list_auxiliary_states() end
 
 function Group:_install_callback()
+  not_running(self, 'set_monitor_callback')
   local holder, fns = self._holder, self._mon_fns
   if not holder.cb then
     holder.cb = ffi.cast('lmx_group_monitor_fn', function(k, name, arr)

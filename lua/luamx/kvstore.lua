@@ -31,15 +31,33 @@ local KVStore = {}
 KVStore.__index = KVStore
 M.KVStore = KVStore
 
-local function c_pushpull(h, n, keys, vals, nv, outs, no)
-  return C.lmx_kvstore_pushpull(h, n, keys, vals, nv, outs, no)
+-- holder.busy counts the engine calls in progress that call back into Lua (the updater,
+-- the optimizer-state hook): from those callbacks the store may not be freed, given a new
+-- updater or used again (the engine would free the store or the FFI callback it is in).
+local function c_pushpull(holder, h, n, keys, vals, nv, outs, no)
+  holder.busy = (holder.busy or 0) + 1
+  local rc = C.lmx_kvstore_pushpull(h, n, keys, vals, nv, outs, no)
+  holder.busy = holder.busy - 1
+  return rc
 end
 jit.off(c_pushpull)
-local function c_states(h, save, cb)
-  if save then return C.lmx_kvstore_save_optimizer_states(h, cb, nil) end
-  return C.lmx_kvstore_load_optimizer_states(h, cb, nil)
+local function c_states(holder, h, save, cb)
+  holder.busy = (holder.busy or 0) + 1
+  local rc
+  if save then rc = C.lmx_kvstore_save_optimizer_states(h, cb, nil)
+  else rc = C.lmx_kvstore_load_optimizer_states(h, cb, nil) end
+  holder.busy = holder.busy - 1
+  return rc
 end
 jit.off(c_states)
+
+local function not_running(self, what)
+  if (self._holder.busy or 0) > 0 then
+    raise(('kvstore:%s: cannot run inside the store\'s own updater or optimizer-state '
+      .. 'callback (the store is in the middle of a push/pull); call it after that returns')
+      :format(what))
+  end
+end
 
 local function key_text(key)
   if type(key) == 'number' then
@@ -88,6 +106,7 @@ end
 
 --- kv:init(key, value) — value an NDArray (or lists of both).
 function KVStore:init(key, value)
+  not_running(self, 'init')
   local keys, values = pairs_of(key, value, 'init')
   for i, k in ipairs(keys) do
     local v = values[i]
@@ -102,6 +121,7 @@ end
 -- all keys the same count) and/or outs likewise; nil skips that half.
 local pushpull
 function pushpull(self, key, value, out, what)
+  not_running(self, what)
   local keys, values = pairs_of(key, value or out, what)
   local outs = out and select(2, pairs_of(key, out, what)) or nil
   local n = #keys
@@ -139,7 +159,7 @@ function pushpull(self, key, value, out, what)
   end
   local holder = self._holder
   holder.err = nil
-  local rc = c_pushpull(handle(self), n, ckeys, va, nv, oa, no)
+  local rc = c_pushpull(holder, handle(self), n, ckeys, va, nv, oa, no)
   if holder.err then
     local err = holder.err
     holder.err = nil
@@ -166,7 +186,9 @@ function KVStore:broadcast(key, value, out)
 end
 
 --- kv:_set_updater(fn): fn(key, merged_grad, stored_weight) updates the weight in place.
+--- fn may not use the store itself (push, pull, init, free, _set_updater: an error).
 function KVStore:_set_updater(fn)
+  not_running(self, '_set_updater')
   if fn ~= nil and type(fn) ~= 'function' and not (type(fn) == 'table' and getmetatable(fn)
       and getmetatable(fn).__call) then
     raise('kvstore:_set_updater: expected a function, got ' .. type(fn))
@@ -210,7 +232,7 @@ local function states(self, save, fn)
     err = e
     return 1
   end)
-  local rc = c_states(handle(self), save, cb)
+  local rc = c_states(holder, handle(self), save, cb)
   cb:free()
   if err then raise(('kvstore: %s optimizer states: %s'):format(save and 'saving' or 'loading', tostring(err)), 3) end
   check(rc, 3)
@@ -253,6 +275,7 @@ end
 function KVStore:free()
   local h = rawget(self, '_h')
   if not h then return end
+  not_running(self, 'free')
   ffi.gc(h, nil)
   C.lmx_kvstore_free(h)
   if self._holder.cb then self._holder.cb:free(); self._holder.cb = nil end

@@ -125,6 +125,32 @@ local function shape_arg(shape, level, what)
 end
 M.shape_arg = shape_arg
 
+--- Checks a shape that the Lua layer is about to copy into an FFI dims buffer: a table
+-- without holes of at most LMX_MAX_NDIM integers in [0, 2^62] (`lo` = -1 admits the -1
+-- of shapes still to infer). `what` names the caller and the shape in the message.
+-- Returns the number of dims.
+function M.check_dims(shape, what, lo)
+  if type(shape) ~= 'table' then
+    raise(('%s must be a table of integers such as {2, 3}, got %s'):format(what, type(shape)))
+  end
+  local n = #shape
+  if (table.maxn(shape) or 0) ~= n then
+    raise(('%s has a hole: entry %d is nil but entry %s is set (a shape is a list of integers)')
+      :format(what, n + 1, tostring(table.maxn(shape))))
+  end
+  if n > C.LMX_MAX_NDIM then
+    raise(('%s has %d dims; at most %d are supported'):format(what, n, C.LMX_MAX_NDIM))
+  end
+  lo = lo or 0
+  for i = 1, n do
+    local v = shape[i]
+    if type(v) ~= 'number' or v % 1 ~= 0 or v < lo or v > 2 ^ 62 then
+      raise(('%s: dim %d must be an integer in [%d, 2^62], got %s'):format(what, i, lo, tostring(v)))
+    end
+  end
+  return n
+end
+
 local function shape_of(h)
   local nd = ffi.new('int[1]')
   C.lmx_ndarray_shape(h, dims_buf, C.LMX_MAX_NDIM, nd)
@@ -187,6 +213,13 @@ local function flatten(t, level)
     end
     if type(x) ~= 'table' then
       raise(('mx.nd.array: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(path, shape[depth], type(x)))
+    end
+    local maxn = table.maxn(x)
+    if maxn ~= #x then -- a nil inside: # would silently stop (or not) at the hole
+      local hole = 1
+      while x[hole] ~= nil do hole = hole + 1 end
+      raise(('mx.nd.array: element %s[%d] is nil (a hole before entry %d); every entry must be '
+        .. 'a number'):format(path, hole, maxn))
     end
     if #x ~= shape[depth] then
       raise(('mx.nd.array: element %s has %d entries, expected %d (rows must all have the same length)'):format(path, #x, shape[depth]))
@@ -274,7 +307,8 @@ local function row_range(a, k, what)
   if type(k) == 'number' then first, last = k, k
   else first, last = k[1], k[2] == nil and n or k[2] end
   if type(first) ~= 'number' or type(last) ~= 'number' or first % 1 ~= 0 or last % 1 ~= 0 then
-    raise(what .. ': positions must be integers, as a[2] or a[{2, 4}]')
+    raise(('%s: positions must be integers, as a[2] or a[{2, 4}], got %s and %s')
+      :format(what, tostring(first), tostring(last)))
   end
   local f0, l0 = first, last
   if first < 0 then first = n + 1 + first end

@@ -139,12 +139,15 @@ end
 function M.infer(name, params, shapes, dtypes, node)
   local idx = index_of(name, 2)
   local n, ck, cv, keep = kv(params)
+  if type(shapes) ~= 'table' then
+    capi.raise(("mx.op.infer('%s'): shapes must be a list of shapes, got %s"):format(name, type(shapes)))
+  end
   local nin = #shapes
   local in_nd, in_dims = ffi.new('int[?]', nin + 1), ffi.new('int64_t[?]', (nin + 1) * MAXD)
   local in_dt = ffi.new('int[?]', nin + 1)
   for i = 1, nin do
     local s = shapes[i] or {}
-    in_nd[i - 1] = #s
+    in_nd[i - 1] = require('luamx.ndarray').check_dims(s, ("mx.op.infer('%s'): shape of input %d"):format(name, i))
     for d = 1, #s do in_dims[(i - 1) * MAXD + d - 1] = s[d] end
     in_dt[i - 1] = -1
     if dtypes and dtypes[i] then

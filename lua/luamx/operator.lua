@@ -288,8 +288,9 @@ local function cb_infer_shape(prop, n, ndim, dims)
         ndim[k] = #s
         for d = 1, #s do
           local v = s[d]
-          if type(v) ~= 'number' or v < 0 or v % 1 ~= 0 then
-            error(('infer_shape: shape %d has a bad dimension %s'):format(k + 1, tostring(v)), 0)
+          if type(v) ~= 'number' or v < 0 or v % 1 ~= 0 or v > 2 ^ 62 then
+            error(('infer_shape: shape %d has a bad dimension %s (expected an integer in '
+              .. '[0, 2^62])'):format(k + 1, tostring(v)), 0)
           end
           dims[k * MAXD + d - 1] = v
         end

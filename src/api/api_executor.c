@@ -158,10 +158,16 @@ int lmx_executor_retain(lmx_executor *exe) {
   return LMX_OK;
 }
 
+/* forward and backward hold a reference while they run: a callback (monitor, gradient
+ * hook, custom operator) that frees the executor only drops the caller's reference, and
+ * the executor goes when the step returns. */
 int lmx_executor_forward(lmx_executor *exe, int is_train) {
   LMX_ENTER();
   LMX_NEED(exe, "lmx_executor_forward", "exe");
-  return lmx_exec_forward(exe, is_train != 0);
+  lmx_exec_retain(exe);
+  int rc = lmx_exec_forward(exe, is_train != 0);
+  lmx_exec_release(exe);
+  return rc;
 }
 
 int lmx_executor_backward(lmx_executor *exe, lmx_ndarray *const *head_grads, int n,
@@ -170,7 +176,10 @@ int lmx_executor_backward(lmx_executor *exe, lmx_ndarray *const *head_grads, int
   LMX_NEED(exe, "lmx_executor_backward", "exe");
   if (n < 0) return lmx_fail(LMX_ERR_ARG, "lmx_executor_backward: n must be >= 0, got %d", n);
   if (n > 0) LMX_NEED(head_grads, "lmx_executor_backward", "head_grads");
-  return lmx_exec_backward(exe, head_grads, n, is_train != 0);
+  lmx_exec_retain(exe);
+  int rc = lmx_exec_backward(exe, head_grads, n, is_train != 0);
+  lmx_exec_release(exe);
+  return rc;
 }
 
 static int list_len(const lmx_executor *exe, int what, const char *fn, int *n) {

@@ -110,8 +110,10 @@ int lmx_ndarray_reshape(lmx_ndarray *arr, const int64_t *dims, int ndim, lmx_nda
     } else if (d[i] < 0) {
       return lmx_fail(LMX_ERR_SHAPE, "reshape: dim %d must be >= -1, got %lld", i + 1,
                       (long long)d[i]);
-    } else {
-      known *= d[i];
+    } else if (lmx_shape_mul(known, d[i], &known)) {
+      return lmx_fail(LMX_ERR_SHAPE, "reshape: shape is too large (dim %d = %lld makes the "
+                      "product of the dims exceed %lld)", i + 1, (long long)d[i],
+                      (long long)LMX_SHAPE_MAXSIZE);
     }
   }
   int64_t size = lmx_nd_size(arr);

@@ -130,10 +130,31 @@ int lmx_infer_same_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape 
   return LMX_OK;
 }
 
+/* Every shape a rule sees or derives must pass lmx_shape_check: the rules multiply and add
+ * dims, and a size that overflows would allocate a buffer smaller than the kernels index. */
+static int check_all(const lmx_op_ctx *c, const lmx_shape *s, int n, int kind) {
+  char nm[64], label[160], what[256];
+  for (int i = 0; i < n; i++) {
+    if (lmx_shape_check(&s[i], "") == LMX_OK) continue;
+    if (kind == 0) lmx_op_in_name(c, i, nm, sizeof nm);
+    else if (kind == 1) lmx_op_output_name(c->op, c->param, i, nm, sizeof nm);
+    else snprintf(nm, sizeof nm, "%d", i + 1);
+    snprintf(what, sizeof what, "%s: %s '%s'", lmx_op_label(c, label, sizeof label),
+             kind == 0 ? "input" : kind == 1 ? "output" : "aux", nm);
+    return lmx_shape_check(&s[i], what);
+  }
+  return LMX_OK;
+}
+
 int lmx_op_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out, int nout,
                        lmx_shape *aux, int naux) {
-  if (c->op->infer_shape) return c->op->infer_shape(c, in, nin, out, nout, aux, naux);
-  return lmx_infer_same_shape(c, in, nin, out, nout);
+  LMX_TRY(check_all(c, in, nin, 0));
+  LMX_TRY(check_all(c, aux, naux, 2));
+  if (c->op->infer_shape) LMX_TRY(c->op->infer_shape(c, in, nin, out, nout, aux, naux));
+  else LMX_TRY(lmx_infer_same_shape(c, in, nin, out, nout));
+  LMX_TRY(check_all(c, in, nin, 0));
+  LMX_TRY(check_all(c, aux, naux, 2));
+  return check_all(c, out, nout, 1);
 }
 
 static int find_known(const int *v, int n) {

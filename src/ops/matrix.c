@@ -14,11 +14,8 @@
 static const int inplace_00[][2] = {{0, 0}};
 enum { G = LMX_NEEDS_OUT_GRADS };
 
-static int64_t shape_size0(const lmx_shape *s) { /* 0 when any dim is unknown */
-  int64_t n = 1;
-  for (int i = 0; i < s->ndim; i++) n *= s->dim[i];
-  return n;
-}
+/* 0 when any dim is unknown; INT64_MAX when the dims (from parameters) overflow. */
+static int64_t shape_size0(const lmx_shape *s) { return lmx_shape_size(s); }
 
 /* ---- Reshape -------------------------------------------------------------------------- */
 
@@ -79,7 +76,9 @@ static int reshape_code(const lmx_op_ctx *c, const lmx_shape *sp, int *i, const 
     *i += 2;
     if (a == -1 && b > 0) a = whole / b;
     if (b == -1 && a > 0) b = whole / a;
-    if (a <= 0 || b <= 0 || a * b != whole) return reshape_bad(c, "-4 split does not match the dim", d);
+    int64_t ab;
+    if (a <= 0 || b <= 0 || lmx_shape_mul(a, b, &ab) || ab != whole)
+      return reshape_bad(c, "-4 split does not match the dim", d);
     LMX_TRY(push_dim(c, o, a));
     LMX_TRY(push_dim(c, o, b));
   } else {
@@ -512,6 +511,9 @@ static int concat_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
     e.dim[ax] = in[i].ndim > 0 ? in[i].dim[ax] : 0;
     LMX_TRY(lmx_in_assign(c, in, i, &e));
     if (in[i].dim[ax] == 0) unknown = i, nunknown++;
+    if (in[i].dim[ax] > LMX_SHAPE_MAXSIZE - sum)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "the sizes on dim %d add up to more than %lld", ax,
+                         (long long)LMX_SHAPE_MAXSIZE);
     sum += in[i].dim[ax];
   }
   if (nunknown == 1 && out[0].ndim == t.ndim && out[0].dim[ax] > sum) {
@@ -561,7 +563,10 @@ static int split_from_output(const lmx_op_ctx *c, const lmx_split_param *p, lmx_
   lmx_shape d = {nd, {0}};
   for (int i = 0, j = 0; i < nd; i++) {
     if (p->squeeze_axis && i == a) { d.dim[i] = p->num_outputs; continue; }
-    d.dim[i] = i == a ? o->dim[j] * p->num_outputs : o->dim[j];
+    if (i == a && lmx_shape_mul(o->dim[j], p->num_outputs, &d.dim[i]))
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "output dim %d times num_outputs %lld overflows",
+                         j + 1, (long long)p->num_outputs);
+    if (i != a) d.dim[i] = o->dim[j];
     j++;
   }
   return lmx_in_assign(c, in, 0, &d);

@@ -73,6 +73,10 @@ static void conv_input_name(const void *p, int i, char *buf, size_t cap) {
   snprintf(buf, cap, "%s", i >= 0 && i < 3 ? conv_inputs[i] : "?");
 }
 
+/* Bound on kernel, stride, dilate, pad and adj entries, so that the output-size
+ * arithmetic on checked data dims (at most LMX_SHAPE_MAXSIZE) cannot overflow int64. */
+enum { CONV_TUPLE_MAX = 1 << 30 };
+
 /* Checks the tuples against the kernel's length; empty tuples take the defaults. */
 static int tuple_or(const lmx_op_ctx *c, const char *name, const lmx_shape *t, int k,
                     int64_t def, int64_t lo, int64_t *out) {
@@ -81,9 +85,10 @@ static int tuple_or(const lmx_op_ctx *c, const char *name, const lmx_shape *t, i
                        "got %d", name, k, t->ndim);
   for (int i = 0; i < k; i++) {
     out[i] = t->ndim > 0 ? t->dim[i] : def;
-    if (out[i] < lo)
-      return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': entry %d must be >= %lld, got %lld",
-                         name, i, (long long)lo, (long long)out[i]);
+    if (out[i] < lo || out[i] > CONV_TUPLE_MAX)
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': entry %d must be in [%lld, %lld], "
+                         "got %lld", name, i, (long long)lo, (long long)CONV_TUPLE_MAX,
+                         (long long)out[i]);
   }
   return LMX_OK;
 }
@@ -196,8 +201,12 @@ static int deconv_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_s
       continue;
     }
     if (x == 0) continue;
-    o.dim[2 + i] = g.stride[i] * (x - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1 -
-                   2 * g.pad[i] + g.adj[i];
+    int64_t span;
+    if (__builtin_mul_overflow(g.stride[i], x - 1, &span) || span > LMX_SHAPE_MAXSIZE)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "output size on spatial dim %d is too large "
+                         "(stride %lld times input size %lld - 1 overflows)", i,
+                         (long long)g.stride[i], (long long)x);
+    o.dim[2 + i] = span + g.dilate[i] * (g.kernel[i] - 1) + 1 - 2 * g.pad[i] + g.adj[i];
     if (o.dim[2 + i] <= 0)
       return lmx_op_fail(c, LMX_ERR_SHAPE, "output size %lld on spatial dim %d is not "
                          "positive (pad too large)", (long long)o.dim[2 + i], i);

@@ -39,6 +39,8 @@ static const lmx_param_field pool_fields[] = {
            "Set layout for input and output."),
 };
 
+enum { POOL_TUPLE_MAX = 1 << 30 };
+
 static int pool_check(const lmx_op_ctx *c, void *param) {
   const lmx_pool_param *p = param;
   int k = p->kernel.ndim;
@@ -59,6 +61,14 @@ static int pool_check(const lmx_op_ctx *c, void *param) {
     if (p->stride.dim[i] < 1)
       return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'stride': entries must be >= 1, got %lld",
                          (long long)p->stride.dim[i]);
+  /* Bounded so that the output-size arithmetic on checked dims cannot overflow int64. */
+  const lmx_shape *tuples[] = {&p->kernel, &p->stride, &p->pad};
+  static const char *const tnames[] = {"kernel", "stride", "pad"};
+  for (int t = 0; t < 3; t++)
+    for (int i = 0; i < tuples[t]->ndim; i++)
+      if (tuples[t]->dim[i] > POOL_TUPLE_MAX)
+        return lmx_op_fail(c, LMX_ERR_ARG, "parameter '%s': entries must be <= %lld, got %lld",
+                           tnames[t], (long long)POOL_TUPLE_MAX, (long long)tuples[t]->dim[i]);
   for (int i = 0; i < p->pad.ndim; i++) {
     if (p->pad.dim[i] < 0)
       return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'pad': entries must be >= 0, got %lld",

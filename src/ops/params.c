@@ -129,7 +129,7 @@ static int item_float(const char *s, const char *e, int i, void *dst) {
 
 static int check_bounds(const pctx *p, double v) {
   const lmx_param_field *f = p->f;
-  if (f->lo < f->hi && (v < f->lo || v > f->hi))
+  if (f->lo < f->hi && !(v >= f->lo && v <= f->hi)) /* NaN is out of every range */
     return pfail(p, "value %.17g is out of range [%g, %g]", v, f->lo, f->hi);
   return LMX_OK;
 }
@@ -367,6 +367,8 @@ int lmx_op_params_set_number(const lmx_op *op, void *param, const char *key, dou
     return pfail(&p, "not a numeric parameter; prepare a new call to change it");
   if ((t == LMX_PT_INT || t == LMX_PT_OPT_INT) && v != floor(v))
     return pfail(&p, "expected an integer, got %g", v);
+  if ((t == LMX_PT_INT || t == LMX_PT_OPT_INT) && !(fabs(v) < 0x1p63))
+    return pfail(&p, "value %g is out of the int64 range", v);
   LMX_TRY(check_bounds(&p, v));
   if (t == LMX_PT_FLOAT || t == LMX_PT_OPT_FLOAT) *(double *)dst = v;
   else *(int64_t *)dst = (int64_t)v;

@@ -47,6 +47,7 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
   if (!lmx_dtype_valid(dtype))
     return lmx_fail(LMX_ERR_ARG, "unknown dtype code %d (expected 0..%d or %d)", dtype,
                     LMX_INT64, LMX_BFLOAT16);
+  LMX_TRY(lmx_shape_check(shape, "NDArray"));
   size_t bytes;
   if (lmx_mul_size((size_t)lmx_shape_size(shape), (size_t)lmx_dtype_size(dtype), &bytes)) {
     char s[LMX_SHAPE_STRCAP];
@@ -95,6 +96,7 @@ int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_nda
 int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, int dev_id,
                   lmx_ndarray **out) {
   const lmx_device_ops *dev;
+  LMX_TRY(lmx_shape_check(shape, "NDArray"));
   LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
   lmx_ndarray *a = lmx_alloc(sizeof *a);
   lmx_storage *st = lmx_alloc(sizeof *st);

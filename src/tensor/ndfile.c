@@ -186,6 +186,11 @@ static int read_shape(cursor *c, int version, uint32_t first, lmx_shape *s, int 
     if (d < 0) return perr(c, LMX_ERR_FORMAT, "dim %d is negative (%lld)", i + 1, (long long)d);
     s->dim[i] = d;
   }
+  if (lmx_shape_check(s, "shape") != LMX_OK) { /* zero-size too: views drop the zero dim */
+    char buf[LMX_SHAPE_STRCAP];
+    return perr(c, LMX_ERR_FORMAT, "shape %s is too large (the product of its nonzero dims "
+                "exceeds %lld)", lmx_shape_str(s, buf), (long long)LMX_SHAPE_MAXSIZE);
+  }
   return LMX_OK;
 }
 
@@ -208,22 +213,6 @@ static int read_ctx_dtype(cursor *c, int *dtype) {
     return perr(c, LMX_ERR_FORMAT, "unknown dtype code %d (expected 0..%d or %d)", (int)dt,
                 LMX_INT64, LMX_BFLOAT16);
   *dtype = dt;
-  return LMX_OK;
-}
-
-/* Bytes of the array's data; fails when the element count overflows. */
-static int data_bytes(const cursor *c, const lmx_shape *s, int dtype, uint64_t *bytes) {
-  int64_t n = 1;
-  for (int i = 0; i < s->ndim; i++) {
-    int64_t d = s->dim[i];
-    if (d > 0 && n > INT64_MAX / 16 / d) {
-      char buf[LMX_SHAPE_STRCAP];
-      return perr(c, LMX_ERR_FORMAT, "shape %s is too large (the element count overflows)",
-                  lmx_shape_str(s, buf));
-    }
-    n *= d;
-  }
-  *bytes = (uint64_t)n * (uint64_t)lmx_dtype_size(dtype);
   return LMX_OK;
 }
 
@@ -252,8 +241,7 @@ static int read_record(cursor *c, lmx_ndarray **out) {
   if (stype == STYPE_UNDEF)
     return perr(c, LMX_ERR_FORMAT, "storage type is undefined (-1) but the array has a shape");
   LMX_TRY(read_ctx_dtype(c, &dtype));
-  uint64_t bytes = 0;
-  LMX_TRY(data_bytes(c, &s, dtype, &bytes));
+  uint64_t bytes = (uint64_t)lmx_shape_size(&s) * (uint64_t)lmx_dtype_size(dtype); /* checked */
   LMX_TRY(need(c, bytes, "data"));
   LMX_TRY(make_array(c, &s, dtype, out));
   if (bytes) memcpy(lmx_nd_ptr(*out), c->p + c->pos, (size_t)bytes);

@@ -18,10 +18,26 @@ typedef struct {
 
 enum { LMX_SHAPE_STRCAP = LMX_MAX_NDIM * 22 + 4 };
 
-/* Validates (0 <= ndim <= LMX_MAX_NDIM, dims >= 0, size fits in int64) and builds;
- * `what` names the caller in the message. */
+/* The largest element count a shape may describe: sizes times a dtype size (at most 8)
+ * and offsets in bytes still fit in int64. */
+#define LMX_SHAPE_MAXSIZE (INT64_MAX / 16)
+
+/* Validates (0 <= ndim <= LMX_MAX_NDIM, dims >= 0, and the product of the nonzero dims at
+ * most LMX_SHAPE_MAXSIZE, so every sub-shape a reduction, slice or view derives has a
+ * size that fits too) and builds; `what` names the caller in the message. */
 int lmx_shape_make(lmx_shape *s, const int64_t *dims, int ndim, const char *what);
 
+/* The same validation for a shape built in place (derived by an operator, read from a
+ * file); LMX_ERR_SHAPE naming `what`. */
+int lmx_shape_check(const lmx_shape *s, const char *what);
+
+/* *out = a * b for counts a, b >= 0; returns nonzero (out untouched) when the product
+ * exceeds LMX_SHAPE_MAXSIZE or an operand is negative. */
+int lmx_shape_mul(int64_t a, int64_t b, int64_t *out);
+
+/* Element count; 0 when any dim is 0. For a checked shape it never overflows; for an
+ * unchecked one whose nonzero dims overflow it returns INT64_MAX, which every allocation
+ * refuses. */
 int64_t lmx_shape_size(const lmx_shape *s);
 int lmx_shape_equal(const lmx_shape *a, const lmx_shape *b);
 const char *lmx_shape_str(const lmx_shape *s, char *buf);

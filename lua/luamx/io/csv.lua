@@ -131,8 +131,13 @@ local function make(io_mod)
         self.overflow = pad
       end
     end
-    local d, l = self.data_buf:data(), self.label_buf:data()
+    -- The batch is staged as float64 and converted by the engine (lmx_ndarray_set_f64):
+    -- storing through the array's own pointer would write float16/bfloat16 bit patterns
+    -- as integers.
     local dw, lw = self._dw, self._lw
+    local d = self._dstage or ffi.new('double[?]', bs * dw)
+    local l = self._lstage or ffi.new('double[?]', bs * lw)
+    self._dstage, self._lstage = d, l
     for k = 0, bs - 1 do
       local r = rows[k + 1]
       r = r and r + self._first
@@ -141,6 +146,8 @@ local function make(io_mod)
         for j = 0, lw - 1 do l[k * lw + j] = r and self._l[r * lw + j] or 0 end
       end
     end
+    capi.check(capi.C.lmx_ndarray_set_f64(nd.handle(self.data_buf), d, bs * dw))
+    if self._l then capi.check(capi.C.lmx_ndarray_set_f64(nd.handle(self.label_buf), l, bs * lw)) end
     return io_mod.DataBatch{data = {self.data_buf}, label = {self.label_buf}, pad = pad,
                             provide_data = self.provide_data, provide_label = self.provide_label}
   end
