@@ -94,6 +94,27 @@ describe('shape sizes never overflow', function()
   end)
 end)
 
+describe('IDX files', function()
+  it('an IDX file with no images but huge image dims is refused with its name', function()
+    local function be32(n)
+      return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256,
+        math.floor(n / 256) % 256, n % 256)
+    end
+    local img, lab = os.tmpname(), os.tmpname()
+    local f = assert(io.open(img, 'wb'))
+    f:write('\0\0\8\3' .. be32(0) .. be32(2 ^ 32 - 1) .. be32(2 ^ 32 - 1))
+    f:close()
+    f = assert(io.open(lab, 'wb'))
+    f:write('\0\0\8\1' .. be32(0))
+    f:close()
+    H.raises(function() return mx.io.MNISTIter {image = img, label = lab, batch_size = 2} end,
+      'mx.io.MNISTIter: image file ' .. img .. ': images of 4294967295x4294967295 pixels are too '
+        .. 'large (at most 2^31)')
+    os.remove(img)
+    os.remove(lab)
+  end)
+end)
+
 describe('freeing an object from its own callback', function()
   local function bound()
     local x = mx.sym.Variable 'x'

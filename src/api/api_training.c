@@ -2,6 +2,7 @@
  * pool, the data-parallel executor group, the kvstore. Argument checks and shape
  * conversion only; the logic is in src/exec/bucket.c, group.c, kvstore.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/status.h"
@@ -31,6 +32,9 @@ static int shapes_of(const char *fn, int n, const char *const *names, const int6
                         (long long)dims[at]);
       out[i].dim[d] = dims[at++];
     }
+    char what[160];
+    snprintf(what, sizeof what, "%s: '%s'", fn, names[i]);
+    LMX_TRY(lmx_shape_check(&out[i], what));
   }
   return LMX_OK;
 }

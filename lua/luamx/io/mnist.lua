@@ -67,6 +67,10 @@ local function make(io_mod)
         :format(o.image, idims[1], o.label, ldims[1]))
     end
     local n, rows, cols = idims[1], idims[2], idims[3]
+    if rows * cols > 2 ^ 31 then -- the file can hold such dims when it has no images
+      raise(('mx.io.MNISTIter: image file %s: images of %dx%d pixels are too large (at most 2^31)')
+        :format(o.image, rows, cols))
+    end
     local self = setmetatable({batch_size = bs, num_data = n, loc = 0, _img = img, _ioff = ioff,
                                _lab = lab, _loff = loff, _pix = rows * cols}, cls)
     local dshape = o.flat and {bs, rows * cols} or {bs, 1, rows, cols}
