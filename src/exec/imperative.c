@@ -234,6 +234,18 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
 /* Infers, binds outputs and aux states, and runs the forward kernel of a begun call.
  * Allocates nothing when the caller gives every output and the op needs neither a
  * workspace nor temporary aux states. */
+/* Takes (take = 1) or drops a reference on each non-NULL array, around the kernels of an
+ * op that calls back into the host: a callback that frees one of the caller's arrays
+ * then leaves it alive until the call is over. */
+static void hold(const call *k, lmx_ndarray *const *a, int n, int take) {
+  if (!(k->op->flags & LMX_OPF_CALLS_HOST)) return;
+  for (int i = 0; a && i < n; i++) {
+    if (!a[i]) continue;
+    if (take) lmx_ref_inc(&a[i]->rc);
+    else lmx_nd_release(a[i]);
+  }
+}
+
 static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
                        lmx_ndarray **outputs) {
   lmx_ndarray *res[IMP_MAX] = {NULL};
@@ -249,6 +261,10 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK)
     rc = lmx_ag_check_outputs(k->op, k->nin, inputs, ret, outputs);
+  lmx_ndarray *given[IMP_MAX] = {NULL}; /* the caller's output arrays */
+  int held = rc == LMX_OK;
+  for (int i = 0; held && i < ret; i++) given[i] = fresh[i] ? NULL : outputs[i];
+  if (held) hold(k, inputs, nin, 1), hold(k, given, ret, 1);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
     lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
@@ -264,6 +280,7 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
     if (rc == LMX_OK) outputs[i] = res[i];
     else lmx_nd_release(res[i]);
   }
+  if (held) hold(k, inputs, nin, 0), hold(k, given, ret, 0);
   if (rc == LMX_OK) *nout = ret;
   return rc;
 }
@@ -442,7 +459,18 @@ static int backward_run(call *k, int rc, int nin, lmx_ndarray *const *inputs, in
   if (rc == LMX_OK) rc = setup_in_grads(k, in_grads, reqs, res, fresh, ig, req);
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (rc == LMX_OK) lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
+  lmx_ndarray *given[IMP_MAX] = {NULL}; /* the caller's gradient arrays */
+  int held = rc == LMX_OK;
+  for (int i = 0; held && i < k->nin && i < IMP_MAX; i++) given[i] = fresh[i] ? NULL : in_grads[i];
+  if (held) {
+    hold(k, inputs, nin, 1), hold(k, outputs, nout, 1), hold(k, given, k->nin, 1);
+    hold(k, out_grads, out_grads ? nout : 0, 1);
+  }
   if (rc == LMX_OK) rc = k->k->backward(&k->c, og, k->tin, k->tout, ig, req, k->taux);
+  if (held) {
+    hold(k, inputs, nin, 0), hold(k, outputs, nout, 0), hold(k, given, k->nin, 0);
+    hold(k, out_grads, out_grads ? nout : 0, 0);
+  }
   for (int i = 0; i < k->nin && i < IMP_MAX; i++) {
     if (!fresh[i]) continue;
     if (rc == LMX_OK) in_grads[i] = res[i];

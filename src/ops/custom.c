@@ -440,5 +440,5 @@ const lmx_op lmx_op_Custom = {
     .infer_type = custom_infer_type,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
     .backward_needs_of = custom_backward_needs,
-    .flags = LMX_OPF_RANDOM | LMX_OPF_MUTATES_AUX,
+    .flags = LMX_OPF_RANDOM | LMX_OPF_MUTATES_AUX | LMX_OPF_CALLS_HOST,
 };

@@ -116,7 +116,9 @@ enum {
   LMX_OPF_NO_GRAD = 2,     /* gradient is cut here (BlockGrad / stop_gradient) */
   LMX_OPF_RANDOM = 4,      /* draws from the global generator (Dropout) */
   LMX_OPF_MUTATES_AUX = 8, /* writes its aux states in training (BatchNorm) */
-  LMX_OPF_UPDATE = 16      /* optimizer update: writes its weight/state inputs in place */
+  LMX_OPF_UPDATE = 16,     /* optimizer update: writes its weight/state inputs in place */
+  LMX_OPF_CALLS_HOST = 32  /* its kernels call back into the host (Lua), which may release
+                              the caller's arrays: imperative calls hold them meanwhile */
 };
 
 /* ---- the descriptor ----------------------------------------------------------------- */
