@@ -295,6 +295,10 @@ describe('no silently wrong results', function()
     H.raises(function() return mx.nd.array {1, nil, 3} end,
       'mx.nd.array: element [2] is nil (a hole before entry 3); every entry must be a number')
     H.raises(function() return mx.nd.array {{1, 2}, {3, nil, 5}} end, 'mx.nd.array: element [2][2] is nil')
+    H.raises(function() return mx.nd.array {nil, 2} end, 'mx.nd.array: element [1] is nil')
+    local b = mx.nd.zeros {3}
+    H.raises(function() b:set {1, nil, 3} end, 'set: element [2] is nil')
+    assert.are.same({0, 0, 0}, b:totable())
     assert.are.same({1, 3}, mx.nd.array({1, 3}):totable())
   end)
 

@@ -196,7 +196,7 @@ function M.full(shape, value, opts)
 end
 
 --- Flattens a nested table, checking that it is rectangular and numeric.
-local function flatten(t, level)
+local function flatten(t, what)
   local shape, flat = {}, {}
   local probe = t
   while type(probe) == 'table' do
@@ -206,23 +206,23 @@ local function flatten(t, level)
   local function walk(x, depth, path)
     if depth > #shape then
       if type(x) ~= 'number' then
-        raise(('mx.nd.array: element %s must be a number, got %s'):format(path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)))
+        raise(('%s: element %s must be a number, got %s'):format(what, path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)))
       end
       flat[#flat + 1] = x
       return
     end
     if type(x) ~= 'table' then
-      raise(('mx.nd.array: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(path, shape[depth], type(x)))
+      raise(('%s: element %s must be a table of %d entries (rows must all have the same shape), got %s'):format(what, path, shape[depth], type(x)))
     end
-    local maxn = table.maxn(x)
-    if maxn ~= #x then -- a nil inside: # would silently stop (or not) at the hole
-      local hole = 1
-      while x[hole] ~= nil do hole = hole + 1 end
-      raise(('mx.nd.array: element %s[%d] is nil (a hole before entry %d); every entry must be '
-        .. 'a number'):format(path, hole, maxn))
+    local maxn = table.maxn(x) -- # may stop at a hole or skip it: look for one
+    for i = 1, maxn do
+      if x[i] == nil then
+        raise(('%s: element %s[%d] is nil (a hole before entry %d); every entry must be '
+          .. 'a number'):format(what, path, i, maxn))
+      end
     end
     if #x ~= shape[depth] then
-      raise(('mx.nd.array: element %s has %d entries, expected %d (rows must all have the same length)'):format(path, #x, shape[depth]))
+      raise(('%s: element %s has %d entries, expected %d (rows must all have the same length)'):format(what, path, #x, shape[depth]))
     end
     for i = 1, #x do walk(x[i], depth + 1, path .. '[' .. i .. ']') end
   end
@@ -243,7 +243,7 @@ function M.array(src, opts)
   end
   if type(src) == 'number' then src = {src} end
   if type(src) ~= 'table' then raise('mx.nd.array: expected a (nested) table of numbers, got ' .. type(src)) end
-  local shape, flat = flatten(src, 0)
+  local shape, flat = flatten(src, 'mx.nd.array')
   if #shape > C.LMX_MAX_NDIM then
     raise(('mx.nd.array: at most %d dims are supported, got %d'):format(C.LMX_MAX_NDIM, #shape))
   end
@@ -456,7 +456,7 @@ function NDArray:set(src)
   end
   if type(src) == 'number' then return self:fill(src) end
   if type(src) ~= 'table' then raise('set: expected an NDArray, a number or a table, got ' .. type(src)) end
-  local shape, flat = flatten(src, 0)
+  local shape, flat = flatten(src, 'set')
   local mine = self.shape
   local same = #shape == #mine
   for i = 1, #shape do same = same and shape[i] == mine[i] end
