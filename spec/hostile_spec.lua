@@ -198,6 +198,25 @@ describe('freeing an object from its own callback', function()
     assert.are.same({2, 2, 2}, x.grad:totable())
   end)
 
+  it('an autograd.Function may free the head and variables of the backward it runs in', function()
+    local victims = {}
+    local Twice = mx.autograd.Function {
+      forward = function(_, x) return x * 2 end,
+      backward = function(_, dy)
+        for _, v in ipairs(victims) do v:free() end
+        return dy * 2
+      end,
+    }
+    local x = mx.nd.array {1, 2, 3}
+    x:attach_grad()
+    local z = mx.autograd.record(function() return mx.nd.sum(Twice()(x) * 3) end)
+    local grad = x.grad
+    victims = {z, x}
+    z:backward()
+    assert.are.same({6, 6, 6}, grad:totable())
+    H.raises(function() return z:totable() end, 'freed')
+  end)
+
   it('a kvstore freed or re-armed from its updater is refused, and stays usable', function()
     local kv = mx.kv.create('local')
     kv:init('w', mx.nd.ones {2})

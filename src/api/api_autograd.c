@@ -1,6 +1,7 @@
 /* api_autograd.c — entry points of the imperative tape (argument checks; the work is in
  * src/exec/autograd.c). */
 #include "../exec/autograd.h"
+#include "../tensor/ndarray.h"
 #include "api.h"
 
 int lmx_autograd_set_state(int recording, int training, int *was_recording, int *was_training) {
@@ -42,6 +43,15 @@ int lmx_autograd_set_name(lmx_ndarray *arr, const char *name) {
   return lmx_ag_set_name(arr, name);
 }
 
+/* Takes (take = 1) or drops a reference on each non-NULL array. */
+static void hold(lmx_ndarray *const *a, int n, int take) {
+  for (int i = 0; a && i < n; i++) {
+    if (!a[i]) continue;
+    if (take) lmx_ref_inc(&a[i]->rc);
+    else lmx_nd_release(a[i]);
+  }
+}
+
 int lmx_autograd_backward(int nh, lmx_ndarray *const *heads, lmx_ndarray *const *head_grads,
                           int nvar, lmx_ndarray *const *vars, lmx_ndarray **var_grads,
                           int retain_graph, int is_train) {
@@ -59,7 +69,12 @@ int lmx_autograd_backward(int nh, lmx_ndarray *const *heads, lmx_ndarray *const 
       var_grads[i] = NULL;
     }
   }
-  return lmx_ag_backward(nh, heads, head_grads, nvar, vars, var_grads, retain_graph, is_train);
+  /* Backward may call back into Lua (mx.autograd.Function, Custom operators), which may
+   * release the caller's heads, head gradients or variables: hold them meanwhile. */
+  hold(heads, nh, 1), hold(head_grads, nh, 1), hold(vars, nvar, 1);
+  int rc = lmx_ag_backward(nh, heads, head_grads, nvar, vars, var_grads, retain_graph, is_train);
+  hold(heads, nh, 0), hold(head_grads, nh, 0), hold(vars, nvar, 0);
+  return rc;
 }
 
 int lmx_autograd_function_record(int nin, lmx_ndarray *const *inputs, int nout,
