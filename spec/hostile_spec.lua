@@ -181,10 +181,24 @@ describe('freeing an object from its own callback', function()
         }
       end,
     })
+    mx.operator.register('hostile_free_in_infer', {
+      infer_shape = function(_, s)
+        if victim then victim:free() end
+        return s, {s[1]}, {}
+      end,
+      create_operator = function()
+        return {forward = function(self, _, req, in_data, out_data)
+          self:assign(out_data[1], req[1], in_data[1] + 1)
+        end}
+      end,
+    })
     local x = mx.nd.array {1, 2, 3}
     victim = x
     assert.are.same({2, 4, 6}, mx.nd.Custom(x, {op_type = 'hostile_free_input'}):totable())
     H.raises(function() return x:totable() end, 'freed')
+    x = mx.nd.array {1, 2, 3}
+    victim = x
+    assert.are.same({2, 3, 4}, mx.nd.Custom(x, {op_type = 'hostile_free_in_infer'}):totable())
     local out = mx.nd.zeros {3}
     victim = out
     mx.nd.Custom(mx.nd.array {1, 1, 1}, {op_type = 'hostile_free_input', out = out})

@@ -250,6 +250,10 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
                        lmx_ndarray **outputs) {
   lmx_ndarray *res[IMP_MAX] = {NULL};
   int fresh[IMP_MAX] = {0}, ret = 0, req[IMP_MAX];
+  int ngiven = *nout < IMP_MAX ? *nout : IMP_MAX; /* the caller's output arrays */
+  lmx_ndarray *given[IMP_MAX] = {NULL};
+  for (int i = 0; i < ngiven; i++) given[i] = outputs[i];
+  hold(k, inputs, nin, 1), hold(k, given, ngiven, 1); /* infer may call the host too */
   int rc = infer(k);
   if (rc == LMX_OK) {
     ret = *nout >= k->nout ? k->nout : k->nvis;
@@ -261,10 +265,6 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (__builtin_expect(lmx_ag_recording, 0) && rc == LMX_OK)
     rc = lmx_ag_check_outputs(k->op, k->nin, inputs, ret, outputs);
-  lmx_ndarray *given[IMP_MAX] = {NULL}; /* the caller's output arrays */
-  int held = rc == LMX_OK;
-  for (int i = 0; held && i < ret; i++) given[i] = fresh[i] ? NULL : outputs[i];
-  if (held) hold(k, inputs, nin, 1), hold(k, given, ret, 1);
   if (rc == LMX_OK) {
     for (int i = 0; i < k->nout; i++) req[i] = LMX_REQ_WRITE;
     lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
@@ -280,7 +280,7 @@ static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
     if (rc == LMX_OK) outputs[i] = res[i];
     else lmx_nd_release(res[i]);
   }
-  if (held) hold(k, inputs, nin, 0), hold(k, given, ret, 0);
+  hold(k, inputs, nin, 0), hold(k, given, ngiven, 0);
   if (rc == LMX_OK) *nout = ret;
   return rc;
 }
@@ -453,22 +453,22 @@ static int backward_run(call *k, int rc, int nin, lmx_ndarray *const *inputs, in
   lmx_ndarray *res[IMP_MAX];
   lmx_tensor og[IMP_MAX], ig[IMP_MAX];
   int fresh[IMP_MAX] = {0}, req[IMP_MAX];
+  int held = rc == LMX_OK, ng = held ? (nin < IMP_MAX ? nin : IMP_MAX) : 0;
+  lmx_ndarray *given[IMP_MAX] = {NULL}; /* the caller's gradient arrays */
+  for (int i = 0; held && i < ng; i++) given[i] = in_grads[i];
+  if (held) { /* infer and the kernel may call the host */
+    hold(k, inputs, nin, 1), hold(k, outputs, nout, 1), hold(k, given, ng, 1);
+    hold(k, out_grads, out_grads ? nout : 0, 1);
+  }
   if (rc == LMX_OK) rc = infer(k);
   if (rc == LMX_OK) rc = check_bwd_outputs(k, nout, outputs);
   if (rc == LMX_OK) rc = setup_out_grads(k, nout, out_grads, og);
   if (rc == LMX_OK) rc = setup_in_grads(k, in_grads, reqs, res, fresh, ig, req);
   if (rc == LMX_OK) rc = setup_aux(k, nin, inputs);
   if (rc == LMX_OK) lmx_device_note_op(k->c.dev, k->c.dev_id, k->c.op->name, NULL);
-  lmx_ndarray *given[IMP_MAX] = {NULL}; /* the caller's gradient arrays */
-  int held = rc == LMX_OK;
-  for (int i = 0; held && i < k->nin && i < IMP_MAX; i++) given[i] = fresh[i] ? NULL : in_grads[i];
-  if (held) {
-    hold(k, inputs, nin, 1), hold(k, outputs, nout, 1), hold(k, given, k->nin, 1);
-    hold(k, out_grads, out_grads ? nout : 0, 1);
-  }
   if (rc == LMX_OK) rc = k->k->backward(&k->c, og, k->tin, k->tout, ig, req, k->taux);
   if (held) {
-    hold(k, inputs, nin, 0), hold(k, outputs, nout, 0), hold(k, given, k->nin, 0);
+    hold(k, inputs, nin, 0), hold(k, outputs, nout, 0), hold(k, given, ng, 0);
     hold(k, out_grads, out_grads ? nout : 0, 0);
   }
   for (int i = 0; i < k->nin && i < IMP_MAX; i++) {
