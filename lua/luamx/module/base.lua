@@ -359,7 +359,11 @@ function BaseModule:fit(train_data, opts)
   for k in pairs(opts) do
     if not FIT_KEYS[k] then raise(('fit: unknown option %q'):format(tostring(k))) end
   end
-  if type(opts.num_epoch) ~= 'number' then raise('fit: num_epoch is required (the number of epochs to train)') end
+  local check = require 'luamx.check'
+  if opts.num_epoch == nil then raise('fit: num_epoch is required (the number of epochs to train)') end
+  check.number('fit', 'num_epoch', opts.num_epoch, {integer = true, min = 0})
+  check.number('fit', 'begin_epoch', opts.begin_epoch, {optional = true, integer = true, min = 0})
+  check.type('fit', 'optimizer_params', opts.optimizer_params, 'table', true)
   if type(train_data) ~= 'table' or not train_data.provide_data then
     raise('fit: train_data must be a data iterator with provide_data (e.g. mx.io.NDArrayIter)')
   end
