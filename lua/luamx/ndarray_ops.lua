@@ -50,6 +50,9 @@ local function split_args(opname, has_num_args, ...)
     elseif type(v) == 'table' and i == nargs then
       for k, x in pairs(v) do
         if type(k) == 'number' and nd.is_ndarray(x) then pos[k] = x
+        elseif type(k) ~= 'string' then
+          require('luamx.check').fail('mx.nd.' .. opname, ('entry [%s] of the keyword table'):format(tostring(k)),
+            'an NDArray (parameters go by name, such as {shape = {2, 3}})', x)
         elseif EXTRA[k] then extras[k] = x
         elseif nd.is_ndarray(x) then named[k] = x
         else params[k] = x end
@@ -130,8 +133,12 @@ local function prepared_for(opname, idx, n, ck, cv, keep, params)
   local h = ffi.new('lmx_opcall *[1]')
   local rc = C.lmx_opcall_new(opname, n, ck, cv, h)
   -- an input given something other than an NDArray (data = 42) reads as an unknown parameter
-  if rc ~= 0 and params then opmod.check_misplaced_inputs('mx.nd.' .. opname, opname, params, 'an NDArray') end
-  check(rc, 4)
+  if rc ~= 0 then
+    local msg = ffi.string(C.lmx_last_error())
+    if msg == '' then msg = ffi.string(C.lmx_status_string(rc)) end
+    if params then opmod.check_misplaced_inputs('mx.nd.' .. opname, opname, params, 'an NDArray') end
+    capi.raise(msg)
+  end
   entry = {h = ffi.gc(h[0], C.lmx_opcall_free)}
   entry.inames = io_names(idx, n, ck, cv, 0)
   local _, nvis = io_names(idx, n, ck, cv, 1)
