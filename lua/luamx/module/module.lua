@@ -43,9 +43,15 @@ local function contains(list, x)
   return false
 end
 
-local function copy_list(t)
+local function copy_list(t, who, what)
+  if t ~= nil and (type(t) ~= 'table' or getmetatable(t) ~= nil) then
+    require('luamx.check').fail(who or 'mx.mod.Module', what or 'names', 'an array of names', t)
+  end
   local out = {}
-  for i, v in ipairs(t or {}) do out[i] = v end
+  for i, v in ipairs(t or {}) do
+    if who and type(v) ~= 'string' then require('luamx.check').fail(who, ('%s[%d]'):format(what, i), 'a string', v) end
+    out[i] = v
+  end
   return out
 end
 
@@ -91,10 +97,11 @@ local function new(_, o)
     raise(('mx.mod.Module: work_load_list has %d entries for %d contexts'):format(#wl, #self._context))
   end
   self._work_load_list = copy_list(wl)
-  self._data_names = copy_list(o.data_names or {'data'})
-  self._label_names = copy_list(o.label_names or {'softmax_label'})
-  self._state_names = copy_list(o.state_names)
-  self._fixed_param_names = copy_list(o.fixed_param_names)
+  local who = 'mx.mod.Module'
+  self._data_names = copy_list(o.data_names or {'data'}, who, 'data_names')
+  self._label_names = copy_list(o.label_names or {'softmax_label'}, who, 'label_names')
+  self._state_names = copy_list(o.state_names, who, 'state_names')
+  self._fixed_param_names = copy_list(o.fixed_param_names, who, 'fixed_param_names')
   check_names(o.symbol, self._data_names, 'data', true)
   check_names(o.symbol, self._label_names, 'label', false, self.logger)
   check_names(o.symbol, self._state_names, 'state', true)
@@ -293,6 +300,11 @@ function Module:init_params(o)
   local initializer = o.initializer
   if initializer == nil and not o._no_initializer then initializer = require('luamx.initializer').Uniform(0.01) end
   local who = o._who or 'init_params'
+  local imt = type(initializer) == 'table' and getmetatable(initializer)
+  if initializer ~= nil and type(initializer) ~= 'function' and not (imt and imt.__call) then
+    require('luamx.check').fail(who, 'initializer', 'an initializer (such as mx.init.Xavier()) or a function(desc, arr)', initializer)
+  end
+  require('luamx.model').check_params(who, o.arg_params, o.aux_params)
   if not o.allow_extra then
     check_extra(who, o.arg_params, self._param_names, 'arg_params', self._bucket_names)
     check_extra(who, o.aux_params, self._aux_names, 'aux_params', self._bucket_names)
@@ -324,6 +336,7 @@ function Module:set_params(arg_params, aux_params, o)
     return
   end
   self:_check_ready('set_params')
+  require('luamx.model').check_params('set_params', arg_params, aux_params)
   if not o.allow_extra then
     check_extra('set_params', arg_params, self._param_names, 'arg_params', self._bucket_names)
     check_extra('set_params', aux_params, self._aux_names, 'aux_params', self._bucket_names)
@@ -410,6 +423,7 @@ function Module:init_optimizer(o)
       else for k = 0, n_dev - 1 do idx2name[(i - 1) * n_dev + k] = name end end
     end
     local params = {}
+    require('luamx.check').type('init_optimizer', 'optimizer_params', o.optimizer_params, 'table', true)
     for k, v in pairs(o.optimizer_params or {learning_rate = 0.01}) do params[k] = v end
     if params.rescale_grad == nil then params.rescale_grad = rescale_grad end
     params.sym, params.param_idx2name = self._symbol, idx2name

@@ -198,6 +198,11 @@ function Base:reset() self._counter, self._init_counter = -1, -1 end
 --- begin_state([func [, opts]]): one symbol per state_info entry.
 function Base:begin_state(func, opts)
   local sym = S()
+  local fmt = type(func) == 'table' and getmetatable(func)
+  if func ~= nil and type(func) ~= 'function' and not (fmt and fmt.__call) then
+    require('luamx.check').fail('begin_state', 'func', 'a function(name, opts) such as mx.sym.zeros', func)
+  end
+  require('luamx.check').type('begin_state', 'opts', opts, 'table', true)
   if self._modified then
     raise('begin_state: after applying modifier cells (e.g. DropoutCell) the base cell cannot be '
           .. 'called directly. Call the modifier cell instead.')

@@ -165,9 +165,17 @@ function M.install(S)
 
   -- ------------------------------------------------------------ variables ----
   function S.Variable(name, opts)
-    if type(name) ~= 'string' then error('Variable: name must be a string', 2) end
+    local chk = require 'luamx.check'
+    chk.type('mx.sym.Variable', 'name', name, 'string')
     opts = opts or {}
-    if type(opts) ~= 'table' then error('Variable: options must be a table', 2) end
+    chk.type('mx.sym.Variable', 'options', opts, 'table')
+    if opts.shape ~= nil then
+      local sh = opts.shape
+      if type(sh) ~= 'table' or getmetatable(sh) ~= nil then chk.fail('mx.sym.Variable', 'shape', 'an array of integers', sh) end
+      for i, d in ipairs(sh) do chk.number('mx.sym.Variable', ('shape[%d]'):format(i), d, {integer = true, min = 0}) end
+    end
+    chk.number('mx.sym.Variable', 'lr_mult', opts.lr_mult, true)
+    chk.number('mx.sym.Variable', 'wd_mult', opts.wd_mult, true)
     local s = new_from(2, C.lmx_symbol_variable, name)
     local attrs = {}
     for k, v in pairs(opts.attr or {}) do
