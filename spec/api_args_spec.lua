@@ -270,6 +270,21 @@ local ROWS = {
   {'DropoutCell dropout string', function() mx.rnn.DropoutCell('a') end, 'mx.rnn.DropoutCell', 'dropout', 'got a'},
   {'begin_state func number', function() mx.rnn.LSTMCell(4):begin_state(3) end,
     'begin_state', 'func', 'the number 3'},
+  -- executors, data batches
+  {'Executor:forward string', function()
+    local e = sym.FullyConnected {data = v, num_hidden = 2, name = 'fc'}:simple_bind {ctx = mx.cpu(), data = {2, 3}}
+    e:forward('a') end, 'forward', 'the first argument', 'a string ("a")'},
+  {'Executor:copy_params_from number', function()
+    local e = sym.FullyConnected {data = v, num_hidden = 2, name = 'fc'}:simple_bind {ctx = mx.cpu(), data = {2, 3}}
+    e:copy_params_from(3) end, 'copy_params_from', 'arg_params', 'the number 3'},
+  {'infer_type bad dtype', function() net:infer_type {data = 'bogus'} end, 'infer_type', "'bogus'"},
+  {'DataBatch data number', function() mx.io.DataBatch {data = 3} end, 'mx.io.DataBatch', 'data', 'the number 3'},
+  {'DataBatch data entry string', function() mx.io.DataBatch {data = {'a'}} end,
+    'mx.io.DataBatch', 'data[1]', 'a string ("a")'},
+  {'DataBatch pad negative', function() mx.io.DataBatch {data = {x}, pad = -1} end,
+    'mx.io.DataBatch', 'pad', 'the number -1'},
+  {'Module work_load_list string', function() mx.mod.Module {symbol = net, work_load_list = 'a'} end,
+    'mx.mod.Module', 'work_load_list', 'a string ("a")'},
   -- callbacks
   {'Speedometer batch_size string', function() mx.callback.Speedometer('a') end,
     'mx.callback.Speedometer', 'batch_size', 'got a'},

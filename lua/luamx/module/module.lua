@@ -92,6 +92,9 @@ local function new(_, o)
   self._symbol = o.symbol
   self._context = as_contexts(o.context)
   local wl = o.work_load_list
+  if wl ~= nil and (type(wl) ~= 'table' or getmetatable(wl) ~= nil) then
+    require('luamx.check').fail('mx.mod.Module', 'work_load_list', 'a list of numbers', wl)
+  end
   if wl == nil then wl = {} for i = 1, #self._context do wl[i] = 1 end end
   if #wl ~= #self._context then
     raise(('mx.mod.Module: work_load_list has %d entries for %d contexts'):format(#wl, #self._context))
