@@ -20,7 +20,12 @@
 --   the fused operators (mx.nd.sgd_update, ...) when the engine has them and
 --   M.use_fused is true, AdaGrad too when wd is 0 (the fused adagrad_update has no weight
 --   decay; otherwise MXNet 1.9's dense Python formula in NDArray arithmetic); AdaDelta
---   has no fused operator and uses NDArray arithmetic.
+--   has no fused operator and uses NDArray arithmetic. A fused operator that fails raises
+--   its error prefixed with the optimizer and the parameter; later updates are unaffected
+--   (there is no switch to the arithmetic path on failure).
+-- * Checks: options are checked at create (numbers in range, NaN refused); every class's
+--   update first checks weight, grad and state (NDArrays of the weight's shape and
+--   context; no state where the optimizer keeps one is an error).
 -- * multi_precision = true (MXNet's option): a float16 weight gets a float32 master copy
 --   in its state. SGD and NAG: {weight32}, or {mom, weight32} with momentum, mom float32;
 --   the update runs in float32 on the copy (mp_sgd_update, mp_sgd_mom_update,
