@@ -57,7 +57,7 @@ end
 local function sqrt(x) return x ^ 0.5 end
 local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = w.dtype}) end
 
---- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
+-- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
 -- The operator is prepared once per distinct set of scalar parameters other than the
 -- learning rate (mx.nd.prepare) and cached; the rate, which schedulers and Adam's bias
 -- correction change every step, is set in place. So a steady training step parses
