@@ -604,7 +604,7 @@ function M.random.normal(mean, std, shape, opts)
   mean, std = mean or 0, std or 1
   local chk = require 'luamx.check'
   chk.number('mx.nd.random.normal', 'mean', mean)
-  chk.number('mx.nd.random.normal', 'std', std, {min = 0})
+  chk.number('mx.nd.random.normal', 'std', std)
   local a = empty(shape or {1}, opts, 2, 'mx.nd.random.normal')
   check(C.lmx_random_normal(a._h, mean, std), 2)
   return a

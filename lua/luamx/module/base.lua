@@ -175,8 +175,9 @@ local function check_iter(who, name, it)
 end
 M.check_iter = check_iter
 
--- Callbacks: nil, a function (or callable object) or a list of them.
+-- Callbacks: nil or false (none), a function (or callable object) or a list of them.
 local function check_callbacks(who, name, cbs)
+  if cbs == false then return end
   local check = require 'luamx.check'
   for i, cb in ipairs(M.as_list(cbs)) do
     local mt = type(cb) == 'table' and getmetatable(cb)
