@@ -286,6 +286,9 @@ end
 --- exe:forward(is_train, {<arg> = NDArray}) as MXNet's exe.forward(is_train, data=x).
 function Executor:forward(opts, inputs)
   local h = handle(self)
+  if opts ~= nil and type(opts) ~= 'boolean' and (type(opts) ~= 'table' or getmetatable(opts) ~= nil) then
+    require('luamx.check').fail('forward', 'the first argument', 'is_train (a boolean) or a table {is_train =, name = NDArray}', opts)
+  end
   local is_train = false
   if type(opts) == 'boolean' or (opts == nil and inputs ~= nil) then
     -- the Python habit exe.forward(is_train, data=x): forward(false, {data = x})
@@ -350,6 +353,8 @@ end
 --- exe:copy_params_from(arg_params [, aux_params [, allow_extra_params]])
 function Executor:copy_params_from(arg_params, aux_params, allow_extra)
   local h = handle(self)
+  require('luamx.check').type('copy_params_from', 'arg_params', arg_params, 'table', true)
+  require('luamx.check').type('copy_params_from', 'aux_params', aux_params, 'table', true)
   local sets = {arg_params or {}, aux_params or {}}
   for aux = 0, 1 do -- (pairs over {[0]=..., [1]=...} paired them wrongly once JIT-compiled)
     local params = sets[aux + 1]

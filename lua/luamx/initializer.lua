@@ -17,6 +17,7 @@ local capi = require 'luamx.capi'
 local kwargs = require 'luamx.kwargs'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
+local check = require 'luamx.check'
 
 local M = {}
 
@@ -211,14 +212,14 @@ local function args(who, names, ...) return kwargs.parse('mx.init.' .. who, name
 
 --- Uniform(scale=0.07): U(-scale, scale).
 M.Uniform = class('uniform', function(self, ...)
-  self.scale = args('Uniform', {'scale'}, ...).scale or 0.07
+  self.scale = check.number('mx.init.Uniform', 'scale', args('Uniform', {'scale'}, ...).scale, {optional = true, min = 0}) or 0.07
   self.kwargs = {scale = self.scale}
 end)
 function M.Uniform:_init_weight(_, arr) rand_into(arr, nd.random.uniform, -self.scale, self.scale) end
 
 --- Normal(sigma=0.01): N(0, sigma).
 M.Normal = class('normal', function(self, ...)
-  self.sigma = args('Normal', {'sigma'}, ...).sigma or 0.01
+  self.sigma = check.number('mx.init.Normal', 'sigma', args('Normal', {'sigma'}, ...).sigma, {optional = true, min = 0}) or 0.01
   self.kwargs = {sigma = self.sigma}
 end)
 function M.Normal:_init_weight(_, arr) rand_into(arr, nd.random.normal, 0, self.sigma) end
@@ -243,6 +244,7 @@ REGISTRY.ones = M.One
 --- shape[1] * prod(shape[3..]); uniform → U(-scale, scale), gaussian → N(0, scale).
 M.Xavier = class('xavier', function(self, ...)
   local o = args(self._name == 'msraprelu' and 'MSRAPrelu' or 'Xavier', {'rnd_type', 'factor_type', 'magnitude'}, ...)
+  check.number('mx.init.Xavier', 'magnitude', o.magnitude, {optional = true, min = 0})
   self.rnd_type, self.factor_type, self.magnitude = o.rnd_type or 'uniform', o.factor_type or 'avg', o.magnitude or 3
   if self.rnd_type ~= 'uniform' and self.rnd_type ~= 'gaussian' then
     raise("mx.init.Xavier: rnd_type must be 'uniform' or 'gaussian', got " .. tostring(self.rnd_type))
@@ -270,7 +272,7 @@ end
 
 --- LSTMBias(forget_bias=1.0): zeros with the forget-gate quarter (i, f, c, o) = forget_bias.
 M.LSTMBias = class('lstmbias', function(self, ...)
-  self.forget_bias = args('LSTMBias', {'forget_bias'}, ...).forget_bias or 1.0
+  self.forget_bias = check.number('mx.init.LSTMBias', 'forget_bias', args('LSTMBias', {'forget_bias'}, ...).forget_bias, true) or 1.0
   self.kwargs = {forget_bias = self.forget_bias}
 end)
 function M.LSTMBias:_init_weight(_, arr)

@@ -166,6 +166,15 @@ setmetatable(DataBatch, {__call = function(_, ...)
   end
   local o = require('luamx.kwargs').parse('mx.io.DataBatch', BATCH_ARGS, ...)
   if o.data == nil then raise('mx.io.DataBatch: data is required') end
+  local chk = require 'luamx.check'
+  for _, f in ipairs {'data', 'label'} do
+    local list = o[f]
+    if list ~= nil then
+      if type(list) ~= 'table' or getmetatable(list) ~= nil then chk.fail('mx.io.DataBatch', f, 'a list of NDArrays', list) end
+      for i, a in ipairs(list) do chk.ndarray('mx.io.DataBatch', ('%s[%d]'):format(f, i), a) end
+    end
+  end
+  chk.number('mx.io.DataBatch', 'pad', o.pad, {optional = true, integer = true, min = 0})
   local b = {data = o.data, label = o.label, pad = o.pad or 0, index = o.index,
              bucket_key = o.bucket_key, provide_data = o.provide_data,
              provide_label = o.provide_label}

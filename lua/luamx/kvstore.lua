@@ -96,7 +96,10 @@ end
 -- (key, value) or ({keys}, {values}) into parallel lists.
 local function pairs_of(key, value, what)
   if type(key) == 'table' then
-    if type(value) ~= 'table' or #value ~= #key then
+    if #key == 0 then
+      require('luamx.check').fail('kvstore:' .. what, 'key', 'an integer, a string or a non-empty list of them', key)
+    end
+    if type(value) ~= 'table' or nd.is_ndarray(value) or #value ~= #key then
       raise(('kvstore:%s: %d keys need as many values'):format(what, #key))
     end
     return key, value
@@ -111,6 +114,7 @@ function KVStore:init(key, value)
   for i, k in ipairs(keys) do
     local v = values[i]
     if type(v) == 'table' and not nd.is_ndarray(v) then v = v[1] end -- MXNet takes the first
+    require('luamx.check').ndarray('kvstore:init', ('value of key %s'):format(tostring(k)), v)
     local kt = key_text(k)
     check(C.lmx_kvstore_init(handle(self), kt, nd.handle(v)), 2)
     self._keys[kt] = k

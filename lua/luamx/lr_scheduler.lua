@@ -16,6 +16,7 @@
 -- Warm-up (warmup_steps, warmup_begin_lr, warmup_mode 'linear'|'constant') as MXNet.
 local capi = require 'luamx.capi'
 local kwargs = require 'luamx.kwargs'
+local check = require 'luamx.check'
 local raise = capi.raise
 local WARMUP = {'warmup_steps', 'warmup_begin_lr', 'warmup_mode'}
 local function sig(...)
@@ -30,6 +31,9 @@ local M = {}
 function M.log(msg) io.stderr:write(msg, '\n') end
 
 local function base(self, o, who)
+  check.number(who, 'base_lr', o.base_lr, {optional = true, min = 0})
+  check.number(who, 'warmup_steps', o.warmup_steps, {optional = true, integer = true})
+  check.number(who, 'warmup_begin_lr', o.warmup_begin_lr, {optional = true, min = 0})
   self.base_lr = o.base_lr or 0.01
   self.warmup_steps = o.warmup_steps or 0
   self.warmup_begin_lr = o.warmup_begin_lr or 0
@@ -61,8 +65,9 @@ M.FactorScheduler = setmetatable(Factor, {__call = function(cls, ...)
   if type(o.step) ~= 'number' or o.step < 1 then
     raise(who .. ': step must be greater or equal than 1 round, got ' .. tostring(o.step))
   end
-  local factor = o.factor or 1
+  local factor = check.number(who, 'factor', o.factor, {optional = true, min = 0}) or 1
   if factor > 1 then raise(who .. ': factor must be no more than 1 to make lr reduce, got ' .. factor) end
+  check.number(who, 'stop_factor_lr', o.stop_factor_lr, {optional = true, min = 0})
   local self = setmetatable({step = o.step, factor = factor, stop_factor_lr = o.stop_factor_lr or 1e-8, count = 0}, cls)
   base(self, o, who)
   return self
@@ -95,10 +100,11 @@ M.MultiFactorScheduler = setmetatable(Multi, {__call = function(cls, ...)
     raise(who .. ': step must be a non-empty array of increasing integers')
   end
   for i, s in ipairs(o.step) do
+    check.number(who, ('step[%d]'):format(i), s, {integer = true})
     if i > 1 and s <= o.step[i - 1] then raise(who .. ': step must be an increasing integer list') end
     if s < 1 then raise(who .. ': step must be greater or equal than 1 round') end
   end
-  local factor = o.factor or 1
+  local factor = check.number(who, 'factor', o.factor, {optional = true, min = 0}) or 1
   if factor > 1 then raise(who .. ': factor must be no more than 1 to make lr reduce, got ' .. factor) end
   local steps = {}
   for i, s in ipairs(o.step) do steps[i] = s end
@@ -133,6 +139,7 @@ local function decaying(who, o)
     raise(who .. ': max_update must be an integer, got ' .. tostring(o.max_update))
   end
   if o.max_update < 1 then raise(who .. ': maximum number of updates must be strictly positive, got ' .. o.max_update) end
+  check.number(who, 'final_lr', o.final_lr, {optional = true, min = 0})
   local self = {max_update = o.max_update, final_lr = o.final_lr or 0}
   base(self, o, who)
   self.base_lr_orig = self.base_lr
@@ -155,7 +162,7 @@ M.PolyScheduler = setmetatable(Poly, {__call = function(cls, ...)
   local who = 'mx.lr_scheduler.PolyScheduler'
   local o = kwargs.parse(who, POLY_ARGS, ...)
   local self = setmetatable(decaying(who, o), cls)
-  self.power = o.pwr or 2
+  self.power = check.number(who, 'pwr', o.pwr, {optional = true}) or 2
   return self
 end})
 function Poly:__call(num_update)

@@ -40,6 +40,11 @@ local function check_pairs(labels, preds)
   if #labels ~= #preds then
     raise(('metric update: shape of labels %d does not match shape of predictions %d'):format(#labels, #preds))
   end
+  local check = require 'luamx.check'
+  for i = 1, #labels do
+    check.ndarray('metric update', ('labels[%d]'):format(i), labels[i])
+    check.ndarray('metric update', ('preds[%d]'):format(i), preds[i])
+  end
 end
 
 local function trunc(x) return x >= 0 and math.floor(x) or math.ceil(x) end
@@ -145,6 +150,10 @@ end
 -- ------------------------------------------------------------------ Accuracy -------
 --- Accuracy{axis=1, ignore_label=nil, name='accuracy'} (or Accuracy(axis)).
 M.Accuracy = class(function(self, o)
+  local check = require 'luamx.check'
+  check.number('mx.metric.Accuracy', 'axis', o.axis, {optional = true, integer = true})
+  check.number('mx.metric.Accuracy', 'ignore_label', o.ignore_label, true)
+  check.type('mx.metric.Accuracy', 'name', o.name, 'string', true)
   self.axis, self.ignore_label, self.name = o.axis or 1, o.ignore_label, o.name or 'accuracy'
 end, {'axis', 'name', 'output_names', 'label_names'}, 'Accuracy')
 function M.Accuracy:update(labels, preds)
@@ -242,6 +251,7 @@ end
 --- Perplexity{ignore_label=nil} (or Perplexity(ignore_label)): exp of the mean of
 --- -log(max(1e-10, p[label])) over positions whose label is not ignore_label.
 M.Perplexity = class(function(self, o)
+  require('luamx.check').number('mx.metric.Perplexity', 'ignore_label', o.ignore_label, true)
   self.ignore_label, self.name = o.ignore_label, o.name or 'perplexity'
 end, {'ignore_label', 'axis', 'name', 'output_names', 'label_names'}, 'Perplexity')
 function M.Perplexity:update(labels, preds)

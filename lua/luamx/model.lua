@@ -43,6 +43,10 @@ end
 function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  M.check_params('mx.model.save_checkpoint', arg_params, aux_params)
+  if symbol ~= nil and not (type(symbol) == 'table' and (symbol.tojson or symbol.save)) then
+    require('luamx.check').fail('mx.model.save_checkpoint', 'symbol', 'a Symbol or nil', symbol)
+  end
   if symbol ~= nil then
     if symbol.tojson then write_atomic(prefix .. '-symbol.json', symbol:tojson())
     else symbol:save(prefix .. '-symbol.json') end
@@ -54,6 +58,25 @@ function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   local name = ('%s-%04d.params'):format(prefix, epoch)
   nd.save(name, save)
   M.log(('Saved checkpoint to "%s"'):format(name))
+end
+
+--- Checks parameter tables as save_checkpoint takes them: nil or tables mapping string
+-- names to NDArrays; raises naming `who`, the table and the entry otherwise.
+-- @param who the calling function's name
+-- @param arg_params table name -> NDArray (or nil)
+-- @param aux_params table name -> NDArray (or nil)
+function M.check_params(who, arg_params, aux_params)
+  local check = require 'luamx.check'
+  for _, p in ipairs {{'arg_params', arg_params}, {'aux_params', aux_params}} do
+    local what, t = p[1], p[2]
+    if t ~= nil then
+      check.type(who, what, t, 'table')
+      for k, v in pairs(t) do
+        if type(k) ~= 'string' then check.fail(who, what .. ' keys', 'parameter names (strings)', k) end
+        check.ndarray(who, ('%s[%q]'):format(what, k), v)
+      end
+    end
+  end
 end
 
 --- load_params(prefix, epoch) -> arg_params, aux_params.

@@ -30,15 +30,15 @@ for i = 0, tonumber(C.LMX_NUM_DTYPES) - 1 do
 end
 
 --- dtype code from a name (or a code); errors name the bad value.
-local function dtype_code(dt, level)
+local function dtype_code(dt, level, who)
   if dt == nil then return tonumber(C.LMX_FLOAT32) end
   if type(dt) == 'number' and dtype_names[dt] then return dt end
   if type(dt) == 'string' then
     local out = ffi.new('int[1]')
-    check(C.lmx_dtype_from_name(dt, out), (level or 2) + 1)
+    check(C.lmx_dtype_from_name(dt, out), (level or 2) + 1, who)
     return out[0]
   end
-  raise('dtype must be a name such as \'float32\', got ' .. tostring(dt))
+  raise((who and who .. ': ' or '') .. 'dtype must be a name such as \'float32\', got ' .. tostring(dt))
 end
 M.dtype_code = dtype_code
 M.dtype_names = dtype_names
@@ -159,18 +159,18 @@ local function shape_of(h)
   return s
 end
 
-local function opts_of(opts, level)
+local function opts_of(opts, level, who)
   opts = opts or {}
-  if type(opts) ~= 'table' then raise('options must be a table {ctx=, dtype=}') end
+  if type(opts) ~= 'table' then raise((who and who .. ': ' or '') .. 'options must be a table {ctx=, dtype=}') end
   local ctx = context.resolve(opts.ctx, level + 1)
-  return ctx, dtype_code(opts.dtype, level + 1)
+  return ctx, dtype_code(opts.dtype, level + 1, who)
 end
 
 -- --------------------------------------------------------------- creation ----------
 local function empty(shape, opts, level, what)
   level = level + 1
   local d, n = shape_arg(shape, level, what)
-  local ctx, dt = opts_of(opts, level)
+  local ctx, dt = opts_of(opts, level, what)
   return new_from(level, C.lmx_ndarray_new, d, n, dt, ctx.dev_code, ctx.device_id)
 end
 
@@ -184,7 +184,11 @@ function M.empty(shape, opts) return empty(shape, opts, 2, 'mx.nd.empty') end
 function M.zeros(shape, opts) return empty(shape, opts, 2, 'mx.nd.zeros') end
 --- A new array of `shape` filled with 1.
 -- @usage mx.nd.ones({4}, {ctx = mx.cpu()})
-function M.ones(shape, opts) return M.full(shape, 1, opts) end
+function M.ones(shape, opts)
+  local a = empty(shape, opts, 2, 'mx.nd.ones')
+  check(C.lmx_ndarray_fill(a._h, 1), 2)
+  return a
+end
 
 --- A new array of `shape` filled with `value`.
 -- @usage mx.nd.full({2, 2}, 7)
@@ -236,7 +240,7 @@ end
 -- @usage mx.nd.array{{1, 2}, {3, 4}}
 function M.array(src, opts)
   if M.is_ndarray(src) then
-    local ctx, dt = opts_of(opts, 2)
+    local ctx, dt = opts_of(opts, 2, 'mx.nd.array')
     local a = M.empty(src.shape, {ctx = ctx, dtype = dt})
     check(C.lmx_ndarray_copyto(handle(src, 2), a._h), 2)
     return a
@@ -405,7 +409,7 @@ end
 -- @usage a:astype('int32')
 function NDArray:astype(dtype)
   if ag.recording then return ag.astype(self, dtype) end
-  local dt = dtype_code(dtype, 2)
+  local dt = dtype_code(dtype, 2, 'astype')
   local out = M.empty(self.shape, {ctx = self.context, dtype = dt})
   check(C.lmx_ndarray_copyto(handle(self, 2), out._h), 2)
   return out
@@ -610,6 +614,9 @@ function M.minimum(x, y) return arith(BIN.min, x, y, 2) end
 --- Matrix product of two arrays.
 -- @usage mx.nd.dot(a, mx.nd.ones{3, 1})
 function M.dot(a, b)
+  local chk = require 'luamx.check'
+  chk.ndarray('mx.nd.dot', 'a', a)
+  chk.ndarray('mx.nd.dot', 'b', b)
   if ag.recording then return ag.dot(a, b) end
   return new_from(2, C.lmx_ndarray_dot, handle(a, 2), handle(b, 2))
 end
@@ -619,6 +626,9 @@ M.random = {}
 
 function M.random.uniform(low, high, shape, opts)
   low, high = low or 0, high or 1
+  local chk = require 'luamx.check'
+  chk.number('mx.nd.random.uniform', 'low', low)
+  chk.number('mx.nd.random.uniform', 'high', high)
   local a = empty(shape or {1}, opts, 2, 'mx.nd.random.uniform')
   check(C.lmx_random_uniform(a._h, low, high), 2)
   return a
@@ -626,6 +636,9 @@ end
 
 function M.random.normal(mean, std, shape, opts)
   mean, std = mean or 0, std or 1
+  local chk = require 'luamx.check'
+  chk.number('mx.nd.random.normal', 'mean', mean)
+  chk.number('mx.nd.random.normal', 'std', std)
   local a = empty(shape or {1}, opts, 2, 'mx.nd.random.normal')
   check(C.lmx_random_normal(a._h, mean, std), 2)
   return a

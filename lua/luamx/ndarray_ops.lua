@@ -50,6 +50,9 @@ local function split_args(opname, has_num_args, ...)
     elseif type(v) == 'table' and i == nargs then
       for k, x in pairs(v) do
         if type(k) == 'number' and nd.is_ndarray(x) then pos[k] = x
+        elseif type(k) ~= 'string' then
+          require('luamx.check').fail('mx.nd.' .. opname, ('entry [%s] of the keyword table'):format(tostring(k)),
+            'an NDArray (parameters go by name, such as {shape = {2, 3}})', x)
         elseif EXTRA[k] then extras[k] = x
         elseif nd.is_ndarray(x) then named[k] = x
         else params[k] = x end
@@ -63,9 +66,17 @@ local function split_args(opname, has_num_args, ...)
   return pos, named, params, extras
 end
 
-local function kv(params)
+local function kv(params, opname)
   local keys, vals = {}, {}
-  for k in pairs(params) do keys[#keys + 1] = k end
+  for k, v in pairs(params) do
+    keys[#keys + 1] = k
+    local t = type(v)
+    if opname and not (t == 'number' or t == 'string' or t == 'boolean' or (t == 'table' and getmetatable(v) == nil)) then
+      opmod.check_misplaced_inputs('mx.nd.' .. opname, opname, params, 'an NDArray')
+      require('luamx.check').fail('mx.nd.' .. opname, ("parameter '%s'"):format(tostring(k)),
+        'a number, string, boolean or list', v)
+    end
+  end
   table.sort(keys)
   for i, k in ipairs(keys) do vals[i] = opmod.to_param_string(params[k]) end
   local n = #keys
@@ -114,13 +125,20 @@ end
 -- cache is bounded and simply restarts when full.
 local call_cache, ncached = {}, 0
 
-local function prepared_for(opname, idx, n, ck, cv, keep)
+local function prepared_for(opname, idx, n, ck, cv, keep, params)
   local key = opname
   for i = 1, n do key = key .. '\0' .. keep[1][i] .. '=' .. keep[2][i] end
   local entry = call_cache[key]
   if entry then return entry end
   local h = ffi.new('lmx_opcall *[1]')
-  check(C.lmx_opcall_new(opname, n, ck, cv, h), 4)
+  local rc = C.lmx_opcall_new(opname, n, ck, cv, h)
+  -- an input given something other than an NDArray (data = 42) reads as an unknown parameter
+  if rc ~= 0 then
+    local msg = ffi.string(C.lmx_last_error())
+    if msg == '' then msg = ffi.string(C.lmx_status_string(rc)) end
+    if params then opmod.check_misplaced_inputs('mx.nd.' .. opname, opname, params, 'an NDArray') end
+    capi.raise(msg)
+  end
   entry = {h = ffi.gc(h[0], C.lmx_opcall_free)}
   entry.inames = io_names(idx, n, ck, cv, 0)
   local _, nvis = io_names(idx, n, ck, cv, 1)
@@ -133,8 +151,8 @@ end
 
 local function invoke(opname, idx, has_num_args, ...)
   local pos, named, params, extras = split_args(opname, has_num_args, ...)
-  local n, ck, cv, keep = kv(params)
-  local pc = prepared_for(opname, idx, n, ck, cv, keep)
+  local n, ck, cv, keep = kv(params, opname)
+  local pc = prepared_for(opname, idx, n, ck, cv, keep, params)
   local nvis = pc.nvis
   local inputs = gather_inputs(opname, pc.inames, pc.anames, pos, named)
   local hin = ffi.new('lmx_ndarray *[?]', #inputs + 1)

@@ -174,6 +174,55 @@ function M.infer(name, params, shapes, dtypes, node)
   return ins, outs, auxs, odt
 end
 
+--- The input names of op `name` under `params` (entries whose values are not parameter
+-- values, such as NDArrays or Symbols given as inputs, are left out), or nil when they
+-- cannot be told. For error messages: an input given a number is a misplaced input,
+-- not an unknown parameter.
+-- @param name the operator's name
+-- @param params the call's keyword table
+-- @return list of names, or nil
+function M.input_names(name, params)
+  local ok, list = pcall(function()
+    local idx = index_of(name, 2)
+    local clean = {}
+    for k, v in pairs(params or {}) do
+      local t = type(v)
+      if type(k) == 'string' and (t == 'string' or t == 'number' or t == 'boolean' or
+         (t == 'table' and getmetatable(v) == nil)) then
+        clean[k] = v
+      end
+    end
+    -- drop keys the op does not take as parameters (they may be the misplaced inputs)
+    local info = M.info(name)
+    local known = {}
+    for _, p in ipairs(info.params) do known[p.name] = true end
+    for k in pairs(clean) do if not known[k] then clean[k] = nil end end
+    local ok2, l = pcall(io_names, idx, clean, 0)
+    if ok2 then return l end
+    return io_names(idx, nil, 0)
+  end)
+  if ok then return list end
+  return nil
+end
+
+--- Raises "<who>: input '<k>' must be <expected>, got <actual>" when a keyword of
+-- `params` is one of op `name`'s inputs (so the call put a non-array where an input
+-- goes); returns otherwise.
+-- @param who the function's name for the message (`mx.nd.relu`)
+-- @param name the operator's name
+-- @param params the keyword table of parameters as the call split them
+-- @param expected `an NDArray` or `a Symbol`
+function M.check_misplaced_inputs(who, name, params, expected)
+  local inputs = M.input_names(name, params)
+  if not inputs then return end
+  local describe = require('luamx.check').describe
+  for _, nm in ipairs(inputs) do
+    if params[nm] ~= nil then
+      capi.raise(("%s: input '%s' must be %s, got %s"):format(who, nm, expected, describe(params[nm])))
+    end
+  end
+end
+
 -- A Custom op (luamx.operator) calls back into Lua from these C calls: keep them out of traces.
 jit.off(io_names)
 jit.off(M.infer)

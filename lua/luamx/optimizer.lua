@@ -20,7 +20,12 @@
 --   the fused operators (mx.nd.sgd_update, ...) when the engine has them and
 --   M.use_fused is true, AdaGrad too when wd is 0 (the fused adagrad_update has no weight
 --   decay; otherwise MXNet 1.9's dense Python formula in NDArray arithmetic); AdaDelta
---   has no fused operator and uses NDArray arithmetic.
+--   has no fused operator and uses NDArray arithmetic. A fused operator that fails raises
+--   its error prefixed with the optimizer and the parameter; later updates are unaffected
+--   (there is no switch to the arithmetic path on failure).
+-- * Checks: options are checked at create (numbers in range, NaN refused); every class's
+--   update first checks weight, grad and state (NDArrays of the weight's shape and
+--   context; no state where the optimizer keeps one is an error).
 -- * multi_precision = true (MXNet's option): a float16 weight gets a float32 master copy
 --   in its state. SGD and NAG: {weight32}, or {mom, weight32} with momentum, mom float32;
 --   the update runs in float32 on the copy (mp_sgd_update, mp_sgd_mom_update,
@@ -36,6 +41,7 @@
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local kwargs = require 'luamx.kwargs'
+local check = require 'luamx.check'
 local raise = capi.raise
 
 local M = {}
@@ -51,14 +57,14 @@ end
 local function sqrt(x) return x ^ 0.5 end
 local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = w.dtype}) end
 
---- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
+-- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
 -- The operator is prepared once per distinct set of scalar parameters other than the
 -- learning rate (mx.nd.prepare) and cached; the rate, which schedulers and Adam's bias
 -- correction change every step, is set in place. So a steady training step parses
--- nothing and allocates nothing in the engine. A fused operator that
--- fails (its calling convention or kernel not ready) is reported once on stderr and
--- replaced by the arithmetic path from then on.
-local broken = {}
+-- nothing and allocates nothing in the engine. The NDArray arithmetic is used only when
+-- the engine has no such operator or `M.use_fused` is false, decided per call before
+-- anything runs; a fused operator that fails raises its error, prefixed with the
+-- optimizer and the parameter (an interrupt, Ctrl-C, passes through unchanged).
 local prepared, nprepared = {}, 0
 local key_parts = {}
 
@@ -90,21 +96,61 @@ end
 --- Forgets the prepared calls (tests swap mx.nd.prepare).
 function M.clear_prepared() prepared, nprepared = {}, 0 end
 
-local function fused(name, args)
-  if not M.use_fused or broken[name] or not nd.prepare then return false end
+local function param_desc(self, index)
+  local n = self.idx2name[index]
+  if type(index) == 'string' then return ("parameter '%s'"):format(index) end
+  if n then return ("parameter '%s' (index %s)"):format(n, tostring(index)) end
+  return 'parameter index ' .. tostring(index)
+end
+
+local function fused(self, index, name, args)
+  if not M.use_fused or not nd.prepare then return false end
   if rawget(nd, name) == nil then return false end -- no such operator in this engine
   local called, err = pcall(function() prepared_call(name, args)(args) end)
   if not called then
-    -- a Ctrl-C (the REPL's interrupt, luamx.repl.interrupt) is not a broken kernel: re-raise it
+    -- a Ctrl-C (the REPL's interrupt, luamx.repl.interrupt) passes through unchanged
     if type(err) == 'string' and err:find(require('luamx.repl.interrupt').INTERRUPTED, 1, true) then
       error(err, 0)
     end
-    broken[name] = true
-    io.stderr:write(('luamx.optimizer: mx.nd.%s failed (%s); using NDArray arithmetic instead\n'):format(name, tostring(err)))
-    return false
+    raise(('mx.optimizer.%s: update of %s failed in mx.nd.%s: %s'):format(self._name,
+      param_desc(self, index), name, tostring(err)))
   end
   return true
 end
+
+-- The arguments of one update: weight and grad NDArrays of one shape and context, the
+-- state's arrays shaped as the weight.
+local function check_update(self, index, weight, grad, state)
+  local who = 'mx.optimizer.' .. self._name .. ':update'
+  if type(index) ~= 'number' and type(index) ~= 'string' then check.fail(who, 'index', 'a number or a string', index) end
+  check.ndarray(who, 'weight', weight)
+  check.ndarray(who, 'grad', grad)
+  local function same(what, a)
+    if not nd.is_ndarray(a) then check.fail(who, what, 'an NDArray', a) end
+    local ws, as = weight.shape, a.shape
+    local ok = #ws == #as
+    for i = 1, #ws do ok = ok and ws[i] == as[i] end
+    if not ok then
+      raise(('%s: %s of %s has shape %s, expected the weight\'s %s'):format(who, what, param_desc(self, index),
+        check.shape_str(a.shape), check.shape_str(weight.shape)))
+    end
+    if a.context ~= weight.context then
+      raise(('%s: %s of %s is on %s, expected the weight\'s context %s'):format(who, what, param_desc(self, index),
+        tostring(a.context), tostring(weight.context)))
+    end
+  end
+  same('grad', grad)
+  if nd.is_ndarray(state) then same('state', state)
+  elseif type(state) == 'table' and getmetatable(state) == nil then
+    for i, s in ipairs(state) do same(('state[%d]'):format(i), s) end
+  elseif state ~= nil then
+    check.fail(who, 'state', 'nil, an NDArray or a list of NDArrays', state)
+  elseif self:create_state_multi_precision(index, weight) ~= nil then
+    raise(('%s: state of %s must be the optimizer\'s state (create_state\'s result), got nil')
+      :format(who, param_desc(self, index)))
+  end
+end
+M._check_update = check_update
 
 -- ------------------------------------------------------------------ base class -----
 local Optimizer = {}
@@ -112,6 +158,33 @@ Optimizer.__index = Optimizer
 M.Optimizer = Optimizer
 
 local REGISTRY = {}
+
+-- The numeric options of every optimizer, with their ranges (checked at create: a string
+-- learning_rate fails there, naming the option, not at the first update).
+local UNIT = {min = 0, max = 1}
+local NUMERIC = {
+  learning_rate = {min = 0}, wd = {}, rescale_grad = {}, clip_gradient = {},
+  begin_num_update = {min = 0, integer = true}, momentum = {min = 0}, beta1 = UNIT, beta2 = UNIT,
+  epsilon = {min = 0}, eps = {min = 0}, gamma1 = UNIT, gamma2 = UNIT, clip_weights = {}, rho = UNIT,
+  lamda1 = {}, beta = {}, wd_lh = {}, schedule_decay = {}, lower_bound = {}, upper_bound = {},
+  lamda = {},
+}
+for _, spec in pairs(NUMERIC) do spec.optional = true end
+
+local function check_options(who, o)
+  for k, v in pairs(o) do
+    if NUMERIC[k] then check.number(who, k, v, NUMERIC[k]) end
+  end
+  local s = o.lr_scheduler
+  if s ~= nil and not (type(s) == 'function' or (type(s) == 'table' and getmetatable(s) and getmetatable(s).__call)) then
+    check.fail(who, 'lr_scheduler', 'a scheduler (mx.lr_scheduler.*) or a function(num_update)', s)
+  end
+  check.type(who, 'param_idx2name', o.param_idx2name, 'table', true)
+  if o.sym ~= nil then check.symbol(who, 'sym', o.sym) end
+  for _, k in ipairs {'centered', 'bias_correction', 'multi_precision', 'lazy_update'} do
+    if o[k] ~= nil and type(o[k]) ~= 'boolean' then check.fail(who, k, 'a boolean', o[k]) end
+  end
+end
 
 local function ends(s, suf) return #s >= #suf and s:sub(-#suf) == suf end
 
@@ -126,8 +199,19 @@ local function class(name, defaults, init, positional)
   cls.__tostring = Optimizer.__tostring
   cls._name = name
   cls._positional = positional or {}
-  setmetatable(cls, {__index = Optimizer, __call = function(c, ...)
+  setmetatable(cls, {__index = Optimizer, __newindex = function(t, k, v)
+    -- every class's update checks its arguments first (check_update)
+    if k == 'update' and type(v) == 'function' then
+      local f = v
+      v = function(self, index, weight, grad, state)
+        check_update(self, index, weight, grad, state)
+        return f(self, index, weight, grad, state)
+      end
+    end
+    rawset(t, k, v)
+  end, __call = function(c, ...)
     local o = kwargs.parse('mx.optimizer.' .. name, cls._positional, ...)
+    check_options('mx.optimizer.' .. name, o)
     -- Every option the class reads is recorded; one that nothing read is a misspelling
     -- (momentun) and an error, as MXNet's keyword arguments are.
     local read = {}
@@ -182,6 +266,13 @@ function Optimizer:set_attrs_from(sym)
   self:set_wd_mult(self._user_wd_mult)
 end
 
+function M._check_mult(self, fn, t)
+  local who = 'mx.optimizer.' .. self._name .. ':' .. fn
+  check.type(who, 'the multipliers', t, 'table')
+  for k, v in pairs(t) do check.number(who, ('multiplier [%s]'):format(tostring(k)), v) end
+  return t
+end
+
 local function sym_mult(self, key, out)
   if not self._sym_args then return end
   for _, name in ipairs(self._sym_args) do
@@ -195,7 +286,7 @@ end
 -- @param t table parameter name -> multiplier
 -- @usage opt:set_lr_mult({fc1_weight = 0.1})
 function Optimizer:set_lr_mult(t)
-  self._user_lr_mult = t
+  self._user_lr_mult = M._check_mult(self, 'set_lr_mult', t)
   self.lr_mult = {}
   sym_mult(self, '__lr_mult__', self.lr_mult)
   for k, v in pairs(t) do self.lr_mult[k] = v end
@@ -206,7 +297,7 @@ end
 -- attributes, then the entries of `t` (which win).
 -- @param t table parameter name -> multiplier
 function Optimizer:set_wd_mult(t)
-  self._user_wd_mult = t
+  self._user_wd_mult = M._check_mult(self, 'set_wd_mult', t)
   self.wd_mult = {}
   for _, n in pairs(self.idx2name) do
     if not (ends(n, '_weight') or ends(n, '_gamma')) then self.wd_mult[n] = 0 end
@@ -221,7 +312,7 @@ function Optimizer:set_learning_rate(lr)
   if self.lr_scheduler then
     raise('set_learning_rate: the optimizer has an lr_scheduler; change the scheduler instead')
   end
-  self.lr = lr
+  self.lr = check.number('mx.optimizer.' .. self._name .. ':set_learning_rate', 'lr', lr, {min = 0})
 end
 
 --- The current learning rate: the scheduler's value at `num_update`, or `lr`.
@@ -334,7 +425,7 @@ local function mp_update(self, index, weight, grad, state, nag)
              rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}
   if mom then p.mom, p.momentum = mom, self.momentum end
   local name = not mom and 'mp_sgd_update' or nag and 'mp_nag_mom_update' or 'mp_sgd_mom_update'
-  if fused(name, p) then return end
+  if fused(self, index, name, p) then return end
   local g = clip(grad:astype('float32') * self.rescale_grad, self.clip_gradient)
   if not mom then
     w32:set(w32 * (1 - lr * wd) - g * lr)
@@ -367,12 +458,12 @@ function M.SGD:update(index, weight, grad, state)
              rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}
   if state then
     p.mom, p.momentum = state, self.momentum
-    if fused('sgd_mom_update', p) then return end
+    if fused(self, index, 'sgd_mom_update', p) then return end
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
     state:set(state * self.momentum - weight * (lr * wd) - g * lr)
     weight:set(weight + state)
   else
-    if fused('sgd_update', p) then return end
+    if fused(self, index, 'sgd_update', p) then return end
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
     weight:set(weight * (1 - lr * wd) - g * lr)
   end
@@ -392,7 +483,7 @@ function M.NAG:update(index, weight, grad, state)
   if not state then return M.SGD.update(self, index, weight, grad, nil) end
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)
-  if fused('nag_mom_update', {weight = weight, grad = grad, mom = state, out = weight, lr = lr, wd = wd,
+  if fused(self, index, 'nag_mom_update', {weight = weight, grad = grad, mom = state, out = weight, lr = lr, wd = wd,
                               momentum = self.momentum, rescale_grad = self.rescale_grad,
                               clip_gradient = clip_arg(self)}) then return end
   local g = clip(grad * self.rescale_grad, self.clip_gradient) + weight * wd
@@ -415,7 +506,7 @@ function M.Adam:update(index, weight, grad, state)
   local t = self._index_update_count[index]
   lr = lr * math.sqrt(1 - self.beta2 ^ t) / (1 - self.beta1 ^ t)
   local mean, var = state[1], state[2]
-  if fused('adam_update', {weight = weight, grad = grad, mean = mean, var = var, out = weight, lr = lr,
+  if fused(self, index, 'adam_update', {weight = weight, grad = grad, mean = mean, var = var, out = weight, lr = lr,
                            wd = wd, beta1 = self.beta1, beta2 = self.beta2, epsilon = self.epsilon,
                            rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}) then return end
   local g = clip(grad * self.rescale_grad + weight * wd, self.clip_gradient)
@@ -441,7 +532,7 @@ function M.RMSProp:update(index, weight, grad, state)
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)
   local n = state[1]
-  if not self.centered and fused('rmsprop_update', {weight = weight, grad = grad, n = n, out = weight,
+  if not self.centered and fused(self, index, 'rmsprop_update', {weight = weight, grad = grad, n = n, out = weight,
       lr = lr, wd = wd, gamma1 = self.gamma1, epsilon = self.epsilon, rescale_grad = self.rescale_grad,
       clip_gradient = clip_arg(self),
       clip_weights = (self.clip_weights and self.clip_weights > 0) and self.clip_weights or -1}) then
@@ -472,7 +563,7 @@ function M.AdaGrad:update(index, weight, grad, state)
   self:_update_count(index)
   local lr, wd = self:_get_lr(index), self:_get_wd(index)
   -- the fused operator (MXNet's _sparse_adagrad_update) has no weight decay
-  if wd == 0 and fused('adagrad_update', {weight = weight, grad = grad, history = state, out = weight, lr = lr,
+  if wd == 0 and fused(self, index, 'adagrad_update', {weight = weight, grad = grad, history = state, out = weight, lr = lr,
       epsilon = self.float_stable_eps, wd = 0, rescale_grad = self.rescale_grad,
       clip_gradient = clip_arg(self)}) then return end
   local g = clip(grad * self.rescale_grad, self.clip_gradient)

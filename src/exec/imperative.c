@@ -167,7 +167,8 @@ static int infer(call *k) {
 }
 
 static int new_tmp(call *k, const lmx_shape *s, int dt, double fill, lmx_ndarray **out) {
-  LMX_TRY(lmx_nd_create(s, dt, k->c.dev_type, k->c.dev_id, 1, out));
+  int rc = lmx_nd_create(s, dt, k->c.dev_type, k->c.dev_id, 1, out);
+  if (rc != LMX_OK) return lmx_fail_prefix(rc, "%s: ", k->op->name);
   k->tmp[k->ntmp++] = *out;
   if (fill != 0.0) LMX_TRY(lmx_ndarray_fill(*out, fill));
   return LMX_OK;
@@ -221,7 +222,8 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
       }
       res[i] = outputs[i];
     } else if (i < ret) {
-      LMX_TRY(lmx_nd_create(&k->os[i], k->ot[i], k->c.dev_type, k->c.dev_id, 1, &res[i]));
+      int rc = lmx_nd_create(&k->os[i], k->ot[i], k->c.dev_type, k->c.dev_id, 1, &res[i]);
+      if (rc != LMX_OK) return lmx_fail_prefix(rc, "%s: output %d: ", k->op->name, i);
       fresh[i] = 1;
     } else {
       LMX_TRY(new_tmp(k, &k->os[i], k->ot[i], 0.0, &res[i]));

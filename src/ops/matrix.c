@@ -384,7 +384,14 @@ static int slice_len(const lmx_op_ctx *c, int axis, int64_t len, int64_t b, int6
     return lmx_op_fail(c, LMX_ERR_SHAPE, "slice on axis %d: begin/end out of range for a dim "
                        "of size %lld", axis, (long long)len);
   int64_t n = s > 0 ? (e - b + s - 1) / s : (b - e + (-s) - 1) / (-s);
-  *out = n > 0 ? n : 0;
+  /* MXNet 1.9 refuses an empty range (SetSliceOpOutputDimSize: begin < end for a
+   * positive step, begin > end for a negative one) */
+  if (n <= 0)
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'begin': begin[%d]=%lld is not %s "
+                       "end[%d]=%lld for step %lld on axis %d of size %lld, so nothing is "
+                       "selected", axis, (long long)b, s > 0 ? "below" : "above", axis,
+                       (long long)e, (long long)s, axis, (long long)len);
+  *out = n;
   return LMX_OK;
 }
 

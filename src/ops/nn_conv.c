@@ -112,6 +112,11 @@ static int conv_check(const lmx_op_ctx *c, void *param) {
   LMX_TRY(tuple_or(c, "pad", &p->pad, g.k, 0, 0, g.pad));
   if (deconv) {
     LMX_TRY(tuple_or(c, "adj", &p->adj, g.k, 0, 0, g.adj));
+    for (int i = 0; i < g.k; i++) /* MXNet: adj(x) must be smaller than stride[x] */
+      if (g.adj[i] >= g.stride[i])
+        return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'adj': entry %d must be smaller than "
+                           "stride's (%lld), got %lld", i, (long long)g.stride[i],
+                           (long long)g.adj[i]);
     if (p->target_shape.ndim > 0) LMX_TRY(tuple_or(c, "target_shape", &p->target_shape, g.k, 0, 0, g.adj));
   }
   if (p->num_filter % p->num_group != 0)

@@ -167,6 +167,27 @@ end
 
 local function reset_iter(it) if type(it) == 'table' and it.reset then it:reset() end end
 
+-- A data iterator (an object with next(), or a function giving batches), or an error
+-- naming `who` and the argument.
+local function check_iter(who, name, it)
+  if type(it) == 'function' or (type(it) == 'table' and it.next) then return it end
+  require('luamx.check').fail(who, name, 'a data iterator (such as mx.io.NDArrayIter) or a function giving batches', it)
+end
+M.check_iter = check_iter
+
+-- Callbacks: nil or false (none), a function (or callable object) or a list of them.
+local function check_callbacks(who, name, cbs)
+  if cbs == false then return end
+  local check = require 'luamx.check'
+  for i, cb in ipairs(M.as_list(cbs)) do
+    local mt = type(cb) == 'table' and getmetatable(cb)
+    if type(cb) ~= 'function' and not (mt and mt.__call) then
+      check.fail(who, #M.as_list(cbs) > 1 and ('%s[%d]'):format(name, i) or name, 'a function or a list of functions', cb)
+    end
+  end
+end
+M.check_callbacks = check_callbacks
+
 -- ------------------------------------------------------------------ checkpoint files -
 local function write_atomic(path, text)
   local tmp = path .. '.tmp'
@@ -231,6 +252,9 @@ function BaseModule:score(eval_data, eval_metric, opts)
   opts = opts or {}
   self:_check_ready('score', true)
   if eval_metric == nil then raise('score: eval_metric is required (a metric or a name such as \'acc\')') end
+  check_iter('score', 'eval_data', eval_data)
+  check_callbacks('score', 'batch_end_callback', opts.batch_end_callback)
+  check_callbacks('score', 'score_end_callback', opts.score_end_callback)
   if opts.reset ~= false then reset_iter(eval_data) end
   local metric = require('luamx.metric').create(eval_metric)
   metric:reset()
@@ -267,6 +291,7 @@ end
 function BaseModule:iter_predict(eval_data, opts)
   opts = opts or {}
   self:_check_ready('iter_predict', true)
+  check_iter('iter_predict', 'eval_data', eval_data)
   if opts.reset ~= false then reset_iter(eval_data) end
   local nbatch = -1
   return function()
@@ -301,6 +326,7 @@ end
 function BaseModule:predict(eval_data, opts)
   opts = opts or {}
   self:_check_ready('predict', true)
+  check_iter('predict', 'eval_data', eval_data)
   local cpu = require('luamx.context').cpu()
   local batches = {}
   for outputs in self:iter_predict(eval_data, opts) do
@@ -359,7 +385,15 @@ function BaseModule:fit(train_data, opts)
   for k in pairs(opts) do
     if not FIT_KEYS[k] then raise(('fit: unknown option %q'):format(tostring(k))) end
   end
-  if type(opts.num_epoch) ~= 'number' then raise('fit: num_epoch is required (the number of epochs to train)') end
+  local check = require 'luamx.check'
+  if opts.num_epoch == nil then raise('fit: num_epoch is required (the number of epochs to train)') end
+  check.number('fit', 'num_epoch', opts.num_epoch, {integer = true, min = 0})
+  check.number('fit', 'begin_epoch', opts.begin_epoch, {optional = true, integer = true, min = 0})
+  check.type('fit', 'optimizer_params', opts.optimizer_params, 'table', true)
+  for _, k in ipairs {'batch_end_callback', 'epoch_end_callback', 'eval_end_callback', 'eval_batch_end_callback'} do
+    check_callbacks('fit', k, opts[k])
+  end
+  if opts.eval_data ~= nil then check_iter('fit', 'eval_data', opts.eval_data) end
   if type(train_data) ~= 'table' or not train_data.provide_data then
     raise('fit: train_data must be a data iterator with provide_data (e.g. mx.io.NDArrayIter)')
   end

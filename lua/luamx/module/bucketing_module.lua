@@ -14,8 +14,15 @@
 --   PR #5133), so parameter arrays, gradient arrays (grad_req 'add' accumulates across
 --   buckets), the CPU parameter dicts and the executor memory pool are the default's.
 --   Choose the largest bucket as the default so every other bucket fits in its memory.
--- * init_optimizer runs on the current bucket; every other bucket borrows it (and later
---   buckets borrow at bind), so optimizer state is one.
+-- * A bucket whose symbol has parameters (or aux states) the default bucket lacks is
+--   bound against the earlier bucket that has most of them, so they are shared with
+--   every bucket holding them; one no bound bucket has yet is created in the shared
+--   parameter dicts and set from the module's initializer (the one init_params was
+--   given, Uniform(0.01) by default) or from loaded parameters, when the bucket is first
+--   bound. get_params (and so save_checkpoint) includes them.
+-- * init_optimizer runs on the default bucket; every other bucket borrows it (and later
+--   buckets borrow at bind), so optimizer state is one: shared parameters keep the
+--   default bucket's updater indices, a bucket's own parameters are keyed by name.
 -- * forward(batch) switches to batch.bucket_key (default key when nil) by itself.
 -- * Checkpoints (MXNet's §4 layout): prefix-%04d.params, one prefix-<key>-symbol.json
 --   per bound bucket, prefix.buckets (an NDArray list file with one int32 array of the
@@ -150,6 +157,8 @@ function BucketingModule:bind(o)
   self.inputs_need_grad = o.inputs_need_grad and true or false
   self._grad_req = o.grad_req or 'write'
   local mod = make_module(self, self._default_bucket_key)
+  self._bucket_names, self._bucket_attrs = self._bucket_names or {}, self._bucket_attrs or {}
+  mod._bucket_names, mod._bucket_attrs = self._bucket_names, self._bucket_attrs
   mod:bind{data_shapes = o.data_shapes, label_shapes = o.label_shapes, for_training = self.for_training,
            inputs_need_grad = self.inputs_need_grad, grad_req = self._grad_req}
   add_bucket(self, self._default_bucket_key, mod)
@@ -159,23 +168,89 @@ function BucketingModule:bind(o)
   if self._preloaded then
     mod._arg_params, mod._aux_params = self._preloaded[1], self._preloaded[2]
     mod.params_initialized = true
-    mod._exec_group:set_params(mod._arg_params, mod._aux_params)
+    mod._exec_group:set_params(mod._arg_params, mod._aux_params, true)
     self._preloaded = nil
   end
-  if arg_params then self:set_params(arg_params, aux_params) end
+  if arg_params then
+    self:set_params(arg_params, aux_params)
+    -- other buckets' own parameters wait in the dicts for their buckets' next bind
+    for k, v in pairs(arg_params) do if mod._arg_params[k] == nil then mod._arg_params[k] = v:copy() end end
+    for k, v in pairs(aux_params or {}) do if mod._aux_params[k] == nil then mod._aux_params[k] = v:copy() end end
+  end
+end
+
+-- Names of `mod`'s parameters and aux states that module `other` lacks.
+local function missing_in(mod, other)
+  local have, out = {}, {}
+  for _, n in ipairs(other._param_names) do have[n] = true end
+  for _, n in ipairs(other._aux_names) do have[n] = true end
+  for _, n in ipairs(mod._param_names) do if not have[n] then out[#out + 1] = n end end
+  for _, n in ipairs(mod._aux_names) do if not have[n] then out[#out + 1] = n end end
+  return out
+end
+
+-- The bound bucket to bind `mod` against: the default one, unless `mod` has parameters
+-- the default lacks that an earlier bucket has (the one with most of them).
+local function base_for(self, mod)
+  local def = self._buckets[self._default_bucket_key]
+  local extra = missing_in(mod, def)
+  if #extra == 0 then return def end
+  local best, best_n = def, 0
+  for _, key in ipairs(self._bucket_order) do
+    local b = self._buckets[key]
+    local n = #extra - #missing_in({_param_names = extra, _aux_names = {}}, b)
+    if n > best_n then best, best_n = b, n end
+  end
+  return best
+end
+
+-- Sets the parameters `mod` has and its base lacked (new arrays): from the shared dicts
+-- when they hold them (loaded parameters, or a bucket bound before against another
+-- base), else created there and set by the initializer.
+local function adopt_new_params(self, mod, base_mod)
+  local new = missing_in(mod, base_mod)
+  if #new == 0 then return end
+  if self.params_initialized and self._params_dirty then self:get_params() end -- the dicts up to date
+  local g = mod._exec_group
+  local arg, aux = mod._arg_params, mod._aux_params
+  local pos, apos = {}, {}
+  for i, n in ipairs(mod._param_names) do pos[n] = i end
+  for i, n in ipairs(mod._aux_names) do apos[n] = i end
+  local attrs = mod._symbol:attr_dict()
+  local cpu = require('luamx.context').cpu()
+  local init = self._initializer or require('luamx.initializer').Uniform(0.01)
+  local set_arg, set_aux = {}, {}
+  for _, name in ipairs(new) do
+    local dict, dev = pos[name] and arg or aux, pos[name] and g.param_arrays[pos[name]] or g.aux_arrays[apos[name]]
+    self._bucket_names[name] = true
+    self._bucket_attrs[name] = attrs[name]
+    if dict[name] == nil then
+      local a = dev[1]
+      dict[name] = nd.zeros(a.shape, {ctx = cpu, dtype = a.dtype})
+      init(require('luamx.initializer').InitDesc(name, attrs[name]), dict[name])
+    end
+    if pos[name] then set_arg[name] = dict[name] else set_aux[name] = dict[name] end
+  end
+  g:set_params(set_arg, set_aux, true)
 end
 
 --- switch_bucket(key, data_shapes [, label_shapes]): binds the bucket on first use
---- (sharing with the default bucket) and makes it current.
+--- (sharing with the default bucket, or with the bucket holding its own parameters)
+--- and makes it current.
 function BucketingModule:switch_bucket(key, data_shapes, label_shapes)
   if not self.binded then raise('switch_bucket: call bind before switching buckets') end
   if key == nil then raise('switch_bucket: bucket key is nil') end
   local mod = self._buckets[key]
   if not mod then
     mod = make_module(self, key)
+    mod._bucket_names, mod._bucket_attrs = self._bucket_names, self._bucket_attrs
+    local base_mod = base_for(self, mod)
     mod:bind{data_shapes = data_shapes, label_shapes = label_shapes, for_training = self._curr_module.for_training,
              inputs_need_grad = self._curr_module.inputs_need_grad, grad_req = self._grad_req,
-             shared_module = self._buckets[self._default_bucket_key]}
+             shared_module = base_mod}
+    adopt_new_params(self, mod, base_mod)
+    -- borrowed at bind; again now that its own parameters have values (kvstore keys)
+    if mod.optimizer_initialized then mod:borrow_optimizer(self._buckets[self._default_bucket_key]) end
     if self._monitor then mod:install_monitor(self._monitor) end
     add_bucket(self, key, mod)
   end
@@ -191,16 +266,41 @@ function BucketingModule:init_params(o)
   o = o or {}
   if self.params_initialized and not o.force_init then return end
   self:_check_ready('init_params')
+  if o.initializer ~= nil then self._initializer = o.initializer end
   self._curr_module:init_params(o)
+  self:_push_params(self._curr_module._arg_params, self._curr_module._aux_params)
   self._params_dirty, self.params_initialized = false, true
+end
+
+-- Copies the given values into every bucket other than the current one (their own
+-- parameters; shared ones are the same arrays).
+function BucketingModule:_push_params(arg, aux)
+  for _, key in ipairs(self._bucket_order) do
+    local mod = self._buckets[key]
+    if mod ~= self._curr_module then mod._exec_group:set_params(arg or {}, aux or {}, true) end
+  end
 end
 
 --- Current parameter values (CPU copies, averaged over devices).
 -- @return arg_params, aux_params (tables name -> NDArray)
 function BucketingModule:get_params()
   self:_check_ready('get_params', true)
-  self._curr_module._params_dirty = self._params_dirty or self._curr_module._params_dirty
-  local a, x = self._curr_module:get_params()
+  local cur = self._curr_module
+  local dirty = self._params_dirty or cur._params_dirty
+  cur._params_dirty = dirty
+  local a, x = cur:get_params()
+  if dirty then
+    -- parameters of other buckets that the current one lacks: from a bucket holding them
+    local done = {}
+    for _, n in ipairs(cur._param_names) do done[n] = true end
+    for _, n in ipairs(cur._aux_names) do done[n] = true end
+    for _, key in ipairs(self._bucket_order) do
+      local mod, sa, sx = self._buckets[key], {}, {}
+      for _, n in ipairs(mod._param_names) do if not done[n] then done[n], sa[n] = true, a[n] end end
+      for _, n in ipairs(mod._aux_names) do if not done[n] then done[n], sx[n] = true, x[n] end end
+      if next(sa) or next(sx) then mod._exec_group:get_params(sa, sx) end
+    end
+  end
   self._params_dirty = false
   return a, x
 end
@@ -221,6 +321,7 @@ function BucketingModule:set_params(arg_params, aux_params, o)
   end
   self:_check_ready('set_params')
   self._curr_module:set_params(arg_params, aux_params, o)
+  self:_push_params(arg_params, aux_params)
   self._params_dirty, self.params_initialized = true, true
 end
 
@@ -234,14 +335,15 @@ function BucketingModule:init_optimizer(o)
     self:_log('warning', 'optimizer already initialized, ignoring.')
     return
   end
-  self._curr_module:init_optimizer(o)
+  local def = self._buckets[self._default_bucket_key]
+  def:init_optimizer(o)
   for _, key in ipairs(self._bucket_order) do
     local mod = self._buckets[key]
-    if mod ~= self._curr_module then mod:borrow_optimizer(self._curr_module) end
+    if mod ~= def then mod:borrow_optimizer(def) end
   end
   self.optimizer_initialized = true
   if self._preload_opt_states then
-    self._curr_module:load_optimizer_states(self._preload_opt_states)
+    def:load_optimizer_states(self._preload_opt_states)
     self._preload_opt_states = nil
   end
 end

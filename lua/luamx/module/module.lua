@@ -43,9 +43,15 @@ local function contains(list, x)
   return false
 end
 
-local function copy_list(t)
+local function copy_list(t, who, what)
+  if t ~= nil and (type(t) ~= 'table' or getmetatable(t) ~= nil) then
+    require('luamx.check').fail(who or 'mx.mod.Module', what or 'names', 'an array of names', t)
+  end
   local out = {}
-  for i, v in ipairs(t or {}) do out[i] = v end
+  for i, v in ipairs(t or {}) do
+    if who and type(v) ~= 'string' then require('luamx.check').fail(who, ('%s[%d]'):format(what, i), 'a string', v) end
+    out[i] = v
+  end
   return out
 end
 
@@ -86,15 +92,19 @@ local function new(_, o)
   self._symbol = o.symbol
   self._context = as_contexts(o.context)
   local wl = o.work_load_list
+  if wl ~= nil and (type(wl) ~= 'table' or getmetatable(wl) ~= nil) then
+    require('luamx.check').fail('mx.mod.Module', 'work_load_list', 'a list of numbers', wl)
+  end
   if wl == nil then wl = {} for i = 1, #self._context do wl[i] = 1 end end
   if #wl ~= #self._context then
     raise(('mx.mod.Module: work_load_list has %d entries for %d contexts'):format(#wl, #self._context))
   end
   self._work_load_list = copy_list(wl)
-  self._data_names = copy_list(o.data_names or {'data'})
-  self._label_names = copy_list(o.label_names or {'softmax_label'})
-  self._state_names = copy_list(o.state_names)
-  self._fixed_param_names = copy_list(o.fixed_param_names)
+  local who = 'mx.mod.Module'
+  self._data_names = copy_list(o.data_names or {'data'}, who, 'data_names')
+  self._label_names = copy_list(o.label_names or {'softmax_label'}, who, 'label_names')
+  self._state_names = copy_list(o.state_names, who, 'state_names')
+  self._fixed_param_names = copy_list(o.fixed_param_names, who, 'fixed_param_names')
   check_names(o.symbol, self._data_names, 'data', true)
   check_names(o.symbol, self._label_names, 'label', false, self.logger)
   check_names(o.symbol, self._state_names, 'state', true)
@@ -268,10 +278,11 @@ local function sorted_keys(t)
   return k
 end
 
-local function check_extra(who, given, known, what)
+local function check_extra(who, given, known, what, also)
   if not given then return end
   local set = {}
   for _, n in ipairs(known) do set[n] = true end
+  for n in pairs(also or {}) do set[n] = true end
   for _, n in ipairs(sorted_keys(given)) do
     if not set[n] then
       raise(('%s: %s has %q, which is not a%s of the module (pass allow_extra = true to ignore it)')
@@ -292,11 +303,17 @@ function Module:init_params(o)
   local initializer = o.initializer
   if initializer == nil and not o._no_initializer then initializer = require('luamx.initializer').Uniform(0.01) end
   local who = o._who or 'init_params'
+  local imt = type(initializer) == 'table' and getmetatable(initializer)
+  if initializer ~= nil and type(initializer) ~= 'function' and not (imt and imt.__call) then
+    require('luamx.check').fail(who, 'initializer', 'an initializer (such as mx.init.Xavier()) or a function(desc, arr)', initializer)
+  end
+  require('luamx.model').check_params(who, o.arg_params, o.aux_params)
   if not o.allow_extra then
-    check_extra(who, o.arg_params, self._param_names, 'arg_params')
-    check_extra(who, o.aux_params, self._aux_names, 'aux_params')
+    check_extra(who, o.arg_params, self._param_names, 'arg_params', self._bucket_names)
+    check_extra(who, o.aux_params, self._aux_names, 'aux_params', self._bucket_names)
   end
   local attrs = self._symbol:attr_dict()
+  for n, a in pairs(self._bucket_attrs or {}) do if attrs[n] == nil then attrs[n] = a end end
   for _, name in ipairs(sorted_keys(self._arg_params)) do
     init_one(who, name, self._arg_params[name], o.arg_params, initializer, o.allow_missing, attrs)
   end
@@ -304,7 +321,8 @@ function Module:init_params(o)
     init_one(who, name, self._aux_params[name], o.aux_params, initializer, o.allow_missing, attrs)
   end
   self.params_initialized, self._params_dirty = true, false
-  self._exec_group:set_params(self._arg_params, self._aux_params, o.allow_extra)
+  -- the dicts of a bucketing module also hold other buckets' parameters
+  self._exec_group:set_params(self._arg_params, self._aux_params, o.allow_extra or self._bucket_names ~= nil)
 end
 
 --- set_params(arg_params, aux_params [, {allow_missing=false, force_init=true, allow_extra=false}])
@@ -321,11 +339,12 @@ function Module:set_params(arg_params, aux_params, o)
     return
   end
   self:_check_ready('set_params')
+  require('luamx.model').check_params('set_params', arg_params, aux_params)
   if not o.allow_extra then
-    check_extra('set_params', arg_params, self._param_names, 'arg_params')
-    check_extra('set_params', aux_params, self._aux_names, 'aux_params')
+    check_extra('set_params', arg_params, self._param_names, 'arg_params', self._bucket_names)
+    check_extra('set_params', aux_params, self._aux_names, 'aux_params', self._bucket_names)
   end
-  self._exec_group:set_params(arg_params or {}, aux_params or {}, o.allow_extra)
+  self._exec_group:set_params(arg_params or {}, aux_params or {}, o.allow_extra or self._bucket_names ~= nil)
   self._params_dirty, self.params_initialized = true, true
 end
 
@@ -407,6 +426,7 @@ function Module:init_optimizer(o)
       else for k = 0, n_dev - 1 do idx2name[(i - 1) * n_dev + k] = name end end
     end
     local params = {}
+    require('luamx.check').type('init_optimizer', 'optimizer_params', o.optimizer_params, 'table', true)
     for k, v in pairs(o.optimizer_params or {learning_rate = 0.01}) do params[k] = v end
     if params.rescale_grad == nil then params.rescale_grad = rescale_grad end
     params.sym, params.param_idx2name = self._symbol, idx2name
@@ -420,7 +440,7 @@ function Module:init_optimizer(o)
     raise('init_optimizer: optimizer must be a name such as \'sgd\' or an mx.optimizer object, got ' .. type(optimizer))
   end
   self._optimizer, self._kvstore, self._update_on_kvstore = optimizer, kvstore, update_on_kvstore
-  self._updater = nil
+  self._updater, self._opt_index, self._opt_owner, self._kv_inited = nil, nil, nil, nil
   if kvstore then
     if update_on_kvstore then kvstore:set_optimizer(optimizer) end
     local pa = self._exec_group.param_arrays
@@ -441,10 +461,54 @@ function Module:init_optimizer(o)
 end
 
 --- Shares the optimizer, kvstore and updater of another module (bucketing).
+-- The updater indices of this module's parameters when it shares the optimizer of
+-- `owner`: a parameter the owner has keeps the owner's index (so its state is the
+-- owner's whatever the order of this module's arguments); one the owner lacks (a bucket's
+-- own parameter) is keyed by its name ('<name>', or '<name>@<k>' for device k of
+-- several), the same in every process, so saved optimizer states load back to it.
+local function borrowed_indices(self, owner)
+  local pos = {}
+  for i, name in ipairs(owner._param_names) do pos[name] = i end
+  local n_dev, idx, fresh = #self._context, {}, {}
+  local opt = self._optimizer
+  for i, name in ipairs(self._param_names) do
+    local row = {}
+    for k = 1, n_dev do
+      if pos[name] then row[k] = (pos[name] - 1) * n_dev + (k - 1)
+      else
+        row[k] = n_dev == 1 and name or ('%s@%d'):format(name, k - 1)
+        if opt and opt.idx2name and opt.idx2name[row[k]] == nil then opt.idx2name[row[k]] = name end
+      end
+    end
+    idx[i] = row
+    if not pos[name] then fresh[#fresh + 1] = name end
+  end
+  return idx, fresh
+end
+
+--- Shares the optimizer, kvstore and updater of another module (bucketing). Parameters
+-- the other module lacks get their own updater indices (by name) and kvstore keys.
 function Module:borrow_optimizer(shared)
   if not shared.optimizer_initialized then raise('borrow_optimizer: the shared module has no optimizer') end
   self._optimizer, self._kvstore = shared._optimizer, shared._kvstore
   self._update_on_kvstore, self._updater = shared._update_on_kvstore, shared._updater
+  local owner = shared._opt_owner or shared
+  local fresh
+  self._opt_index, fresh = borrowed_indices(self, owner)
+  self._opt_owner = owner
+  local kv = self._kvstore
+  if kv and #fresh > 0 then
+    local names = {}
+    for i, n in ipairs(self._param_names) do names[n] = i end
+    owner._kv_inited = owner._kv_inited or {}
+    for _, name in ipairs(fresh) do
+      if not owner._kv_inited[name] and self._arg_params[name] ~= nil then
+        owner._kv_inited[name] = true
+        kv:init(name, self._arg_params[name])
+        if self._update_on_kvstore then kv:pull(name, self._exec_group.param_arrays[names[name]], -names[name]) end
+      end
+    end
+  end
   self.optimizer_initialized = true
   set_overlap(self)
 end
@@ -471,8 +535,9 @@ function Module:update()
   end
   if kv then kv:pushpull(names, grads, grads)
   elseif n_dev > 1 then g:sum_gradients() end
+  local oi = self._opt_index
   for j, i in ipairs(index) do
-    for k = 1, n_dev do self._updater((i - 1) * n_dev + (k - 1), grads[j][k], weights[j][k]) end
+    for k = 1, n_dev do self._updater(oi and oi[i][k] or (i - 1) * n_dev + (k - 1), grads[j][k], weights[j][k]) end
   end
 end
 

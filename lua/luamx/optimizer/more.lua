@@ -35,7 +35,7 @@ function P.define(M)
     self:_update_count(index)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     local z, n = state[1], state[2]
-    if fused('ftrl_update', {weight = weight, grad = grad, z = z, n = n, out = weight, lr = lr, wd = wd,
+    if fused(self, index, 'ftrl_update', {weight = weight, grad = grad, z = z, n = n, out = weight, lr = lr, wd = wd,
         lamda1 = self.lamda1, beta = self.beta, rescale_grad = self.rescale_grad,
         clip_gradient = clip_arg(self)}) then return end
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
@@ -60,14 +60,14 @@ function P.define(M)
     self:_update_count(index)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     if state then
-      if fused('signum_update', {weight = weight, grad = grad, mom = state, out = weight, lr = lr, wd = wd,
+      if fused(self, index, 'signum_update', {weight = weight, grad = grad, mom = state, out = weight, lr = lr, wd = wd,
           momentum = self.momentum, wd_lh = self.wd_lh, rescale_grad = self.rescale_grad,
           clip_gradient = clip_arg(self)}) then return end
       local g = clip(grad * self.rescale_grad, self.clip_gradient)
       state:set(state * self.momentum - (weight * wd + g) * (1 - self.momentum))
       weight:set(weight * (1 - lr * self.wd_lh) + op('sign')(state) * lr)
     else
-      if fused('signsgd_update', {weight = weight, grad = grad, out = weight, lr = lr, wd = wd,
+      if fused(self, index, 'signsgd_update', {weight = weight, grad = grad, out = weight, lr = lr, wd = wd,
           rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}) then return end
       weight:set(weight * (1 - lr * wd) - op('sign')(grad) * lr)
     end
@@ -146,7 +146,7 @@ function P.define(M)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     local t = self._index_update_count[index]
     local d, v, z = state[1], state[2], state[3]
-    if fused('ftml_update', {weight = weight, grad = grad, d = d, v = v, z = z, out = weight, lr = lr, wd = wd,
+    if fused(self, index, 'ftml_update', {weight = weight, grad = grad, d = d, v = v, z = z, out = weight, lr = lr, wd = wd,
         t = t, beta1 = self.beta1, beta2 = self.beta2, epsilon = self.epsilon,
         rescale_grad = self.rescale_grad, clip_grad = clip_arg(self)}) then return end
     local b1, b2 = self.beta1, self.beta2

@@ -198,6 +198,11 @@ function Base:reset() self._counter, self._init_counter = -1, -1 end
 --- begin_state([func [, opts]]): one symbol per state_info entry.
 function Base:begin_state(func, opts)
   local sym = S()
+  local fmt = type(func) == 'table' and getmetatable(func)
+  if func ~= nil and type(func) ~= 'function' and not (fmt and fmt.__call) then
+    require('luamx.check').fail('begin_state', 'func', 'a function(name, opts) such as mx.sym.zeros', func)
+  end
+  require('luamx.check').type('begin_state', 'opts', opts, 'table', true)
   if self._modified then
     raise('begin_state: after applying modifier cells (e.g. DropoutCell) the base cell cannot be '
           .. 'called directly. Call the modifier cell instead.')
@@ -224,6 +229,18 @@ function Base:begin_state(func, opts)
   return states
 end
 
+--- Checks unroll's arguments (every cell's unroll calls it): length a positive integer,
+--- layout nil or a string, merge_outputs nil or a boolean, begin_state nil or a list.
+function M.check_unroll(length, layout, merge_outputs, begin_state)
+  local check = require 'luamx.check'
+  check.number('unroll', 'length', length, {integer = true, min = 1})
+  check.type('unroll', 'layout', layout, 'string', true)
+  check.type('unroll', 'merge_outputs', merge_outputs, 'boolean', true)
+  if begin_state ~= nil and not (type(begin_state) == 'table' and getmetatable(begin_state) == nil) then
+    check.fail('unroll', 'begin_state', 'nil or a list of state Symbols', begin_state)
+  end
+end
+
 --- MXNet's _normalize_sequence: a symbol or an array of step symbols, split or merged.
 local function normalize(length, inputs, layout, merge)
   local sym = S()
@@ -239,7 +256,9 @@ local function normalize(length, inputs, layout, merge)
     end
     return inputs, axis
   end
-  if type(inputs) ~= 'table' then raise('unroll: inputs must be a symbol or an array of symbols') end
+  if type(inputs) ~= 'table' then
+    require('luamx.check').fail('unroll', 'inputs', 'a Symbol or an array of Symbols', inputs)
+  end
   if length and #inputs ~= length then
     raise(('unroll: %d step inputs given for length %d'):format(#inputs, length))
   end
@@ -262,6 +281,7 @@ M.normalize = normalize
 -- @return outputs, list of final states
 -- @usage local outs, states = cell:unroll(10, data, nil, 'NTC', true)
 function Base:unroll(length, inputs, begin_state, layout, merge_outputs)
+  M.check_unroll(length, layout, merge_outputs, begin_state)
   self:reset()
   layout = layout or 'NTC'
   inputs = normalize(length, inputs, layout, false)
@@ -469,6 +489,7 @@ end
 -- @param merge_outputs true: one symbol with the T axis; false or nil: a list per step
 -- @return outputs, list of final states
 function Seq:unroll(length, inputs, begin_state, layout, merge_outputs)
+  M.check_unroll(length, layout, merge_outputs, begin_state)
   self:reset()
   begin_state = begin_state or self:begin_state()
   local p, next_states = 1, {}
@@ -662,6 +683,7 @@ function Fused:step() raise('FusedRNNCell cannot be stepped; use unroll') end
 -- @param merge_outputs true: one symbol with the T axis; false or nil: a list per step
 -- @return outputs, list of final states (empty unless `get_next_state` was set)
 function Fused:unroll(length, inputs, begin_state, layout, merge_outputs)
+  M.check_unroll(length, layout, merge_outputs, begin_state)
   local sym = S()
   self:reset()
   layout = layout or 'NTC'

@@ -216,6 +216,7 @@ function M.install(C, mx)
   -- @param merge_outputs true: one symbol; false: a list; nil: merged when both cells merge
   -- @return outputs, {left states, right states}
   function Bi:unroll(length, inputs, begin_state, layout, merge_outputs)
+    C.check_unroll(length, layout, merge_outputs, begin_state)
     local sym = S()
     self:reset()
     layout = layout or 'NTC'

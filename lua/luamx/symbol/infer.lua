@@ -122,7 +122,7 @@ function M.install(S)
     local n = #vals
     local dt = ffi.new('int[?]', math.max(n, 1))
     for i = 1, n do
-      dt[i - 1] = (vals[i] == nil or vals[i] == false) and -1 or nd.dtype_code(vals[i], level)
+      dt[i - 1] = (vals[i] == nil or vals[i] == false) and -1 or nd.dtype_code(vals[i], level, what)
     end
     local na, no, nx = split3(self, level)
     local cap = na + no + nx

@@ -47,6 +47,16 @@ function M.install(S)
   -- Custom ops (luamx.operator) call back into Lua from this C call: keep it out of traces.
   jit.off(compose)
 
+  -- An input given something other than a Symbol (data = 42) reads as an unknown
+  -- parameter to the engine: name it as the input it is.
+  local function misplaced(opname, kw)
+    local params = {}
+    for k, v in pairs(kw) do
+      if type(k) == 'string' and k ~= 'name' and k ~= 'attr' and not is_symbol(v) then params[k] = v end
+    end
+    require('luamx.op').check_misplaced_inputs('mx.sym.' .. opname, opname, params, 'a Symbol')
+  end
+
   --- Creates and composes op `opname`. pos: positional symbols; kw: keyword table.
   local function create(opname, pos, kw, level)
     level = level + 1
@@ -74,14 +84,23 @@ function M.install(S)
       elseif is_symbol(v) then
         named[#named + 1] = {k, v}
       else
-        keys[#keys + 1], vals[#vals + 1] = k, param_string(v, k, level)
+        local pok, str = pcall(param_string, v, k, level)
+        if not pok then
+          misplaced(opname, kw)
+          error(('mx.sym.%s: %s'):format(opname, tostring(str):gsub('^[^:]*:%d+: ', '')), level)
+        end
+        keys[#keys + 1], vals[#vals + 1] = k, str
       end
     end
     if kw.num_args == nil and #pos > 0 and needs_num_args(opname) then
       keys[#keys + 1], vals[#vals + 1] = 'num_args', tostring(#pos)
     end
-    local s = new_from(level, C.lmx_symbol_new_op, opname, kw.name, #keys, cstrings(keys),
-                       cstrings(vals))
+    local ok, s = pcall(new_from, level, C.lmx_symbol_new_op, opname, kw.name, #keys, cstrings(keys),
+                        cstrings(vals))
+    if not ok then
+      misplaced(opname, kw)
+      error(s, 0)
+    end
     return compose(s, pos, named, level)
   end
   S.create = create
@@ -146,9 +165,17 @@ function M.install(S)
 
   -- ------------------------------------------------------------ variables ----
   function S.Variable(name, opts)
-    if type(name) ~= 'string' then error('Variable: name must be a string', 2) end
+    local chk = require 'luamx.check'
+    chk.type('mx.sym.Variable', 'name', name, 'string')
     opts = opts or {}
-    if type(opts) ~= 'table' then error('Variable: options must be a table', 2) end
+    chk.type('mx.sym.Variable', 'options', opts, 'table')
+    if opts.shape ~= nil then
+      local sh = opts.shape
+      if type(sh) ~= 'table' or getmetatable(sh) ~= nil then chk.fail('mx.sym.Variable', 'shape', 'an array of integers', sh) end
+      for i, d in ipairs(sh) do chk.number('mx.sym.Variable', ('shape[%d]'):format(i), d, {integer = true, min = 0}) end
+    end
+    chk.number('mx.sym.Variable', 'lr_mult', opts.lr_mult, true)
+    chk.number('mx.sym.Variable', 'wd_mult', opts.wd_mult, true)
     local s = new_from(2, C.lmx_symbol_variable, name)
     local attrs = {}
     for k, v in pairs(opts.attr or {}) do
@@ -177,10 +204,15 @@ function M.install(S)
   S.var = S.Variable
 
   function S.Group(list)
-    if type(list) ~= 'table' then error('Group: expected an array of symbols', 2) end
+    if type(list) ~= 'table' or is_symbol(list) then
+      require('luamx.check').fail('mx.sym.Group', 'symbols', 'an array of Symbols', list)
+    end
     local n = #list
     local arr = ffi.new('lmx_symbol *[?]', math.max(n, 1))
-    for i = 1, n do arr[i - 1] = handle(list[i], 2) end
+    for i = 1, n do
+      if not is_symbol(list[i]) then require('luamx.check').fail('mx.sym.Group', ('symbols[%d]'):format(i), 'a Symbol', list[i]) end
+      arr[i - 1] = handle(list[i], 2)
+    end
     return new_from(2, C.lmx_symbol_group, n, arr)
   end
 
