@@ -266,3 +266,55 @@ describe('math family: symbols', function()
     assert.same({ 1, 1, 1 }, e1.outputs[2]:toflat())
   end)
 end)
+
+describe('math family: nansum, nanprod, moments', function()
+  local nan = 0 / 0
+  for dt, tol in pairs(DTYPES) do
+    it('nansum / nanprod treat NaN as 0 / 1 (' .. dt .. ')', function()
+      local a = arr({ 1, 2, nan, 4, nan, 6 }, dt):reshape { 2, 3 }
+      assert.same({ 5, 2, 6 }, mx.nd.nansum(a, { axis = 0 }):toflat())
+      assert.same({ 3, 10 }, mx.nd.nansum(a, { axis = 1 }):toflat())
+      assert.same({ 13 }, mx.nd.nansum(a):toflat())
+      assert.same({ 4, 2, 6 }, mx.nd.nanprod(a, { axis = 0 }):toflat())
+      assert.same({ 48 }, mx.nd.nanprod(a):toflat())
+      local k = mx.nd.nansum(a, { axis = 0, keepdims = true, exclude = true })
+      assert.same({ 2, 1 }, k.shape)
+      assert.same({ 3, 10 }, k:toflat())
+      -- the gradient skips NaN: nansum 1, nanprod y / x
+      local x = arr({ 2, nan, 3, 4 }, dt)
+      x:attach_grad()
+      mx.autograd.record(function() return mx.nd.nanprod(x) end):backward()
+      local g = x.grad:toflat()
+      H.near({ g[1], g[2], g[3], g[4] }, { 12, 0, 8, 6 }, tol)
+      mx.autograd.record(function() return mx.nd.nansum(x) end):backward()
+      assert.same({ 1, 0, 1, 1 }, x.grad:toflat())
+    end)
+
+    it('moments gives the numbers of MXNet\'s documentation (' .. dt .. ')', function()
+      local x = arr({ 1, 2, 3, 4, 5, 6 }, dt):reshape { 2, 3 }
+      local m = mx.nd.moments(x, { axes = { 0 } })
+      H.near(m[1]:toflat(), { 2.5, 3.5, 4.5 }, tol)
+      H.near(m[2]:toflat(), { 2.25, 2.25, 2.25 }, tol)
+      m = mx.nd.moments(x, { axes = { 1 } })
+      H.near(m[1]:toflat(), { 2, 5 }, tol)
+      H.near(m[2]:toflat(), { 2 / 3, 2 / 3 }, tol)
+      m = mx.nd.moments(x, { axes = { 0, 1 }, keepdims = true })
+      assert.same({ 1, 1 }, m[1].shape)
+      H.near(m[1]:toflat(), { 3.5 }, tol)
+      H.near(m[2]:toflat(), { 35 / 12 }, tol)
+    end)
+  end
+
+  it('moments: outputs named mean and var, gradient of both, axes checked by name', function()
+    local info = mx.op.info('moments', { axes = '(1,)' })
+    assert.same({ 'mean', 'var' }, info.outputs)
+    local x = arr { 1, 2, 4, 7 }
+    x:attach_grad()
+    local outs = mx.autograd.record(function() return mx.nd.moments(x) end)
+    mx.autograd.backward({ outs[1], outs[2] }, { arr { 1 }, arr { 2 } })
+    -- d mean = 1/4; d var = 2 (x - 3.5) / 4, times the head 2
+    H.near(x.grad:toflat(), { 0.25 - 2.5, 0.25 - 1.5, 0.25 + 0.5, 0.25 + 3.5 }, 1e-14)
+    H.raises(function() mx.nd.moments(arr { 1, 2 }, { axes = { 3 } }) end,
+      'moments', "parameter 'axes'", 'axis 3 is out of range for 1-D input')
+  end)
+end)

@@ -368,6 +368,15 @@ static const gc_case g_cases[] = {
     {"broadcast_hypot", "", "(2,3);(2,3)", "aa", 0, 1},
     {"broadcast_mod", "", "(3,4);(3,1)", "up", 0, 1},
     {"broadcast_mod", "", "(4);(2,3,4)", "pa", 0, 1},
+    /* math family: reductions */
+    {"nansum", "", "(3,4)", "u", 0, 1},
+    {"nansum", "axis=(0, 2);keepdims=True", "(2,3,4)", "u", 0, 1},
+    {"nansum", "axis=1;exclude=True", "(2,3,4)", "u", 0, 1},
+    {"nanprod", "axis=1", "(3,4)", "a", 0, 1},
+    {"nanprod", "axis=(0, 2)", "(2,3,2)", "a", 0, 1},
+    {"moments", "axes=(0,)", "(3,4)", "u", 0, 1},
+    {"moments", "axes=(1, 2);keepdims=True", "(2,3,4)", "u", 0, 1},
+    {"moments", "", "(5)", "u", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -119,7 +119,15 @@
   /* scalar gradients: a = g, b = x, c = y, with s */                                     \
   X(HYPOT_S_B, a *b / MF(hypot)(b, s))                                                    \
   X(RMOD_S_B, -a * MF(floor)(s / b))                                                      \
-  X(SMOOTH_L1_B, b > 1 / (s * s) ? a : b < -1 / (s * s) ? -a : a * s * s * b)
+  X(SMOOTH_L1_B, b > 1 / (s * s) ? a : b < -1 / (s * s) ? -a : a * s * s * b)            \
+  /* reductions (nansum, nanprod, moments): a = x or g, b = x, c = y or mean, with s */   \
+  X(NAN_TO_0, a != a ? (T)0 : a)                                                          \
+  X(NAN_TO_1, a != a ? (T)1 : a)                                                          \
+  X(NANSUM_B, b != b ? (T)0 : a)                                                          \
+  X(NANPROD_B, b != b ? (T)0 : a * c / b)                                                 \
+  X(SQ_DIFF, (a - b) * (a - b))                                                           \
+  X(SCALE, a *s)                                                                          \
+  X(VAR_B, a *(b - c) * (2 * s))
 
 #define LMX_MF_ENUM(NAME, EXPR) LMX_MF_##NAME,
 enum { LMX_MATH_FNS(LMX_MF_ENUM) LMX_NUM_MF };

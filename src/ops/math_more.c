@@ -1,6 +1,6 @@
 /* math_more.c — the math family (ops14a): MXNet 1.9's remaining unary functions, the
  * elementwise comparisons and logical ops (equal shapes, with a scalar, broadcasting),
- * hypot, mod and smooth_l1.
+ * hypot, mod and smooth_l1, and the reductions nansum, nanprod and moments.
  *
  * Unary ops take one input "data" and give the same shape and dtype (may run in place);
  * backward_needs follows MXNet's gradient definitions (cbrt, tan and erfinv write theirs
@@ -12,8 +12,11 @@
  * (kernels/cpu/math_fns.h).
  * MXNet 1.9: src/operator/tensor/elemwise_unary_op_{basic,logexp,pow,trig}.cc,
  * elemwise_binary_op_{logic,extended,basic}.cc, elemwise_binary_scalar_op_{logic,
- * extended,basic}.cc, elemwise_binary_broadcast_op_{logic,extended,basic}.cc.
+ * extended,basic}.cc, elemwise_binary_broadcast_op_{logic,extended,basic}.cc,
+ * broadcast_reduce_{sum,prod}_value.cc, nn/moments.cc.
  */
+#include "layout_plan.h"
+#include "math_more.h"
 #include "op_impl.h"
 
 static const int inplace_00[][2] = {{0, 0}};
@@ -154,3 +157,101 @@ MATH_BCAST(broadcast_hypot, BY_IN, "Returns the hypotenuse of a right angled tri
                                    "given its \"legs\", with broadcasting.");
 MATH_BCAST(broadcast_mod, BY_IN, "Returns element-wise modulo (the divisor's sign) with "
                                  "broadcasting.");
+
+/* ---- reductions: nansum, nanprod (sum's parameters and shapes), moments -------------- */
+
+extern const lmx_op lmx_op_sum;
+
+static const lmx_param_field red_fields[] = {
+    LMX_PF(lmx_red_param, axis, LMX_PT_SHAPE, "None", NULL, 0, 0,
+           "The axis or axes along which to reduce (None: all)."),
+    LMX_PF(lmx_red_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
+           "Keep reduced axes as dimensions of size 1."),
+    LMX_PF(lmx_red_param, exclude, LMX_PT_BOOL, "False", NULL, 0, 0,
+           "Whether to reduce on all axes except those in axis."),
+};
+
+/* reduce.c's rule (through sum's descriptor) */
+static int red_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out, int nout,
+                     lmx_shape *aux, int naux) {
+  return lmx_op_sum.infer_shape(c, in, nin, out, nout, aux, naux);
+}
+
+const lmx_op lmx_op_nansum = {
+    .name = "nansum",
+    .doc = "Computes the sum of array elements over given axes treating Not a Numbers "
+           "(NaN) as zero.",
+    LMX_PARAMS(red_fields, lmx_red_param),
+    .infer_shape = red_shape,
+    .backward_needs = BY_IN,
+};
+
+const lmx_op lmx_op_nanprod = {
+    .name = "nanprod",
+    .doc = "Computes the product of array elements over given axes treating Not a Numbers "
+           "(NaN) as one.",
+    LMX_PARAMS(red_fields, lmx_red_param),
+    .infer_shape = red_shape,
+    .backward_needs = BY_BOTH,
+};
+
+static const lmx_param_field moments_fields[] = {
+    LMX_PF(lmx_moments_param, axes, LMX_PT_SHAPE, "None", NULL, 0, 0,
+           "Array of ints. Axes along which to compute mean and variance."),
+    LMX_PF(lmx_moments_param, keepdims, LMX_PT_BOOL, "False", NULL, 0, 0,
+           "produce moments with the same dimensionality as the input."),
+};
+
+static const char *const moments_outputs[] = {"mean", "var", NULL};
+
+/* moments' context as sum's: the same ctx with an lmx_red_param of axes / keepdims */
+static lmx_op_ctx as_sum(const lmx_op_ctx *c, lmx_red_param *rp) {
+  const lmx_moments_param *p = c->param;
+  rp->axis = p->axes;
+  rp->keepdims = p->keepdims;
+  rp->exclude = 0;
+  lmx_op_ctx s = *c;
+  s.param = rp;
+  return s;
+}
+
+/* axes checked under their own name (sum's rule would say 'axis') */
+static int check_axes(const lmx_op_ctx *c, int ndim) {
+  const lmx_moments_param *p = c->param;
+  for (int k = 0; k < p->axes.ndim; k++) {
+    int a;
+    LMX_TRY(lmx_op_axis(c, "axes", p->axes.dim[k], ndim, &a));
+  }
+  return LMX_OK;
+}
+
+int lmx_math_moments_plan(const lmx_op_ctx *c, const lmx_shape *x, int64_t *ystr,
+                          int64_t *ysize) {
+  LMX_TRY(check_axes(c, x->ndim));
+  lmx_red_param rp;
+  lmx_op_ctx s = as_sum(c, &rp);
+  return lmx_plan_reduce(&s, x, 0, ystr, ysize);
+}
+
+static int moments_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                         int nout, lmx_shape *aux, int naux) {
+  if (in[0].ndim > 0) LMX_TRY(check_axes(c, in[0].ndim));
+  lmx_red_param rp;
+  lmx_op_ctx s = as_sum(c, &rp);
+  LMX_TRY(lmx_op_sum.infer_shape(&s, in, nin, out, 1, aux, naux));
+  (void)nout;
+  if (out[0].ndim > 0) LMX_TRY(lmx_out_assign(c, out, 1, &out[0]));
+  if (out[1].ndim > 0) LMX_TRY(lmx_out_assign(c, out, 0, &out[1]));
+  return LMX_OK;
+}
+
+const lmx_op lmx_op_moments = {
+    .name = "moments",
+    .doc = "Calculate the mean and variance of `data` over `axes`: mean = mean(data), "
+           "var = mean((data - mean)^2). Example: moments([[1, 2], [3, 4]], axes=(0,)) "
+           "gives mean [2, 3] and var [1, 1].",
+    LMX_PARAMS(moments_fields, lmx_moments_param),
+    .outputs = moments_outputs,
+    .infer_shape = moments_shape,
+    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+};

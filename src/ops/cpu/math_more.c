@@ -7,11 +7,14 @@
  * outputs included; in place is safe (element i is read before it is written).
  * A broadcast op's gradient maps d(op)/d(side) · g over the output shape into the
  * workspace, then sums it over the axes that side was broadcast along (lmx_cpu_reduce).
+ * nansum / nanprod reduce a NaN-free copy in the workspace; moments reduces the mean, then
+ * the squared deviations (workspace) for var.
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../../kernels/cpu/math_fns.h"
 #include "../../tensor/dtype.h"
 #include "../layout_plan.h"
+#include "../math_more.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
 
@@ -244,3 +247,137 @@ CPU_BCAST(broadcast_logical_or, OR, ZERO, ZERO)
 CPU_BCAST(broadcast_logical_xor, XOR, ZERO, ZERO)
 CPU_BCAST(broadcast_hypot, HYPOT, HYPOT_L, HYPOT_R)
 CPU_BCAST(broadcast_mod, MOD, MOD_L, MOD_R)
+
+/* ---- nansum / nanprod: NaN replaced (0 / 1) into the workspace, then reduced --------- */
+
+static int nanred_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                      const int *req, int kind) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t ystr[LMX_MAX_NDIM], ysize, xsize = lmx_glue_size(&in[0]);
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], xsize, "input 'data'"));
+  LMX_TRY(lmx_plan_reduce(c, &in[0].shape, 0, ystr, &ysize));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
+  if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output");
+  int acc = req[0] == LMX_REQ_ADD;
+  if (acc && kind != LMX_RED_SUM) return lmx_cpu_fail_req_add(c, "output");
+  LMX_TRY(lmx_glue_check_ws(c, (size_t)xsize * (size_t)lmx_dtype_size(in[0].dtype)));
+  lmx_cpu_math(kind == LMX_RED_SUM ? LMX_MF_NAN_TO_0 : LMX_MF_NAN_TO_1, in[0].dtype, xsize,
+               c->workspace, in[0].data, NULL, NULL, 0, 0);
+  lmx_cpu_reduce(kind, in[0].dtype, in[0].shape.ndim, in[0].shape.dim, c->workspace,
+                 out[0].data, ystr, ysize, 1.0, acc);
+  return LMX_OK;
+}
+
+/* gx[i] (+)= f(g[ystr walk], x[i], y[ystr walk]): 0 where x is NaN */
+static int nanred_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                      const lmx_tensor *out, const lmx_tensor *ig, const int *req, int fn) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t ystr[LMX_MAX_NDIM], ysize, xstr[LMX_MAX_NDIM];
+  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  LMX_TRY(lmx_plan_reduce(c, &ig[0].shape, 0, ystr, &ysize));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &ig[0].shape, ig[0].dtype, "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &og[0], ysize, "output gradient"));
+  if (out[0].data) LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
+  lmx_plan_contig_strides(ig[0].shape.ndim, ig[0].shape.dim, xstr);
+  lmx_cpu_math_strided(fn, ig[0].dtype, ig[0].shape.ndim, ig[0].shape.dim, ig[0].data,
+                       (const void *[3]){og[0].data, in[0].data, out[0].data},
+                       (const int64_t *[3]){ystr, xstr, ystr}, 0, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+static size_t in_sized_ws(const lmx_shape *in) { return (size_t)lmx_shape_size(&in[0]) * 8; }
+
+int lmx_cpu_fwd_nansum(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                       const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return nanred_fwd(c, in, out, req, LMX_RED_SUM);
+}
+int lmx_cpu_bwd_nansum(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                       const lmx_tensor *aux) {
+  (void)aux;
+  return nanred_bwd(c, og, in, out, ig, req, LMX_MF_NANSUM_B);
+}
+size_t lmx_cpu_ws_nansum(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+  return in_sized_ws(in);
+}
+int lmx_cpu_fwd_nanprod(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  return nanred_fwd(c, in, out, req, LMX_RED_PROD);
+}
+int lmx_cpu_bwd_nanprod(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
+  (void)aux;
+  return nanred_bwd(c, og, in, out, ig, req, LMX_MF_NANPROD_B);
+}
+size_t lmx_cpu_ws_nanprod(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+  return in_sized_ws(in);
+}
+
+/* ---- moments: mean, then the mean of (x - mean)^2 (squares in the workspace) --------- */
+
+int lmx_cpu_fwd_moments(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL && req[1] == LMX_REQ_NULL) return LMX_OK;
+  if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output 'mean'");
+  if (req[1] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output 'var'");
+  int64_t ystr[LMX_MAX_NDIM], ysize, xstr[LMX_MAX_NDIM], xsize = lmx_glue_size(&in[0]);
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_math_moments_plan(c, &in[0].shape, ystr, &ysize));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output 'mean'"));
+  LMX_TRY(lmx_glue_check_size(c, &out[1], ysize, "output 'var'"));
+  if (out[0].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[0], "output 'mean'");
+  if (out[1].dtype != in[0].dtype) return lmx_cpu_fail_dtype(c, &out[1], "output 'var'");
+  LMX_TRY(lmx_glue_check_ws(c, (size_t)xsize * (size_t)lmx_dtype_size(in[0].dtype)));
+  int nd = in[0].shape.ndim, dt = in[0].dtype;
+  const int64_t *shape = in[0].shape.dim;
+  double scale = xsize ? (double)ysize / (double)xsize : 1.0;
+  /* the mean is needed for var even when req[0] is NULL: out[0] holds it either way */
+  lmx_cpu_reduce(LMX_RED_MEAN, dt, nd, shape, in[0].data, out[0].data, ystr, ysize, scale, 0);
+  if (req[1] == LMX_REQ_NULL) return LMX_OK;
+  lmx_plan_contig_strides(nd, shape, xstr);
+  lmx_cpu_math_strided(LMX_MF_SQ_DIFF, dt, nd, shape, c->workspace,
+                       (const void *[3]){in[0].data, out[0].data, NULL},
+                       (const int64_t *[3]){xstr, ystr, NULL}, 0, 0);
+  lmx_cpu_reduce(LMX_RED_MEAN, dt, nd, shape, c->workspace, out[1].data, ystr, ysize, scale, 0);
+  return LMX_OK;
+}
+
+/* gx (+)= g_mean / N + g_var * 2 (x - mean) / N, N the reduced count */
+int lmx_cpu_bwd_moments(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t ystr[LMX_MAX_NDIM], ysize, xstr[LMX_MAX_NDIM], xsize = lmx_glue_size(&ig[0]);
+  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  LMX_TRY(lmx_math_moments_plan(c, &ig[0].shape, ystr, &ysize));
+  LMX_TRY(lmx_glue_check_like(c, &in[0], &ig[0].shape, ig[0].dtype, "input 'data'"));
+  LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output 'mean'"));
+  if (og[0].data) LMX_TRY(lmx_glue_check_size(c, &og[0], ysize, "gradient of 'mean'"));
+  if (og[1].data) LMX_TRY(lmx_glue_check_size(c, &og[1], ysize, "gradient of 'var'"));
+  int nd = ig[0].shape.ndim, dt = ig[0].dtype, acc = req[0] == LMX_REQ_ADD;
+  const int64_t *shape = ig[0].shape.dim;
+  double inv_n = ysize ? (double)ysize / (double)xsize : 0.0;
+  lmx_plan_contig_strides(nd, shape, xstr);
+  /* the mean's term (zeros without a head gradient), then the var's added */
+  lmx_cpu_math_strided(og[0].data ? LMX_MF_SCALE : LMX_MF_ZERO, dt, nd, shape, ig[0].data,
+                       (const void *[3]){og[0].data, NULL, NULL},
+                       (const int64_t *[3]){ystr, NULL, NULL}, inv_n, acc);
+  if (og[1].data)
+    lmx_cpu_math_strided(LMX_MF_VAR_B, dt, nd, shape, ig[0].data,
+                         (const void *[3]){og[1].data, in[0].data, out[0].data},
+                         (const int64_t *[3]){ystr, xstr, ystr}, inv_n, 1);
+  return LMX_OK;
+}
+
+size_t lmx_cpu_ws_moments(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+  return in_sized_ws(in);
+}

@@ -189,4 +189,7 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_broadcast_logical_xor] = {FWD(broadcast_logical_xor), BWD(broadcast_logical_xor), WS(broadcast_logical_xor)},
     [LMX_OPID_broadcast_hypot] = {FWD(broadcast_hypot), BWD(broadcast_hypot), WS(broadcast_hypot)},
     [LMX_OPID_broadcast_mod] = {FWD(broadcast_mod), BWD(broadcast_mod), WS(broadcast_mod)},
+    [LMX_OPID_nansum] = {FWD(nansum), BWD(nansum), WS(nansum)},
+    [LMX_OPID_nanprod] = {FWD(nanprod), BWD(nanprod), WS(nanprod)},
+    [LMX_OPID_moments] = {FWD(moments), BWD(moments), WS(moments)},
 };
