@@ -318,3 +318,47 @@ describe('math family: nansum, nanprod, moments', function()
       'moments', "parameter 'axes'", 'axis 3 is out of range for 1-D input')
   end)
 end)
+
+describe('math family: hard_sigmoid, softmin', function()
+  for dt, tol in pairs(DTYPES) do
+    it('hard_sigmoid clips alpha x + beta to [0, 1] (' .. dt .. ')', function()
+      local x = arr({ -5, -2.5, -1, 0, 1, 2.5, 5 }, dt)
+      H.near(mx.nd.hard_sigmoid(x):toflat(), { 0, 0, 0.3, 0.5, 0.7, 1, 1 }, tol)
+      H.near(mx.nd.hard_sigmoid(x, { alpha = 0.5, beta = 0.25 }):toflat(),
+        { 0, 0, 0, 0.25, 0.75, 1, 1 }, tol)
+      x:attach_grad()
+      mx.autograd.record(function() return mx.nd.hard_sigmoid(x) end):backward()
+      H.near(x.grad:toflat(), { 0, 0, 0.2, 0.2, 0.2, 0, 0 }, tol)
+    end)
+
+    it('softmin gives the numbers of MXNet\'s documentation (' .. dt .. ')', function()
+      local x = arr({ 1, 2, 3, 3, 2, 1 }, dt):reshape { 2, 3 }
+      H.near(mx.nd.softmin(x, { axis = 0 }):toflat(),
+        { 0.88079703, 0.5, 0.11920292, 0.11920292, 0.5, 0.88079703 }, 1e-7)
+      H.near(mx.nd.softmin(x):toflat(),
+        { 0.66524094, 0.24472848, 0.09003057, 0.09003057, 0.24472848, 0.66524094 }, 1e-7)
+      -- temperature 2: softmax(-x / 2); large spreads stay finite
+      local e1, e2, e3 = math.exp(-0.5), math.exp(-1), math.exp(-1.5)
+      local s = e1 + e2 + e3
+      H.near(mx.nd.softmin(x, { temperature = 2 }):toflat(),
+        { e1 / s, e2 / s, e3 / s, e3 / s, e2 / s, e1 / s }, tol * 10)
+      H.near(mx.nd.softmin(arr({ -1000, 0, 1000 }, dt)):toflat(), { 1, 0, 0 }, tol)
+    end)
+  end
+
+  it('softmin\'s gradient is softmax\'s of -x', function()
+    local x = arr { 0.3, -1.2, 2 }
+    local head = arr { 1, -2, 0.5 }
+    x:attach_grad()
+    local y = mx.autograd.record(function() return mx.nd.softmin(x) end)
+    y:backward(head)
+    local yv, hv = y:toflat(), head:toflat()
+    local dot = 0
+    for i = 1, 3 do dot = dot + yv[i] * hv[i] end
+    local ref = {}
+    for i = 1, 3 do ref[i] = -yv[i] * (hv[i] - dot) end
+    H.near(x.grad:toflat(), ref, 1e-14)
+    H.raises(function() mx.nd.softmin(arr { 1, 2 }, { temperature = 0 }) end,
+      'softmin', "parameter 'temperature': must not be 0")
+  end)
+end)

@@ -377,6 +377,12 @@ static const gc_case g_cases[] = {
     {"moments", "axes=(0,)", "(3,4)", "u", 0, 1},
     {"moments", "axes=(1, 2);keepdims=True", "(2,3,4)", "u", 0, 1},
     {"moments", "", "(5)", "u", 0, 1},
+    /* math family: activations */
+    {"hard_sigmoid", "", "(3,4)", "u", 0, 1},
+    {"hard_sigmoid", "alpha=2;beta=0.5", "(4,5)", "h", 0, 1},
+    {"softmin", "", "(3,5)", "u", 0, 1},
+    {"softmin", "axis=0;temperature=2.5", "(3,2,4)", "u", 0, 1},
+    {"softmin", "axis=1;use_length=True", "(2,5,3);(2,3)", "un", 5, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

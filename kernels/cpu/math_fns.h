@@ -127,7 +127,10 @@
   X(NANPROD_B, b != b ? (T)0 : a * c / b)                                                 \
   X(SQ_DIFF, (a - b) * (a - b))                                                           \
   X(SCALE, a *s)                                                                          \
-  X(VAR_B, a *(b - c) * (2 * s))
+  X(VAR_B, a *(b - c) * (2 * s))                                                          \
+  /* hard_sigmoid: clamp(a + s, 0, 1) (a = alpha x, s = beta); gradient a = g, c = y */   \
+  X(CLAMP01_PLUS, a + s < 0 ? (T)0 : a + s > 1 ? (T)1 : a + s)                             \
+  X(HSIG_B, c > 0 && c < 1 ? a * s : (T)0)
 
 #define LMX_MF_ENUM(NAME, EXPR) LMX_MF_##NAME,
 enum { LMX_MATH_FNS(LMX_MF_ENUM) LMX_NUM_MF };

@@ -1,6 +1,7 @@
 /* math_more.c — the math family (ops14a): MXNet 1.9's remaining unary functions, the
  * elementwise comparisons and logical ops (equal shapes, with a scalar, broadcasting),
- * hypot, mod and smooth_l1, and the reductions nansum, nanprod and moments.
+ * hypot, mod and smooth_l1, the reductions nansum, nanprod and moments, and the
+ * activations hard_sigmoid and softmin.
  *
  * Unary ops take one input "data" and give the same shape and dtype (may run in place);
  * backward_needs follows MXNet's gradient definitions (cbrt, tan and erfinv write theirs
@@ -13,7 +14,8 @@
  * MXNet 1.9: src/operator/tensor/elemwise_unary_op_{basic,logexp,pow,trig}.cc,
  * elemwise_binary_op_{logic,extended,basic}.cc, elemwise_binary_scalar_op_{logic,
  * extended,basic}.cc, elemwise_binary_broadcast_op_{logic,extended,basic}.cc,
- * broadcast_reduce_{sum,prod}_value.cc, nn/moments.cc.
+ * broadcast_reduce_{sum,prod}_value.cc, nn/moments.cc, nn/softmax.cc (softmin),
+ * tensor/elemwise_unary_op_basic.cc (hard_sigmoid).
  */
 #include "layout_plan.h"
 #include "math_more.h"
@@ -254,4 +256,62 @@ const lmx_op lmx_op_moments = {
     .outputs = moments_outputs,
     .infer_shape = moments_shape,
     .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+};
+
+/* ---- activations: hard_sigmoid, softmin ------------------------------------------------ */
+
+static const lmx_param_field hsig_fields[] = {
+    LMX_PF(lmx_hsig_param, alpha, LMX_PT_FLOAT, "0.2", NULL, 0, 0, "Slope of hard sigmoid"),
+    LMX_PF(lmx_hsig_param, beta, LMX_PT_FLOAT, "0.5", NULL, 0, 0, "Bias of hard sigmoid."),
+};
+
+const lmx_op lmx_op_hard_sigmoid = {
+    .name = "hard_sigmoid",
+    .doc = "Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).",
+    LMX_PARAMS(hsig_fields, lmx_hsig_param),
+    .backward_needs = BY_OUT,
+    .inplace = inplace_00,
+    .num_inplace = 1,
+};
+
+/* softmin = softmax of -data: softmax's parameters, inputs, shapes and types (nn_act.c) */
+extern const lmx_op lmx_op_softmax;
+
+static const lmx_param_field softmin_fields[] = {
+    LMX_PF(lmx_softmax_param, axis, LMX_PT_INT, "-1", NULL, 0, 0,
+           "The axis along which to compute softmax."),
+    LMX_PF(lmx_softmax_param, temperature, LMX_PT_OPT_FLOAT, "None", NULL, 0, 0,
+           "Temperature parameter in softmax."),
+    LMX_PF(lmx_softmax_param, dtype, LMX_PT_DTYPE, "None", NULL, 0, 0,
+           "DType of the output in case this can't be inferred."),
+    LMX_PF(lmx_softmax_param, use_length, LMX_PT_OPT_BOOL, "False", NULL, 0, 0,
+           "Whether to use the length input as a mask over the data input."),
+};
+
+static int softmin_num_inputs(const void *p) { return lmx_op_softmax.num_inputs(p); }
+static void softmin_input_name(const void *p, int i, char *buf, size_t cap) {
+  lmx_op_softmax.input_name(p, i, buf, cap);
+}
+static int softmin_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                         int nout, lmx_shape *aux, int naux) {
+  return lmx_op_softmax.infer_shape(c, in, nin, out, nout, aux, naux);
+}
+static int softmin_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
+                        int naux) {
+  return lmx_op_softmax.infer_type(c, in, nin, out, nout, aux, naux);
+}
+static unsigned softmin_needs(const void *p) { return lmx_op_softmax.backward_needs_of(p); }
+
+const lmx_op lmx_op_softmin = {
+    .name = "softmin",
+    .doc = "Applies the softmin function along an axis: softmax(-data / temperature). "
+           "Example: softmin([[1, 2, 3], [3, 2, 1]], axis=0) = [[0.88079703, 0.5, "
+           "0.11920292], [0.11920292, 0.5, 0.88079703]].",
+    LMX_PARAMS(softmin_fields, lmx_softmax_param),
+    .num_inputs = softmin_num_inputs,
+    .input_name = softmin_input_name,
+    .infer_shape = softmin_shape,
+    .infer_type = softmin_type,
+    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+    .backward_needs_of = softmin_needs,
 };

@@ -11,6 +11,11 @@ typedef struct {
   int keepdims;
 } lmx_moments_param;
 
+/* hard_sigmoid: y = max(0, min(1, alpha * x + beta)) */
+typedef struct {
+  double alpha, beta;
+} lmx_hsig_param;
+
 /* The reduction of moments over x: ystr[x->ndim] (0 on reduced axes) and the output size
  * (layout_plan.h's lmx_plan_reduce with moments' axes). */
 int lmx_math_moments_plan(const lmx_op_ctx *c, const lmx_shape *x, int64_t *ystr,

@@ -207,4 +207,6 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_nansum] = {FWD(nansum), BWD(nansum), WS(nansum)},
     [LMX_OPID_nanprod] = {FWD(nanprod), BWD(nanprod), WS(nanprod)},
     [LMX_OPID_moments] = {FWD(moments), BWD(moments), WS(moments)},
+    [LMX_OPID_hard_sigmoid] = {FWD(hard_sigmoid), BWD(hard_sigmoid), WS(hard_sigmoid)},
+    [LMX_OPID_softmin] = {FWD(softmin), BWD(softmin), WS(softmin)},
 };

@@ -387,3 +387,84 @@ size_t lmx_cuda_ws_moments(const lmx_op_ctx *c, const lmx_shape *in, const lmx_s
   (void)c, (void)out;
   return in_sized_ws(in);
 }
+
+/* ---- hard_sigmoid: alpha x, then clamp(. + beta, 0, 1); req ADD goes via the workspace */
+
+int lmx_cuda_fwd_hard_sigmoid(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                             const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  const lmx_hsig_param *p = c->param;
+  int64_t n = lmx_glue_size(&in[0]);
+  int dt = in[0].dtype, acc = req[0] == LMX_REQ_ADD;
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n, "input 'data'"));
+  LMX_TRY(same_size(c, &out[0], &in[0], "output"));
+  if (acc) LMX_TRY(lmx_glue_check_ws(c, (size_t)n * (size_t)lmx_dtype_size(dt)));
+  void *dst = acc ? c->workspace : out[0].data;
+  LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, dst, in[0].data, NULL,
+                                       NULL, p->alpha, 0),
+                        "lmx_cu_math"));
+  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_CLAMP01_PLUS, dt, n, dst, dst, NULL,
+                                       NULL, p->beta, 0),
+                        "lmx_cu_math"));
+  if (!acc) return LMX_OK;
+  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, out[0].data, dst, NULL,
+                                      NULL, 1.0, 1),
+                       "lmx_cu_math");
+}
+
+int lmx_cuda_bwd_hard_sigmoid(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                             const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                             const lmx_tensor *aux) {
+  (void)aux, (void)in;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t n = lmx_glue_size(&ig[0]);
+  LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
+  LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
+  LMX_TRY(lmx_cuda_check_float(c, &ig[0], "gradient of 'data'"));
+  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_HSIG_B, ig[0].dtype, n, ig[0].data,
+                                      og[0].data, NULL, out[0].data,
+                                      ((const lmx_hsig_param *)c->param)->alpha,
+                                      req[0] == LMX_REQ_ADD),
+                       "lmx_cu_math");
+}
+
+size_t lmx_cuda_ws_hard_sigmoid(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+  return in_sized_ws(in);
+}
+
+/* ---- softmin: softmax's glue on -data (workspace); its gradient is softmax's with the
+ * temperature negated (linear in 1/temperature, no exponential) ------------------------- */
+
+int lmx_cuda_fwd_softmin(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux) {
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int64_t n = lmx_glue_size(&in[0]);
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n, "input 'data'"));
+  LMX_TRY(lmx_glue_check_ws(c, (size_t)n * (size_t)lmx_dtype_size(in[0].dtype)));
+  LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, in[0].dtype, n, c->workspace,
+                                       in[0].data, NULL, NULL, -1.0, 0),
+                        "lmx_cu_math"));
+  lmx_tensor neg[2] = {in[0], {0}};
+  neg[0].data = c->workspace;
+  if (((const lmx_softmax_param *)c->param)->use_length == 1) neg[1] = in[1];
+  return lmx_cuda_fwd_softmax(c, neg, out, req, aux);
+}
+
+int lmx_cuda_bwd_softmin(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
+  lmx_softmax_param p = *(const lmx_softmax_param *)c->param;
+  p.temperature = isnan(p.temperature) ? -1.0 : -p.temperature;
+  lmx_op_ctx s = *c;
+  s.param = &p;
+  return lmx_cuda_bwd_softmax(&s, og, in, out, ig, req, aux);
+}
+
+size_t lmx_cuda_ws_softmin(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  (void)c, (void)out;
+  return in_sized_ws(in);
+}
