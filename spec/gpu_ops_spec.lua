@@ -60,6 +60,8 @@ describe('operators on gpu(0) agree with cpu(0)', function()
       elseif kind == 'n' then v[i] = math.floor(u * (K + 1))
       elseif kind == 'c' then v[i] = 1
       elseif kind == 'z' then v[i] = 0
+      elseif kind == 'g' then v[i] = 1.5 + u
+      elseif kind == 'h' then v[i] = u - 0.5
       else v[i] = 2 * u - 1 end
     end
     return v

@@ -6,7 +6,7 @@
  * keeps relu/abs/max off their kinks), 'p' positive [0.5, 1.5], 'l' integer labels /
  * indices in [0, K), 'n' int32 lengths in [0, K] (softmax's 'length'; no gradient is
  * checked, its gradient buffer is int32 too), 'c' constant 1 (states that must stay
- * fixed), 'z' zeros). For each
+ * fixed), 'z' zeros, 'g' in [1.5, 2.5], 'h' in [-0.5, 0.5]). For each
  * case the checker
  *  1. runs forward, then backward with a random head gradient, passing data only for
  *     what the descriptor's backward_needs asks for (so a kernel that reads more fails);
@@ -124,6 +124,8 @@ static void fill_input(double *p, int64_t n, char kind, int K) {
       case 'n': p[i] = (double)(int)(u * (K + 1)); break;
       case 'c': p[i] = 1.0; break;
       case 'z': p[i] = 0.0; break;
+      case 'g': p[i] = 1.5 + u; break;   /* above 1 (arccosh) */
+      case 'h': p[i] = u - 0.5; break;   /* [-0.5, 0.5] (erfinv, arcsin, arctanh) */
       default: p[i] = 2 * u - 1;
     }
   }

@@ -284,4 +284,16 @@ int lmx_cpu_rnn_fwd(const lmx_cpu_rnn *r, const void *x, const void *w, const vo
 int lmx_cpu_rnn_bwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
                     const void *c0, const void *rs, const lmx_cpu_rnn_grad *gr, void *ws);
 
+/* ---- math.c (ops14a: math family): the rows of math_fns.h, codes LMX_MF_* ----------
+ * out[n] (+)= f(a[n], b[n], c[n], s) for row fn; operands may be NULL (read as 0).
+ * float32/float64, float16/bfloat16 through float32; returns 0, or -1 for another dtype
+ * or an unknown code. out may alias an operand. */
+int lmx_cpu_math(int fn, int dt, int64_t n, void *out, const void *a, const void *b,
+                 const void *c, double s, int acc);
+/* out[oshape] (contiguous) (+)= f over the three operands in[k] (NULL: absent) addressed
+ * with strides str[k][ndim] in elements (0 = broadcast along that axis). float32 and
+ * float64 only. */
+int lmx_cpu_math_strided(int fn, int dt, int ndim, const int64_t *oshape, void *out,
+                         const void *const *in, const int64_t *const *str, double s, int acc);
+
 #endif

@@ -18,5 +18,7 @@
 #include "cu_random.h"
 #include "cu_rnn.h"
 #include "cu_strided.h"
+/* ops14a: math family */
+#include "cu_math.h"
 
 #endif
