@@ -46,20 +46,22 @@ end
 
 -- Binds net for training at `shape`, runs `steps` SGD steps on one fixed random batch,
 -- returns the cross-entropy of each step's forward and the executor.
-local function train_steps(net, shape, classes, steps)
+local function train_steps(net, shape, classes, steps, lr)
   mx.random.seed(7)
   local exe = net:simple_bind{ctx = mx.cpu(), data = shape}
   local init = mx.init.Xavier{magnitude = 2}
-  for name, arr in pairs(exe.arg_dict) do
-    if name ~= 'data' and name ~= 'softmax_label' then init(mx.init.InitDesc(name), arr) end
+  for _, name in ipairs(exe:list_arguments()) do
+    if name ~= 'data' and name ~= 'softmax_label' then init(mx.init.InitDesc(name), exe.arg_dict[name]) end
   end
-  for name, arr in pairs(exe.aux_dict) do arr:fill(name:match('_moving_var$') and 1 or 0) end
+  for _, name in ipairs(exe:list_auxiliary_states()) do
+    exe.aux_dict[name]:fill(name:match('_moving_var$') and 1 or 0)
+  end
   local n = shape[1]
   exe.arg_dict.data:set(nd.random.uniform(-1, 1, shape))
   local labels = {}
   for i = 1, n do labels[i] = (i - 1) % classes end
   exe.arg_dict.softmax_label:set(nd.array(labels))
-  local opt = mx.optimizer.create('sgd', {learning_rate = 0.01, momentum = 0.9,
+  local opt = mx.optimizer.create('sgd', {learning_rate = lr or 0.01, momentum = 0.9,
     rescale_grad = 1 / n})
   local upd = mx.optimizer.get_updater(opt)
   local losses = {}
@@ -87,8 +89,8 @@ local function report_memory(label, exe)
   return planned, naive
 end
 
-local function check_training(label, net, shape, classes)
-  local losses, exe = train_steps(net, shape, classes, 6)
+local function check_training(label, net, shape, classes, lr)
+  local losses, exe = train_steps(net, shape, classes, 6, lr)
   for _, l in ipairs(losses) do assert(l == l and l < math.huge, label .. ': loss is not finite') end
   assert(losses[#losses] < losses[1],
     ('%s: loss did not fall over the steps: %s'):format(label, table.concat(losses, ', ')))
@@ -98,7 +100,8 @@ end
 
 describe('mx.models', function()
   it('lists its builders and builds by name', function()
-    assert.same({'alexnet', 'mobilenet', 'mobilenet_v2', 'resnet', 'resnext', 'vgg'}, mx.models.list())
+    assert.same({'alexnet', 'googlenet', 'inception_bn', 'inception_v3', 'mobilenet', 'mobilenet_v2',
+      'resnet', 'resnext', 'vgg'}, mx.models.list())
     local net = mx.models.get_symbol('vgg', {num_layers = 11})
     assert.same({1, 1000}, (shape_and_count(net, {1, 3, 224, 224})))
     H.raises(function() mx.models.get_symbol('lenet5') end, 'mx.models.get_symbol', 'one of', 'got lenet5')
@@ -288,9 +291,67 @@ describe('mx.models', function()
       assert.equal(net:tojson(), mx.sym.load_json(net:tojson()):tojson())
     end)
 
-    it('v2 at multiplier 0.25, 32x32: a few training steps', function()
+    -- at 32x32 the last blocks work on 1x1 maps, where each BatchNorm normalises just the
+    -- batch's 4 values and the loss surface is too sharp for a few fixed-rate steps
+    it('v2 at multiplier 0.25, 64x64: a few training steps', function()
       local net = mx.models.mobilenet_v2{multiplier = 0.25, num_classes = 4}
-      check_training('mobilenet_v2 0.25, batch 4 at 3x32x32', net, {4, 3, 32, 32}, 4)
+      check_training('mobilenet_v2 0.25, batch 8 at 3x64x64', net, {8, 3, 64, 64}, 4)
+    end)
+  end)
+
+  describe('Inception', function()
+    it('GoogLeNet (googlenet.py): 6,998,552 parameters at 3x256x256, and MXNet\'s error at 224', function()
+      local net = mx.models.googlenet()
+      -- the file keeps MXNet's 'valid' pooling, so at 224 the 7x7 pooling meets a 6x6 map
+      -- and fails in the node MXNet names (apache/mxnet issue 5714: pooling4)
+      H.raises(function() net:infer_shape{data = {1, 3, 224, 224}} end, 'pooling4', 'kernel size 7',
+        'exceeds input size 6')
+      local out, params, aux = shape_and_count(net, {1, 3, 256, 256})
+      assert.same({1, 1000}, out)
+      assert.equal(6998552, params) -- the paper's main tower (conv with bias, no auxiliary heads)
+      assert.equal(0, aux)
+      local counts, nodes = count_ops(net)
+      assert.equal(9, counts.Concat)
+      assert.equal('Pooling', nodes.max_pool_in4e_pool)
+      assert.equal('Concat', nodes.ch_concat_in5b_chconcat)
+      assert.equal('4', attrs_of(net, 'ch_concat_in3a_chconcat').num_args)
+      assert.equal('FullyConnected', nodes.fullyconnected0)
+    end)
+
+    it('Inception-BN (inception-bn.py): count, eps as Python writes 1e-10 + 1e-5', function()
+      local net = mx.models.inception_bn()
+      local out, params = shape_and_count(net, {1, 3, 224, 224})
+      assert.same({1, 1000}, out)
+      -- summed by hand over the file's blocks: conv weights and biases, BN gamma and beta, fc
+      assert.equal(11295240, params)
+      assert.same({eps = '1.0000100000000001e-05', fix_gamma = 'False', momentum = '0.9'},
+        attrs_of(net, 'bn_3c_double_3x3_1'))
+      local _, nodes = count_ops(net)
+      assert.equal('Pooling', nodes.avg_pool_4a_pool)
+      assert.equal('Pooling', nodes.max_pool_5b_pool)
+    end)
+
+    it('Inception-BN\'s small form at 3x28x28: a few training steps', function()
+      local net = mx.models.inception_bn{num_classes = 4, image_shape = {3, 28, 28}}
+      local _, nodes = count_ops(net)
+      assert.equal('Concat', nodes.in4e_ch_concat)
+      check_training('inception_bn small, batch 2 at 3x28x28', net, {2, 3, 28, 28}, 2)
+    end)
+
+    it('Inception-v3 (inception-v3.py) at 3x299x299', function()
+      local net = mx.models.inception_v3()
+      local out, params, aux = shape_and_count(net, {1, 3, 299, 299})
+      assert.same({1, 1000}, out)
+      -- Keras's InceptionV3 has 23,851,784 parameters of which 34,432 are BN moving
+      -- statistics (2 per channel: 17,216 channels) and its BNs have no gamma; MXNet's have
+      -- one per channel and the same moving statistics
+      assert.equal(23851784 - 17216, params)
+      assert.equal(34432, aux)
+      assert.same({kernel = '(3, 3)', no_bias = 'True', num_filter = '192', pad = '(0, 0)',
+        stride = '(2, 2)'}, attrs_of(net, 'mixed_8_tower_1_conv_3_conv2d'))
+      local _, nodes = count_ops(net)
+      assert.equal('Pooling', nodes.max_pool_mixed_10_pool)
+      assert.equal('6', attrs_of(net, 'ch_concat_mixed_9_chconcat').num_args)
     end)
   end)
 
