@@ -100,8 +100,8 @@ end
 
 describe('mx.models', function()
   it('lists its builders and builds by name', function()
-    assert.same({'alexnet', 'googlenet', 'inception_bn', 'inception_v3', 'mobilenet', 'mobilenet_v2',
-      'resnet', 'resnext', 'vgg'}, mx.models.list())
+    assert.same({'alexnet', 'densenet', 'googlenet', 'inception_bn', 'inception_v3', 'mobilenet',
+      'mobilenet_v2', 'resnet', 'resnext', 'vgg'}, mx.models.list())
     local net = mx.models.get_symbol('vgg', {num_layers = 11})
     assert.same({1, 1000}, (shape_and_count(net, {1, 3, 224, 224})))
     H.raises(function() mx.models.get_symbol('lenet5') end, 'mx.models.get_symbol', 'one of', 'got lenet5')
@@ -352,6 +352,33 @@ describe('mx.models', function()
       local _, nodes = count_ops(net)
       assert.equal('Pooling', nodes.max_pool_mixed_10_pool)
       assert.equal('6', attrs_of(net, 'ch_concat_mixed_9_chconcat').num_args)
+    end)
+  end)
+
+  describe('DenseNet (densenet.py)', function()
+    it('has torchvision\'s counts plus bn_data\'s gamma and beta', function()
+      for depth, n in pairs({[121] = 7978856, [169] = 14149480, [201] = 20013928}) do
+        local out, params = shape_and_count(mx.models.densenet{num_layers = depth}, {1, 3, 224, 224})
+        assert.same({1, 1000}, out)
+        assert.equal(n + 6, params)
+      end
+      local net = mx.models.densenet()
+      local counts, nodes = count_ops(net)
+      assert.equal(58, counts.Concat)                -- 6 + 12 + 24 + 16 units
+      assert.equal(2 * 58 + 3, counts.Dropout)       -- two per unit, one per transition
+      assert.equal('Dropout', nodes.DBstage4_unit16_dp2)
+      assert.equal('Pooling', nodes.TBstage3_pool3)
+      assert.same({global_pool = 'False', kernel = '(2, 2)', pool_type = 'avg', stride = '(2, 2)'},
+        attrs_of(net, 'TBstage1_pool1'))
+      assert.equal('128', attrs_of(net, 'TBstage1_conv1').num_filter) -- floor((64 + 6*32) / 2)
+      H.raises(function() mx.models.densenet{reduction = 2} end, 'mx.models.densenet', 'reduction', 'got 2')
+    end)
+
+    it('trains a few steps at growth rate 4, batch 4 at 3x64x64', function()
+      local net = mx.models.densenet{growth_rate = 4, num_classes = 4, drop_out = 0}
+      local counts = count_ops(net)
+      assert.is_nil(counts.Dropout)
+      check_training('densenet-121 growth 4, batch 4 at 3x64x64', net, {4, 3, 64, 64}, 4)
     end)
   end)
 

@@ -15,7 +15,8 @@ local raise = require('luamx.capi').raise
 local M = {}
 
 local sources = {'luamx.models.resnet', 'luamx.models.mobilenet', 'luamx.models.classic',
-  'luamx.models.inception', 'luamx.models.inception_v3'}
+  'luamx.models.inception', 'luamx.models.inception_v3',
+  'luamx.models.densenet'}
 
 --- Adds mx.models: the builders, `list`, `get_symbol` and `num_params`.
 -- @param mx the luamx module table
