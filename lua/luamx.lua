@@ -59,6 +59,7 @@ require('luamx.autograd').install(mx)
 require('luamx.gluon').install(mx)
 require('luamx.viz').install(mx)
 require('luamx.runtime').install(mx)
+require('luamx.models.init').install(mx) -- after symbol and name: mx.models
 require('luamx.operator').install(mx) -- after symbol and ndarray_ops: mx.sym/nd.Custom
 
 --- Prints what x is: an operator's parameters from the registry, a function's doc
