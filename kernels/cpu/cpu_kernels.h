@@ -284,4 +284,8 @@ int lmx_cpu_rnn_fwd(const lmx_cpu_rnn *r, const void *x, const void *w, const vo
 int lmx_cpu_rnn_bwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
                     const void *c0, const void *rs, const lmx_cpu_rnn_grad *gr, void *ws);
 
+/* ---- manip.c: generators (issue 14, tensor manipulation) ---------------------------- */
+/* y[i] = start + floor(i / repeat) · step for i < n, computed in double; any dtype */
+void lmx_cpu_range(int dt, int64_t n, void *y, double start, double step, int64_t repeat);
+
 #endif
