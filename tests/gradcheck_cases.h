@@ -343,6 +343,14 @@ static const gc_case g_cases[] = {
     {"_split_v2", "indices=();sections=2;axis=1;squeeze_axis=True", "(3,2,2)", "u", 0, 1},
     {"_contrib_arange_like", "start=1;step=0.5;repeat=2", "(2,3)", "u", 0, 1},
     {"argmax_channel", "", "(3,5)", "u", 0, 1},
+    {"pick", "axis=1", "(3,4);(3)", "ul", 4, 1},
+    {"pick", "axis=0;keepdims=True", "(3,2,2);(2,2)", "ul", 3, 1},
+    {"pick", "axis=-1;mode=wrap", "(2,3,3);(2,3)", "ul", 8, 1},
+    {"pick", "axis=1", "(2,3,2);(2,2)", "ul", 6, 1}, /* indices past the end: clipped */
+    {"cumsum", "", "(2,3)", "u", 0, 1},
+    {"cumsum", "axis=1", "(2,4,3)", "u", 0, 1},
+    {"cumsum", "axis=-3", "(3,2,2)", "u", 0, 1},
+    {"cumsum", "axis=0;dtype=float64", "(5)", "u", 0, 1},
     {"argmax_channel", "", "(2,3,70)", "u", 0, 1},
 };
 

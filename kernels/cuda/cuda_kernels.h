@@ -18,5 +18,7 @@
 #include "cu_random.h"
 #include "cu_rnn.h"
 #include "cu_strided.h"
+/* tensor manipulation (issue 14, ops14b) */
+#include "cu_manip.h"
 
 #endif

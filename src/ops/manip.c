@@ -462,6 +462,7 @@ const lmx_op lmx_op_shape_array = {
     .doc = "Returns a 1-D int64 array holding the shape of the input.",
     .infer_shape = shape_arr_infer_shape,
     .infer_type = int64_out_type,
+    .flags = LMX_OPF_NO_GRAD,
 };
 
 const lmx_op lmx_op_size_array = {
@@ -469,4 +470,5 @@ const lmx_op lmx_op_size_array = {
     .doc = "Returns a 1-D int64 array of one element: the number of elements of the input.",
     .infer_shape = shape_arr_infer_shape,
     .infer_type = int64_out_type,
+    .flags = LMX_OPF_NO_GRAD,
 };

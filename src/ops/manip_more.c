@@ -138,6 +138,7 @@ const lmx_op lmx_op_argmax_channel = {
     .doc = "Returns the index of the maximum along the last axis (in the input's dtype; the "
            "first one on ties).",
     .infer_shape = argmax_ch_infer_shape,
+    .flags = LMX_OPF_NO_GRAD,
 };
 
 /* ---- generators: _arange, _eye, _contrib_arange_like ------------------------------------- */

@@ -79,4 +79,19 @@ typedef struct { /* _contrib_arange_like */
   int64_t axis; /* OPT_INT */
 } lmx_arange_like_param;
 
+/* ---- manip_pick.c --------------------------------------------------------------------- */
+
+enum { LMX_PICK_CLIP, LMX_PICK_WRAP };
+#define LMX_PICK_CHOICES "clip|wrap"
+typedef struct { /* pick */
+  int64_t axis; /* OPT_INT */
+  int keepdims;
+  int mode; /* LMX_PICK_* */
+} lmx_pick_param;
+
+typedef struct { /* cumsum (_np_cumsum) */
+  int64_t axis; /* OPT_INT: None scans the flattened array */
+  int dtype;    /* -1: the input's */
+} lmx_cumsum_param;
+
 #endif

@@ -303,3 +303,39 @@ int lmx_mplan_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *x, const lmx
                        lmx_dtype_str(x->dtype), lmx_dtype_str(y->dtype));
   return LMX_OK;
 }
+
+/* ---- pick / cumsum ----------------------------------------------------------------------- */
+
+int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor *index,
+                   const lmx_tensor *out, int bwd, int64_t *outer, int64_t *A, int64_t *inner) {
+  const lmx_pick_param *p = c->param;
+  int a;
+  if (p->axis == LMX_PARAM_NONE_INT)
+    return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'axis': None is not supported");
+  LMX_TRY(lmx_op_axis(c, "axis", p->axis, data->shape.ndim, &a));
+  *outer = lmx_glue_outer(&data->shape, a), *A = data->shape.dim[a];
+  *inner = lmx_glue_inner(&data->shape, a);
+  if (*A <= 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': the picked axis is empty");
+  LMX_TRY(lmx_glue_check_size(c, data, lmx_glue_size(data), xname(bwd)));
+  LMX_TRY(lmx_glue_check_size(c, index, *outer * *inner, "input 'index'"));
+  LMX_TRY(lmx_glue_check_size(c, out, *outer * *inner, yname(bwd)));
+  if (out->dtype != data->dtype)
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s like %s, got %s", yname(bwd),
+                       lmx_dtype_str(data->dtype), xname(bwd), lmx_dtype_str(out->dtype));
+  return LMX_OK;
+}
+
+int lmx_mplan_cumsum(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y, int bwd,
+                     int64_t *outer, int64_t *len, int64_t *inner) {
+  const lmx_cumsum_param *p = c->param;
+  int64_t n = lmx_glue_size(x);
+  *outer = 1, *len = n, *inner = 1;
+  if (p->axis != LMX_PARAM_NONE_INT) {
+    int a;
+    LMX_TRY(lmx_op_axis(c, "axis", p->axis, x->shape.ndim, &a));
+    *outer = lmx_glue_outer(&x->shape, a), *len = x->shape.dim[a];
+    *inner = lmx_glue_inner(&x->shape, a);
+  }
+  LMX_TRY(lmx_glue_check_size(c, x, n, xname(bwd)));
+  return lmx_glue_check_size(c, y, n, yname(bwd));
+}

@@ -69,4 +69,13 @@ int lmx_mplan_eye(const lmx_op_ctx *c, const lmx_tensor *y, int64_t *off, int64_
 int lmx_mplan_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y,
                              int64_t *outer, int64_t *len);
 
+/* pick: data as [outer, A, inner] around the axis; index and out (or their gradients)
+ * hold outer·inner elements, out in data's dtype. */
+int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor *index,
+                   const lmx_tensor *out, int bwd, int64_t *outer, int64_t *A, int64_t *inner);
+/* cumsum: x and y (or their gradients) as [outer, len, inner] around the axis (None: one
+ * row of all elements). */
+int lmx_mplan_cumsum(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y, int bwd,
+                     int64_t *outer, int64_t *len, int64_t *inner);
+
 #endif

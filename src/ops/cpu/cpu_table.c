@@ -170,4 +170,7 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID__arange] = {FWD(_arange)},
     [LMX_OPID__eye] = {FWD(_eye)},
     [LMX_OPID__contrib_arange_like] = {FWD(_contrib_arange_like), BWD(_contrib_arange_like)},
+    /* manip_pick.c (issue 14, ops14b) */
+    [LMX_OPID_pick] = {FWD(pick), BWD(pick)},
+    [LMX_OPID_cumsum] = {FWD(cumsum), BWD(cumsum)},
 };
