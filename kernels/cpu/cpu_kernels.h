@@ -295,5 +295,19 @@ int lmx_cpu_math(int fn, int dt, int64_t n, void *out, const void *a, const void
  * float64 only. */
 int lmx_cpu_math_strided(int fn, int dt, int ndim, const int64_t *oshape, void *out,
                          const void *const *in, const int64_t *const *str, double s, int acc);
+/* ---- manip.c: generators (issue 14, tensor manipulation) ---------------------------- */
+/* y[i] = start + floor(i / repeat) · step for i < n, computed in double; any dtype */
+void lmx_cpu_range(int dt, int64_t n, void *y, double start, double step, int64_t repeat);
+/* y[outer, inner] (+)= x[outer, A, inner] at the index idx[outer, inner] (any dtype, truncated;
+ * out of [0, A): clipped, or wrapped when wrap); any dtype for x / y */
+void lmx_cpu_pick(int dt, int idt, int64_t outer, int64_t A, int64_t inner, void *y,
+                  const void *x, const void *idx, int wrap, int acc);
+/* gx[outer, A, inner] (+)= g[outer, inner] where a is the resolved index, 0 elsewhere */
+void lmx_cpu_pick_bwd(int dt, int idt, int64_t outer, int64_t A, int64_t inner, void *gx,
+                      const void *g, const void *idx, int wrap, int acc);
+/* y[outer, len, inner] (ydt) (+)= the running sum of x (xdt) along len, from the end when
+ * reverse (cumsum's gradient); sums in double */
+void lmx_cpu_cumsum(int xdt, int ydt, int64_t outer, int64_t len, int64_t inner, void *y,
+                    const void *x, int reverse, int acc);
 
 #endif

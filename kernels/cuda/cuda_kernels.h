@@ -20,5 +20,7 @@
 #include "cu_strided.h"
 /* ops14a: math family */
 #include "cu_math.h"
+/* tensor manipulation (issue 14, ops14b) */
+#include "cu_manip.h"
 
 #endif

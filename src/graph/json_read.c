@@ -113,6 +113,26 @@ static int read_cdeps(lmx_jgraph *g, int i, json_t *jn, lmx_node *nd) {
   return LMX_OK;
 }
 
+/* MXNet's plugin operators (plugin/ in its sources, built only on request): named as
+ * such, since no stock MXNet build has them either. */
+static const char *const plugin_ops[][2] = {
+    {"WarpCTC", "plugin/warpctc (Baidu's warp-ctc)"},
+    {"CaffeOp", "plugin/caffe"},
+    {"CaffeLoss", "plugin/caffe"},
+    {"TorchModule", "plugin/torch"},
+    {"TorchCriterion", "plugin/torch"},
+};
+
+static int unknown_op(int i, const char *nm, const char *ops) {
+  for (size_t k = 0; k < sizeof plugin_ops / sizeof plugin_ops[0]; k++)
+    if (!strcmp(ops, plugin_ops[k][0]))
+      return lmx_fail(LMX_ERR_UNSUPPORTED, "node %d '%s': operator '%s' is not supported: it is "
+                      "an MXNet plugin operator (%s), not part of MXNet's operator set", i, nm,
+                      ops, plugin_ops[k][1]);
+  return lmx_fail(LMX_ERR_UNSUPPORTED, "node %d '%s': unknown operator '%s': it is not "
+                  "supported by luamx (mx.op.list() lists the operators it has)", i, nm, ops);
+}
+
 static int read_node(lmx_jgraph *g, int i, json_t *jn) {
   if (!json_is_object(jn)) return lmx_fail(LMX_ERR_FORMAT, "node %d: expected an object", i);
   json_t *op = json_object_get(jn, "op"), *name = json_object_get(jn, "name");
@@ -123,8 +143,7 @@ static int read_node(lmx_jgraph *g, int i, json_t *jn) {
     return lmx_fail(LMX_ERR_FORMAT, "node %d '%s': field 'op' is missing or not a string", i, nm);
   const char *ops = json_string_value(op);
   const lmx_op *o = NULL;
-  if (strcmp(ops, "null") != 0 && !(o = lmx_op_find(ops)))
-    return lmx_fail(LMX_ERR_FORMAT, "node %d '%s': unknown operator '%s'", i, nm, ops);
+  if (strcmp(ops, "null") != 0 && !(o = lmx_op_find(ops))) return unknown_op(i, nm, ops);
   json_t *sg = json_object_get(jn, "subgraphs");
   if (sg && (!json_is_array(sg) || json_array_size(sg) > 0))
     return lmx_fail(LMX_ERR_FORMAT, "node %d '%s': subgraphs are not supported", i, nm);

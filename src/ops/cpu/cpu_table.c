@@ -209,4 +209,25 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_moments] = {FWD(moments), BWD(moments), WS(moments)},
     [LMX_OPID_hard_sigmoid] = {FWD(hard_sigmoid), BWD(hard_sigmoid), WS(hard_sigmoid)},
     [LMX_OPID_softmin] = {FWD(softmin), BWD(softmin), WS(softmin)},
+    /* manip.c: tensor manipulation (issue 14, ops14b) */
+    [LMX_OPID_tile] = {FWD(tile), BWD(tile)},
+    [LMX_OPID_repeat] = {FWD(repeat), BWD(repeat)},
+    [LMX_OPID_stack] = {FWD(stack), BWD(stack)},
+    [LMX_OPID_broadcast_to] = {FWD(broadcast_to), BWD(broadcast_to)},
+    [LMX_OPID_broadcast_axis] = {FWD(broadcast_axis), BWD(broadcast_axis)},
+    [LMX_OPID_broadcast_like] = {FWD(broadcast_like), BWD(broadcast_like)},
+    [LMX_OPID_reshape_like] = {FWD(reshape_like), BWD(reshape_like)},
+    [LMX_OPID_slice_like] = {FWD(slice_like), BWD(slice_like)},
+    [LMX_OPID_diag] = {FWD(diag), BWD(diag)},
+    [LMX_OPID_shape_array] = {FWD(shape_array)},
+    [LMX_OPID_size_array] = {FWD(size_array)},
+    /* manip_more.c (issue 14, ops14b) */
+    [LMX_OPID__split_v2] = {FWD(_split_v2), BWD(_split_v2)},
+    [LMX_OPID_argmax_channel] = {FWD(argmax_channel)},
+    [LMX_OPID__arange] = {FWD(_arange)},
+    [LMX_OPID__eye] = {FWD(_eye)},
+    [LMX_OPID__contrib_arange_like] = {FWD(_contrib_arange_like), BWD(_contrib_arange_like)},
+    /* manip_pick.c (issue 14, ops14b) */
+    [LMX_OPID_pick] = {FWD(pick), BWD(pick)},
+    [LMX_OPID_cumsum] = {FWD(cumsum), BWD(cumsum)},
 };
