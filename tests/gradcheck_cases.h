@@ -308,6 +308,33 @@ static const gc_case g_cases[] = {
      "(3,2,2);(168);(4,2,2)", "uuu", 0, 1},
     {"RNN", "mode=rnn_tanh;state_size=3;num_layers=2;p=0.3", "(3,2,2);(45);(2,2,3)", "uuu", 0, 1},
     {"RNN", "mode=lstm;state_size=2;num_layers=2;p=0.5", "(3,2,3);(104);(2,2,2);(2,2,2)", "uuuu", 0, 0},
+    /* normalisation and vision (issue 14, ops14c) */
+    {"LRN", "nsize=3", "(2,5,2,3)", "u", 0, 1},
+    {"LRN", "nsize=5;alpha=0.5;beta=0.6;knorm=1.5", "(1,4,3)", "u", 0, 1},
+    {"LRN", "nsize=1;alpha=2", "(2,3,2,2)", "u", 0, 1},
+    {"InstanceNorm", "", "(2,3,4,2);(3);(3)", "uuu", 0, 1},
+    {"InstanceNorm", "eps=0.1", "(3,2,5);(2);(2)", "uuu", 0, 1},
+    {"GroupNorm", "num_groups=2", "(2,4,3,2);(2);(2)", "uuu", 0, 1},
+    /* (output_mean_var: MXNet sends no gradient through mean/std, so none is checked here) */
+    {"GroupNorm", "num_groups=3;eps=0.01", "(2,3,4);(3);(3)", "uuu", 0, 1},
+    {"GroupNorm", "", "(2,2,3,1,2);(1);(1)", "uuu", 0, 1},
+    {"L2Normalization", "", "(3,2,4)", "u", 0, 1},
+    {"L2Normalization", "mode=channel", "(2,3,2,2)", "u", 0, 1},
+    {"L2Normalization", "mode=spatial;eps=0.001", "(2,3,5)", "u", 0, 1},
+    {"L2Normalization", "", "(4,3)", "u", 0, 1},
+    {"Pad", "mode=constant;pad_width=(0,0,0,0,1,2,2,1);constant_value=0.5", "(2,2,3,2)", "u", 0, 1},
+    {"Pad", "mode=edge;pad_width=(0,0,0,0,3,1,0,2)", "(1,2,2,3)", "u", 0, 1},
+    {"Pad", "mode=reflect;pad_width=(0,0,0,0,2,1,1,2)", "(1,2,3,3)", "u", 0, 1},
+    {"Pad", "mode=reflect;pad_width=(0,0,0,0,1,1,0,1,2,0)", "(1,1,2,2,3)", "u", 0, 1},
+    {"Pad", "mode=edge;pad_width=(0,0,0,0,1,0,2,1,1,1)", "(2,1,1,2,2)", "u", 0, 1},
+    {"UpSampling", "scale=2;sample_type=nearest;num_args=1", "(2,3,2,3)", "u", 0, 1},
+    {"UpSampling", "scale=2;sample_type=nearest;num_args=2", "(1,2,2,2);(1,3,4,4)", "uu", 0, 1},
+    {"UpSampling", "scale=3;sample_type=nearest;num_args=2;multi_input_mode=sum",
+     "(1,2,1,2);(1,2,3,6)", "uu", 0, 1},
+    {"UpSampling", "scale=2;sample_type=bilinear;num_args=2;num_filter=3",
+     "(1,3,2,3);(3,1,4,4)", "uu", 0, 1},
+    {"UpSampling", "scale=3;sample_type=bilinear;num_args=2;num_filter=2",
+     "(2,2,2,2);(2,1,5,5)", "uu", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their
