@@ -53,8 +53,9 @@ LMX_PAD_HD static inline int lmx_pad_sources(int mode, int64_t i, int64_t b, int
 
 /* The gradient of input element `e` (flat index into ishape) of an nd-D Pad (nd <= 5):
  * the sum (in double, in a fixed order) of gy at every output position that reads it; pw holds the
- * (before, after) pairs. T is the element type, S a suffix (f32, f64). */
-#define LMX_PAD_DEF_GATHER(T, S)                                                          \
+ * (before, after) pairs. T is the element type, S a suffix (f32, f64), LD(p, q) loads
+ * p[q] as a double (the CUDA kernels widen float16 with it). */
+#define LMX_PAD_DEF_GATHER(T, S, LD)                                                      \
   LMX_PAD_HD static inline double lmx_pad_gather_##S(int mode, int nd, const int64_t *ish, \
                                                       const int64_t *osh, const int64_t *pw, \
                                                       int64_t e, const T *gy) {           \
@@ -70,7 +71,7 @@ LMX_PAD_HD static inline int lmx_pad_sources(int mode, int64_t i, int64_t b, int
     for (;;) {                                                                            \
       int64_t q = 0;                                                                      \
       for (int a = 0; a < nd; a++) q = q * osh[a] + cur[a];                               \
-      s += (double)gy[q];                                                                 \
+      s += LD(gy, q);                                                                     \
       int a = nd - 1;                                                                     \
       for (; a >= 0; a--) {                                                               \
         if (++cur[a] < hi[a][k[a]]) break;                                                \

@@ -16,8 +16,9 @@
 
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
-LMX_PAD_DEF_GATHER(float, f32)
-LMX_PAD_DEF_GATHER(double, f64)
+#define LD(p, q) ((double)(p)[q])
+LMX_PAD_DEF_GATHER(float, f32, LD)
+LMX_PAD_DEF_GATHER(double, f64, LD)
 
 #define DEF_PAD(T, S)                                                                     \
   static void pad_fwd_##S(int mode, int nd, const int64_t *ish, const int64_t *osh,       \

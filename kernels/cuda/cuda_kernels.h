@@ -18,5 +18,7 @@
 #include "cu_random.h"
 #include "cu_rnn.h"
 #include "cu_strided.h"
+/* normalisation and vision (issue 14, ops14c) */
+#include "cu_vision.h"
 
 #endif

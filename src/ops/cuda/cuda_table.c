@@ -137,4 +137,11 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_dot] = {FWD(dot), BWD(dot)},
     [LMX_OPID_batch_dot] = {FWD(batch_dot), BWD(batch_dot)},
     [LMX_OPID_RNN] = {FWD(RNN), BWD(RNN), WS(RNN)},
+    /* normalisation and vision (issue 14, ops14c): vision.c */
+    [LMX_OPID_LRN] = {FWD(LRN), BWD(LRN)},
+    [LMX_OPID_InstanceNorm] = {FWD(InstanceNorm), BWD(InstanceNorm)},
+    [LMX_OPID_L2Normalization] = {FWD(L2Normalization), BWD(L2Normalization)},
+    [LMX_OPID_GroupNorm] = {FWD(GroupNorm), BWD(GroupNorm)},
+    [LMX_OPID_Pad] = {FWD(Pad), BWD(Pad)},
+    [LMX_OPID_UpSampling] = {FWD(UpSampling), BWD(UpSampling), WS(UpSampling)},
 };
