@@ -329,3 +329,31 @@ describe('UpSampling', function()
         1, true))
   end)
 end)
+
+describe('depthwise Convolution', function()
+  for dt, tol in pairs(DTYPES) do
+    it('matches one ordinary convolution per channel (' .. dt .. ')', function()
+      math.randomseed(16)
+      local N, C, m = 2, 3, 2
+      local x = arr(rand_list(N * C * 6 * 5), { N, C, 6, 5 }, dt)
+      local w = arr(rand_list(C * m * 9), { C * m, 1, 3, 3 }, dt)
+      local b = arr(rand_list(C * m), { C * m }, dt)
+      local p = { kernel = { 3, 3 }, stride = { 2, 1 }, pad = { 1, 1 }, dilate = { 1, 2 } }
+      local y = mx.nd.Convolution { data = x, weight = w, bias = b, num_filter = C * m,
+        num_group = C, kernel = p.kernel, stride = p.stride, pad = p.pad, dilate = p.dilate }
+      local yf, per = y:toflat(), m * y.shape[3] * y.shape[4]
+      for c = 0, C - 1 do
+        -- channel c through the GEMM path (num_group 1) with its m filters
+        local xc = mx.nd.slice_axis(x, { axis = 1, begin = c, ['end'] = c + 1 })
+        local wc = mx.nd.slice_axis(w, { axis = 0, begin = c * m, ['end'] = (c + 1) * m })
+        local bc = mx.nd.slice_axis(b, { axis = 0, begin = c * m, ['end'] = (c + 1) * m })
+        local yc = mx.nd.Convolution { data = xc, weight = wc, bias = bc, num_filter = m,
+          kernel = p.kernel, stride = p.stride, pad = p.pad, dilate = p.dilate }:toflat()
+        for n = 0, N - 1 do
+          local got = { unpack(yf, (n * C + c) * per + 1, (n * C + c + 1) * per) }
+          H.near(got, { unpack(yc, n * per + 1, (n + 1) * per) }, tol * 10)
+        end
+      end
+    end)
+  end
+end)

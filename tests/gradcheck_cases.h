@@ -333,6 +333,17 @@ static const gc_case g_cases[] = {
      "(1,2,1,2);(1,2,3,6)", "uu", 0, 1},
     {"UpSampling", "scale=2;sample_type=bilinear;num_args=2;num_filter=3",
      "(1,3,2,3);(3,1,4,4)", "uu", 0, 1},
+    /* depthwise Convolution (num_group == channels: the direct kernels of dwconv.c) */
+    {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1)", "(2,3,4,5);(3,1,3,3);(3)",
+     "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=6;num_group=3;stride=(2, 2);pad=(1, 0)",
+     "(2,3,5,6);(6,1,3,3);(6)", "uuu", 0, 1},
+    {"Convolution", "kernel=(2, 3);num_filter=2;num_group=2;dilate=(2, 2);no_bias=True",
+     "(1,2,5,6);(2,1,2,3)", "uu", 0, 1},
+    {"Convolution", "kernel=(3,);num_filter=4;num_group=4;stride=(2,);pad=(2,)",
+     "(2,4,7);(4,1,3);(4)", "uuu", 0, 1},
+    {"Convolution", "kernel=(2, 2, 3);num_filter=2;num_group=2;pad=(1, 0, 1);stride=(1, 2, 1)",
+     "(1,2,3,4,3);(2,1,2,2,3);(2)", "uuu", 0, 1},
     {"UpSampling", "scale=3;sample_type=bilinear;num_args=2;num_filter=2",
      "(2,2,2,2);(2,1,5,5)", "uu", 0, 1},
 };

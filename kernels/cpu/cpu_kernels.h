@@ -321,4 +321,17 @@ typedef struct {
 int lmx_cpu_ups_fwd(int dt, const lmx_cpu_ups *u, const void *x, void *y, int acc);
 int lmx_cpu_ups_bwd(int dt, const lmx_cpu_ups *u, const void *gy, void *gx, int acc);
 
+/* dwconv.c: direct depthwise convolution of x[N, C, in...] with m filters per channel,
+ * w[C m, 1, kernel...] (at most LMX_CPU_DW_MAXK taps), b[C m] (may be NULL) into
+ * y[N, C m, out...] (g normalized; acc: added); the data gradient gx (+)= from gy; the
+ * weight / bias gradients (each may be NULL) written or added (accw / accb). */
+enum { LMX_CPU_DW_MAXK = 64 };
+int lmx_cpu_dwconv_fwd(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                       const void *x, const void *w, const void *b, void *y, int acc);
+int lmx_cpu_dwconv_bwd_data(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                            const void *w, const void *gy, void *gx, int acc);
+int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                          const void *x, const void *gy, void *gw, void *gb, int accw,
+                          int accb);
+
 #endif
