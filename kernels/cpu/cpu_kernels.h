@@ -310,4 +310,53 @@ void lmx_cpu_pick_bwd(int dt, int idt, int64_t outer, int64_t A, int64_t inner, 
 void lmx_cpu_cumsum(int xdt, int ydt, int64_t outer, int64_t len, int64_t inner, void *y,
                     const void *x, int reverse, int acc);
 
+/* ---- normalisation and vision (issue 14, ops14c) ------------------------------------- */
+/* norm_more.c: LRN on x[N, C, SP]: y = x tmp^-beta, tmp = knorm + alpha/nsize * window
+ * sum of x^2 over nsize channels (odd); backward from x, y, tmp (gx written or, acc,
+ * added). float32/float64; other dtypes return -1. */
+int lmx_cpu_lrn_fwd(int dt, int64_t N, int64_t C, int64_t SP, int64_t nsize, double alpha,
+                    double beta, double knorm, const void *x, void *y, void *tmp);
+int lmx_cpu_lrn_bwd(int dt, int64_t N, int64_t C, int64_t SP, int64_t nsize, double alpha,
+                    double beta, const void *x, const void *y, const void *tmp, const void *gy,
+                    void *gx, int acc);
+/* Row normalisations (src/ops/norm_more.h's view): L2 (s1 = norm), instance (s1 = mean,
+ * s2 = var), group (s1 = mean, s2 = std); gamma/beta[A] unused by L2. */
+enum { LMX_CPU_RN_L2 = 0, LMX_CPU_RN_INSTANCE = 1, LMX_CPU_RN_GROUP = 2 };
+typedef struct {
+  int64_t outer, len, inner, na; /* rows (o, i); row length; groups of gamma/beta */
+} lmx_cpu_rownorm;
+int lmx_cpu_rownorm_fwd(int dt, int kind, const lmx_cpu_rownorm *rn, double eps, const void *x,
+                        const void *gamma, const void *beta, void *y, void *s1, void *s2);
+/* gx, ggamma[A], gbeta[A] (each may be NULL; acc[3] per gradient) */
+int lmx_cpu_rownorm_bwd(int dt, int kind, const lmx_cpu_rownorm *rn, double eps, const void *x,
+                        const void *y, const void *gamma, const void *s1, const void *s2,
+                        const void *gy, void *gx, void *ggamma, void *gbeta, const int *acc);
+
+/* spatial.c: Pad of nd-D x (nd <= 5) to y with (before, after) pairs pw and mode
+ * LMX_PADM_* (kernels/pad_index.h); backward gx (+)= the gather of gy. */
+int lmx_cpu_pad_fwd(int dt, int mode, int nd, const int64_t *ishape, const int64_t *oshape,
+                    const int64_t *pw, double cval, const void *x, void *y);
+int lmx_cpu_pad_bwd(int dt, int mode, int nd, const int64_t *ishape, const int64_t *oshape,
+                    const int64_t *pw, const void *gy, void *gx, int acc);
+/* Nearest UpSampling of one input x[N, C, H, W] by s into channels [coff, coff + C) of
+ * y[N, Cout, H s, W s] (acc: added); backward sums each s x s block into gx. */
+typedef struct {
+  int64_t N, C, H, W, s, Cout, coff;
+} lmx_cpu_ups;
+int lmx_cpu_ups_fwd(int dt, const lmx_cpu_ups *u, const void *x, void *y, int acc);
+int lmx_cpu_ups_bwd(int dt, const lmx_cpu_ups *u, const void *gy, void *gx, int acc);
+
+/* dwconv.c: direct depthwise convolution of x[N, C, in...] with m filters per channel,
+ * w[C m, 1, kernel...] (at most LMX_CPU_DW_MAXK taps), b[C m] (may be NULL) into
+ * y[N, C m, out...] (g normalized; acc: added); the data gradient gx (+)= from gy; the
+ * weight / bias gradients (each may be NULL) written or added (accw / accb). */
+enum { LMX_CPU_DW_MAXK = 64 };
+int lmx_cpu_dwconv_fwd(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                       const void *x, const void *w, const void *b, void *y, int acc);
+int lmx_cpu_dwconv_bwd_data(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                            const void *w, const void *gy, void *gx, int acc);
+int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
+                          const void *x, const void *gy, void *gw, void *gb, int accw,
+                          int accb);
+
 #endif

@@ -22,5 +22,7 @@
 #include "cu_math.h"
 /* tensor manipulation (issue 14, ops14b) */
 #include "cu_manip.h"
+/* normalisation and vision (issue 14, ops14c) */
+#include "cu_vision.h"
 
 #endif

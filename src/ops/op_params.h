@@ -278,4 +278,51 @@ typedef struct {
   int lazy_update;
 } lmx_upd_param;
 
+
+/* ---- normalisation and vision (issue 14, ops14c): nn_norm_more.c (LRN, InstanceNorm,
+ * L2Normalization, GroupNorm), nn_spatial.c (Pad, UpSampling) ------------------------ */
+typedef struct {
+  double alpha, beta, knorm;
+  int64_t nsize;
+} lmx_lrn_param;
+
+typedef struct {
+  double eps;
+} lmx_inorm_param;
+
+enum { LMX_L2N_INSTANCE, LMX_L2N_CHANNEL, LMX_L2N_SPATIAL };
+#define LMX_L2N_CHOICES "instance|channel|spatial"
+typedef struct {
+  double eps;
+  int mode; /* LMX_L2N_* */
+} lmx_l2n_param;
+
+typedef struct {
+  int64_t num_groups;
+  double eps;
+  int output_mean_var;
+} lmx_gn_param;
+
+enum { LMX_PAD_CONSTANT, LMX_PAD_EDGE, LMX_PAD_REFLECT };
+#define LMX_PAD_CHOICES "constant|edge|reflect"
+enum { LMX_PAD_MAXW = 10 }; /* pad_width of 5-D data */
+typedef struct {
+  int mode;              /* LMX_PAD_* */
+  const char *pad_width; /* MXNet's tuple text; parsed by param_check into: */
+  double constant_value;
+  int npw;                   /* entries of pad_width (2 per axis of the data) */
+  int64_t pw[LMX_PAD_MAXW];  /* before/after pairs, axis by axis */
+} lmx_pad_param;
+
+enum { LMX_UPS_NEAREST, LMX_UPS_BILINEAR };
+#define LMX_UPS_CHOICES "nearest|bilinear"
+enum { LMX_UPS_CONCAT, LMX_UPS_SUM };
+#define LMX_UPS_MODES "concat|sum"
+typedef struct {
+  int64_t scale, num_filter;
+  int sample_type;      /* LMX_UPS_* */
+  int multi_input_mode; /* LMX_UPS_CONCAT / LMX_UPS_SUM */
+  int64_t num_args, workspace;
+} lmx_ups_param;
+
 #endif

@@ -22,6 +22,8 @@
  * Workspace (descriptor .workspace = lmx_cpu_ws_<op>): per thread col, pat and a
  * weight-sized partial, sized for float64 and omp_get_max_threads() threads; at run time
  * the thread count is capped by what the workspace holds.
+ * Depthwise convolution (num_group == channels) skips all of this for the direct kernels
+ * of kernels/cpu/dwconv.c (no workspace).
  * Pooling checks its geometry (valid / full / same, global_pool) and calls kernels/cpu/pool.c.
  * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pooling.cc, pool.h.
  */
@@ -91,7 +93,10 @@ static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape
   return (size_t)per * sizeof(double) * (size_t)t;
 }
 
+static int is_depthwise(const lmx_conv_param *prm, int64_t C);
+
 size_t lmx_cpu_ws_Convolution(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  if (in[0].ndim >= 3 && is_depthwise(c->param, in[0].dim[1])) return 0; /* direct kernels */
   return conv_ws(c, &in[0], &out[0]);
 }
 
@@ -254,9 +259,58 @@ static void channel_sum(int dt, int64_t N, int64_t ch, int64_t vol, void *gb, co
   }
 }
 
+/* Depthwise convolution (num_group == channels > 1, a small kernel) runs the direct
+ * kernels of kernels/cpu/dwconv.c: the per-group GEMMs would be 1 x K by K x O products.
+ * No workspace. *dw = 1 when it applies (then it has run, or failed). */
+static int is_depthwise(const lmx_conv_param *prm, int64_t C) {
+  int64_t K = 1;
+  for (int i = 0; i < prm->kernel.ndim; i++) K *= prm->kernel.dim[i];
+  return prm->num_group > 1 && prm->num_group == C && K <= LMX_CPU_DW_MAXK;
+}
+
+static int dw_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                  const int *req, int *dw) {
+  *dw = 0;
+  if (in[0].shape.ndim < 3 || !is_depthwise(c->param, in[0].shape.dim[1])) return LMX_OK;
+  *dw = 1;
+  lmx_conv_dims d;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_conv_plan(c, 0, in, &out[0].shape, &d));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, d.dt, "output"));
+  lmx_cpu_dwconv_fwd(d.dt, &d.g, d.N, d.C, d.F / d.C, in[0].data, in[1].data,
+                     d.bias ? in[2].data : NULL, out[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+static int dw_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                  const lmx_tensor *ig, const int *req, int *dw) {
+  *dw = 0;
+  if (in[0].shape.ndim < 3 || !is_depthwise(c->param, in[0].shape.dim[1])) return LMX_OK;
+  *dw = 1;
+  lmx_conv_dims d;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_conv_plan(c, 0, in, &og[0].shape, &d));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, d.dt, "output gradient"));
+  for (int i = 0; i < (d.bias ? 3 : 2); i++)
+    if (req[i] != LMX_REQ_NULL)
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, d.dt, "input gradient"));
+  int64_t m = d.F / d.C;
+  if (req[0])
+    lmx_cpu_dwconv_bwd_data(d.dt, &d.g, d.N, d.C, m, in[1].data, og[0].data, ig[0].data,
+                            req[0] == LMX_REQ_ADD);
+  void *gw = req[1] ? ig[1].data : NULL, *gb = d.bias && req[2] ? ig[2].data : NULL;
+  if (gw || gb)
+    lmx_cpu_dwconv_bwd_wb(d.dt, &d.g, d.N, d.C, m, in[0].data, og[0].data, gw, gb,
+                          req[1] == LMX_REQ_ADD, d.bias && req[2] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
 static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     const int *req, int deconv) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  int dw = 0;
+  if (!deconv) LMX_TRY(dw_fwd(c, in, out, req, &dw));
+  if (dw) return LMX_OK;
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
@@ -274,6 +328,9 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
 
 static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                     const lmx_tensor *ig, const int *req, int deconv) {
+  int dw = 0;
+  if (!deconv) LMX_TRY(dw_bwd(c, og, in, ig, req, &dw));
+  if (dw) return LMX_OK;
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &og[0].shape, &p));
   LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, p.dt, "output gradient"));

@@ -215,4 +215,11 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     /* manip_pick.c (issue 14, ops14b) */
     [LMX_OPID_pick] = {FWD(pick), BWD(pick)},
     [LMX_OPID_cumsum] = {FWD(cumsum), BWD(cumsum)},
+    /* normalisation and vision (issue 14, ops14c): vision.c */
+    [LMX_OPID_LRN] = {FWD(LRN), BWD(LRN)},
+    [LMX_OPID_InstanceNorm] = {FWD(InstanceNorm), BWD(InstanceNorm)},
+    [LMX_OPID_L2Normalization] = {FWD(L2Normalization), BWD(L2Normalization)},
+    [LMX_OPID_GroupNorm] = {FWD(GroupNorm), BWD(GroupNorm)},
+    [LMX_OPID_Pad] = {FWD(Pad), BWD(Pad)},
+    [LMX_OPID_UpSampling] = {FWD(UpSampling), BWD(UpSampling), WS(UpSampling)},
 };

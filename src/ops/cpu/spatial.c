@@ -1,0 +1,129 @@
+/* spatial.c — CPU glue of Pad and UpSampling (descriptors in src/ops/nn_spatial.c,
+ * kernels in kernels/cpu/spatial.c; bilinear UpSampling runs the Deconvolution glue of
+ * src/ops/cpu/conv.c with the parameters MXNet derives, lmx_ups_deconv).
+ */
+#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../../kernels/pad_index.h"
+#include "../op_impl.h"
+#include "../spatial.h"
+#include "cpu_ops.h"
+
+extern const lmx_op lmx_op_Deconvolution;
+
+/* ---- Pad ------------------------------------------------------------------------------ */
+
+int lmx_cpu_fwd_Pad(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                    const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  const lmx_pad_param *p = c->param;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  lmx_shape o;
+  LMX_TRY(lmx_pad_plan(c, &in[0].shape, &o));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
+  lmx_cpu_pad_fwd(in[0].dtype, p->mode, o.ndim, in[0].shape.dim, o.dim, p->pw,
+                  p->constant_value, in[0].data, out[0].data);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_Pad(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                    const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                    const lmx_tensor *aux) {
+  (void)in, (void)out, (void)aux;
+  const lmx_pad_param *p = c->param;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  lmx_shape o;
+  LMX_TRY(lmx_pad_plan(c, &ig[0].shape, &o));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &o, ig[0].dtype, "output gradient"));
+  lmx_cpu_pad_bwd(ig[0].dtype, p->mode, o.ndim, ig[0].shape.dim, o.dim, p->pw, og[0].data,
+                  ig[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+/* ---- UpSampling ----------------------------------------------------------------------- */
+
+/* Bilinear: the call context of the equivalent Deconvolution (parameters in *d). */
+static lmx_op_ctx deconv_ctx(const lmx_op_ctx *c, const lmx_shape *data, lmx_conv_param *d) {
+  lmx_ups_deconv(c->param, data->dim[1], d);
+  lmx_op_ctx dc = *c;
+  dc.op = &lmx_op_Deconvolution;
+  dc.param = d;
+  return dc;
+}
+
+static int ups_shapes(const lmx_op_ctx *c, const lmx_tensor *in, int nin, lmx_shape *o) {
+  lmx_shape s[64];
+  if (nin > 64)
+    return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'num_args': at most 64 inputs, got %d", nin);
+  for (int i = 0; i < nin; i++) s[i] = in[i].shape;
+  return lmx_ups_plan(c, s, nin, o);
+}
+
+size_t lmx_cpu_ws_UpSampling(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  const lmx_ups_param *p = c->param;
+  if (p->sample_type != LMX_UPS_BILINEAR || in[0].ndim != 4) return 0;
+  lmx_conv_param d;
+  lmx_op_ctx dc = deconv_ctx(c, &in[0], &d);
+  return lmx_cpu_ws_Deconvolution(&dc, in, out);
+}
+
+static lmx_cpu_ups ups_geom(const lmx_shape *x, const lmx_shape *o, int64_t coff) {
+  lmx_cpu_ups u = {x->dim[0], x->dim[1], x->dim[2], x->dim[3], o->dim[2] / x->dim[2],
+                   o->dim[1], coff};
+  return u;
+}
+
+int lmx_cpu_fwd_UpSampling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux) {
+  const lmx_ups_param *p = c->param;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (req[0] == LMX_REQ_ADD) return lmx_cpu_fail_req_add(c, "output");
+  int nin = p->sample_type == LMX_UPS_BILINEAR ? 2 : (int)p->num_args;
+  for (int i = 0; i < (p->sample_type == LMX_UPS_BILINEAR ? 1 : nin); i++)
+    LMX_TRY(lmx_cpu_check_float(c, &in[i], "input"));
+  lmx_shape o;
+  LMX_TRY(ups_shapes(c, in, nin, &o));
+  int dt = in[0].dtype;
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &o, dt, "output"));
+  if (p->sample_type == LMX_UPS_BILINEAR) {
+    lmx_conv_param d;
+    lmx_op_ctx dc = deconv_ctx(c, &in[0].shape, &d);
+    return lmx_cpu_fwd_Deconvolution(&dc, in, out, req, aux);
+  }
+  int64_t coff = 0;
+  for (int i = 0; i < nin; i++) {
+    if (in[i].dtype != dt) return lmx_cpu_fail_dtype(c, &in[i], "input");
+    lmx_cpu_ups u = ups_geom(&in[i].shape, &o, coff);
+    lmx_cpu_ups_fwd(dt, &u, in[i].data, out[0].data, p->multi_input_mode == LMX_UPS_SUM && i > 0);
+    if (p->multi_input_mode == LMX_UPS_CONCAT) coff += in[i].shape.dim[1];
+  }
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_UpSampling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                           const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                           const lmx_tensor *aux) {
+  const lmx_ups_param *p = c->param;
+  int nin = p->sample_type == LMX_UPS_BILINEAR ? 2 : (int)p->num_args;
+  lmx_shape o;
+  LMX_TRY(ups_shapes(c, in, nin, &o));
+  int dt = in[0].dtype;
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
+  if (p->sample_type == LMX_UPS_BILINEAR) {
+    lmx_conv_param d;
+    lmx_op_ctx dc = deconv_ctx(c, &in[0].shape, &d);
+    return lmx_cpu_bwd_Deconvolution(&dc, og, in, out, ig, req, aux);
+  }
+  int64_t coff = 0;
+  for (int i = 0; i < nin; i++) {
+    if (req[i] != LMX_REQ_NULL) {
+      LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, dt, "input gradient"));
+      lmx_cpu_ups u = ups_geom(&in[i].shape, &o, coff);
+      lmx_cpu_ups_bwd(dt, &u, og[0].data, ig[i].data, req[i] == LMX_REQ_ADD);
+    }
+    if (p->multi_input_mode == LMX_UPS_CONCAT) coff += in[i].shape.dim[1];
+  }
+  return LMX_OK;
+}
