@@ -112,6 +112,14 @@ describe('the random state', function()
     local after = mx.nd.random.uniform(0, 1, {4}):toflat()
     mod._updater:set_states(states)
     assert.same(after, mx.nd.random.uniform(0, 1, {4}):toflat())
+    -- a states file is untrusted: a bad random_state is named, and changes nothing
+    local st = mx.random.get_state()
+    states.random_state = mx.nd.zeros({6})
+    raises(function() mod._updater:set_states(states) end,
+      'set_states: entry random_state must be an int64 array of 6 elements (mx.random.get_state()), got float32 of 6 elements')
+    states.random_state = mx.nd.zeros({2}, {dtype = 'int64'})
+    raises(function() mod._updater:set_states(states) end, 'got int64 of 2 elements')
+    assert.same(st:toflat(), mx.random.get_state():toflat())
   end)
 end)
 

@@ -602,7 +602,12 @@ function Updater:set_states(blob)
   local tuples, random_state = {}, nil
   for name, arr in pairs(blob) do
     if name == 'num_update' then opt.num_update = arr:tonumber()
-    elseif name == 'random_state' then random_state = arr
+    elseif name == 'random_state' then
+      if not nd.is_ndarray(arr) or arr.dtype ~= 'int64' or arr.size ~= 6 then
+        raise(('set_states: entry random_state must be an int64 array of 6 elements (mx.random.get_state()), got %s')
+          :format(nd.is_ndarray(arr) and ('%s of %d elements'):format(arr.dtype, arr.size) or type(arr)))
+      end
+      random_state = arr
     else
       local k, part = name:match('^(.*)/([^/]+)$')
       if not k then raise(('set_states: unexpected entry %q'):format(name)) end
