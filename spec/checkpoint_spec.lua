@@ -232,14 +232,46 @@ describe('the checkpoint manifest', function()
 
   it('an interrupted save (pending) does not load, and says so', function()
     saved('mod', true)
-    write(prefix .. '-0003.manifest', 'luamx checkpoint 1\nstatus pending\n')
+    local m = read(prefix .. '-0003.manifest')
+    -- killed before the renames of a first save: the new parts are not in place
+    write(prefix .. '-0003.manifest', (m:gsub('status complete', 'status pending'):gsub('(part net%-0003%.params %d+ )%x+', '%100000000')))
     local st, why = mx.model.checkpoint_status(prefix, 3)
     assert.equal('pending', st)
     assert.truthy(why:find('did not finish', 1, true))
     raises(function() mx.mod.Module.load(prefix, 3, true) end,
       ('Module.load: checkpoint "%s" epoch 3 is incomplete: %s-0003.manifest says the save of this checkpoint did not finish'):format(prefix, prefix),
-      'load an earlier epoch')
+      'neither all new nor all old', 'load an earlier epoch')
     raises(function() mx.model.load_checkpoint(prefix, 3) end, 'load_checkpoint: checkpoint', 'is incomplete')
+    -- killed after the renames, before the final rewrite: every new part is in place
+    write(prefix .. '-0003.manifest', (m:gsub('status complete', 'status pending')))
+    assert.equal('complete', mx.model.checkpoint_status(prefix, 3))
+    K.load('mod', prefix, 3)
+  end)
+
+  it('an interrupted re-save of an epoch keeps the previous checkpoint of that epoch', function()
+    local mod = saved('mod', true)
+    local old = read(prefix .. '-0003.manifest')
+    K.fill(mod, 9)
+    mod:save_checkpoint(prefix, 3, true)
+    -- as if killed before the renames: the new parts staged, the old ones in place
+    local pending = 'luamx checkpoint 1\nstatus pending\npart net-0003.params 10 0badf00d\n' ..
+      old:gsub('^.-status complete\n', ''):gsub('part ', 'previous ')
+    local newparams, newstates = read(prefix .. '-0003.params'), read(prefix .. '-0003.states')
+    K.fill(mod, 5) -- recreate the old files: save them under another prefix and move them
+    mod:save_checkpoint(dir .. '/old', 3, true)
+    write(prefix .. '-0003.manifest', pending)
+    assert.equal('pending', (mx.model.checkpoint_status(prefix, 3))) -- neither set matches
+    os.rename(dir .. '/old-0003.params', prefix .. '-0003.params')
+    os.rename(dir .. '/old-0003.states', prefix .. '-0003.states')
+    local m2 = read(dir .. '/old-0003.manifest'):gsub('old%-', 'net-')
+    write(prefix .. '-0003.manifest', 'luamx checkpoint 1\nstatus pending\npart net-0003.params 10 0badf00d\n' ..
+      m2:gsub('^.-status complete\n', ''):gsub('part ', 'previous '))
+    assert.equal('complete', (mx.model.checkpoint_status(prefix, 3))) -- the previous set
+    assert.equal(5, K.serial_of(K.load('mod', prefix, 3), 'old set'))
+    -- half new, half old: incomplete
+    write(prefix .. '-0003.params', newparams)
+    assert.equal('pending', (mx.model.checkpoint_status(prefix, 3)))
+    assert.truthy(#newstates > 0)
   end)
 
   it('a part replaced after the save is found (a .states from another save)', function()
@@ -314,11 +346,25 @@ describe('the checkpoint manifest', function()
     raises(function() mx.model.checkpoint_status(prefix) end, 'checkpoint_status: epoch must be a number, got nil')
   end)
 
-  it('a failed save leaves the epoch pending, never complete', function()
+  it('a save that fails before its renames leaves the epoch as it was, and no staging file', function()
+    local mod = saved('mod', true)
+    local before = listdir(dir)
+    mod.save_optimizer_states = function() error('disk full (injected)') end
+    raises(function() mod:save_checkpoint(prefix, 3, true) end, 'disk full (injected)')
+    assert.same(before, listdir(dir))
+    assert.equal('complete', mx.model.checkpoint_status(prefix, 3))
+    raises(function() mod:save_checkpoint(prefix, 4, true) end, 'disk full (injected)')
+    assert.equal('missing', mx.model.checkpoint_status(prefix, 4))
+    assert.same(before, listdir(dir))
+  end)
+
+  it('a failed rename leaves the epoch pending, never complete', function()
     local mod = K.fresh('mod')
     os.execute('mkdir "' .. prefix .. '-0003.params"') -- the rename over it fails
-    raises(function() mod:save_checkpoint(prefix, 3, true) end, prefix .. '-0003.params: cannot rename temporary file')
+    raises(function() mod:save_checkpoint(prefix, 3, true) end, 'save_checkpoint: cannot rename ' .. prefix .. '-0003.params.tmp.',
+      'to ' .. prefix .. '-0003.params: ')
     assert.equal('pending', mx.model.checkpoint_status(prefix, 3))
+    for _, name in ipairs(listdir(dir)) do assert.falsy(name:find('.tmp.', 1, true), name) end
     raises(function() mod:save_checkpoint(prefix, 3.5) end, 'save_checkpoint: epoch must be a non-negative integer, got 3.5')
   end)
 end)

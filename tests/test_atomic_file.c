@@ -127,22 +127,26 @@ static void test_rename_failure(void) {
 static void test_clean_stale(void) {
   long dead = dead_pid();
   CHECK(dead > 0);
-  char n1[64], n2[64], n3[64], n4[64], n5[64], n6[64];
+  char n1[64], n2[64], n3[64], n4[64], n5[64], n6[64], n7[96], n8[96];
   snprintf(n1, sizeof n1, "t.params.tmp.%ld.0", dead);                /* stale */
   snprintf(n2, sizeof n2, "t.params.tmp.%ld.7", (long)getpid());     /* live: this process */
   snprintf(n3, sizeof n3, "t.params.tmp.1.3");                       /* live: pid 1 */
   snprintf(n4, sizeof n4, "st.params.tmp.%ld.0", dead);              /* another target */
   snprintf(n5, sizeof n5, "t.params.tmp.%ld.0.x", dead);             /* not a temporary */
   snprintf(n6, sizeof n6, "t.params.tmp.-%ld.0", dead);              /* not a temporary */
-  const char *names[] = {n1, n2, n3, n4, n5, n6};
-  for (int i = 0; i < 6; i++) put(names[i], "partial");
+  snprintf(n7, sizeof n7, "t.params.tmp.%ld.5.tmp.%ld.0", dead, dead);   /* nested: stale */
+  snprintf(n8, sizeof n8, "t.params.tmp.%ld.5.tmp.%ld.0", dead, (long)getpid()); /* nested, live */
+  const char *names[] = {n1, n2, n3, n4, n5, n6, n7, n8};
+  for (int i = 0; i < 8; i++) put(names[i], "partial");
   char p[256];
   path_of(p, sizeof p, "t.params");
   int removed = -1;
   CHECK(lmx_atomic_clean_stale(p, &removed) == LMX_OK);
-  CHECK(removed == 1, "removed %d", removed);
+  CHECK(removed == 2, "removed %d", removed);
   CHECK(!has(n1));
+  CHECK(!has(n7));
   for (int i = 1; i < 6; i++) CHECK(has(names[i]), "%s was removed", names[i]);
+  CHECK(has(n8));
   /* a save of the target cleans too */
   put(n1, "partial");
   CHECK(lmx_atomic_write_file(p, "ok", 2) == LMX_OK);

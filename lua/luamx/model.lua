@@ -42,13 +42,12 @@ function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   for k, v in pairs(arg_params or {}) do save['arg:' .. k] = v:as_in_context(cpu) end
   for k, v in pairs(aux_params or {}) do save['aux:' .. k] = v:as_in_context(cpu) end
   local name, sym_path = ('%s-%04d.params'):format(prefix, epoch), prefix .. '-symbol.json'
-  manifest.begin(prefix, epoch, 'save_checkpoint')
   if symbol ~= nil then
     if symbol.tojson then manifest.write_atomic(sym_path, symbol:tojson(), 'save_checkpoint')
     else symbol:save(sym_path) end
   end
-  nd.save(name, save)
-  manifest.commit(prefix, epoch, {name}, symbol ~= nil and {sym_path} or {}, 'save_checkpoint')
+  manifest.save(prefix, epoch, 'save_checkpoint', {{path = name, write = function(tmp) nd.save(tmp, save) end}},
+    symbol ~= nil and {sym_path} or {})
   M.log(('Saved checkpoint to "%s"'):format(name))
 end
 

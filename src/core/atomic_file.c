@@ -34,20 +34,21 @@ static char *split_dir(const char *path, const char **base) {
   return lmx_strndup(path, (size_t)(slash - path));
 }
 
-/* Whether name is `<base>.tmp.<pid>.<n>`; sets *pid. */
-static int parse_tmp(const char *name, const char *base, size_t blen, long *pid) {
-  if (strncmp(name, base, blen) != 0 || strncmp(name + blen, ".tmp.", 5) != 0) return 0;
-  const char *p = name + blen + 5;
-  if (*p < '0' || *p > '9') return 0;
+/* Parses `.tmp.<pid>.<n>` at *p (pid > 0, both all digits); advances *p past it. */
+static int parse_group(const char **p, long *pid) {
+  const char *q = *p;
+  if (strncmp(q, ".tmp.", 5) != 0) return 0;
+  q += 5;
+  if (*q < '0' || *q > '9') return 0;
   char *end;
   errno = 0;
-  long v = strtol(p, &end, 10);
+  long v = strtol(q, &end, 10);
   if (errno || *end != '.' || v <= 0) return 0;
-  p = end + 1;
-  if (*p < '0' || *p > '9') return 0;
-  while (*p >= '0' && *p <= '9') p++;
-  if (*p) return 0;
+  q = end + 1;
+  if (*q < '0' || *q > '9') return 0;
+  while (*q >= '0' && *q <= '9') q++;
   *pid = v;
+  *p = q;
   return 1;
 }
 
@@ -55,6 +56,21 @@ static int parse_tmp(const char *name, const char *base, size_t blen, long *pid)
 static int pid_gone(long pid) {
   if (pid == (long)getpid()) return 0;
   return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Whether name is a temporary of base: `<base>.tmp.<pid>.<n>`, or a temporary of such a
+ * temporary (`<base>.tmp.<pid>.<n>.tmp.<pid>.<n>`..., left when a staging file that is
+ * itself written atomically is killed), all of whose processes are gone. */
+static int stale_tmp(const char *name, const char *base, size_t blen) {
+  if (strncmp(name, base, blen) != 0) return 0;
+  const char *p = name + blen;
+  int groups = 0;
+  while (*p) {
+    long pid;
+    if (!parse_group(&p, &pid) || !pid_gone(pid)) return 0;
+    groups++;
+  }
+  return groups > 0;
 }
 
 int lmx_atomic_clean_stale(const char *path, int *removed) {
@@ -71,8 +87,7 @@ int lmx_atomic_clean_stale(const char *path, int *removed) {
   int dfd = dirfd(d);
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    long pid;
-    if (!parse_tmp(e->d_name, base, blen, &pid) || !pid_gone(pid)) continue;
+    if (!stale_tmp(e->d_name, base, blen)) continue;
     if (unlinkat(dfd, e->d_name, 0) == 0 && removed) (*removed)++;
   }
   closedir(d);

@@ -8,7 +8,9 @@
  * A process killed mid-write leaves its temporary behind. Every begin first removes the
  * temporaries of the same target whose process is gone (kill(pid, 0) says ESRCH): a
  * temporary whose pid is alive is never touched, whoever owns it, and a name that does
- * not parse exactly as `<base>.tmp.<digits>.<digits>` is not a temporary of this target.
+ * not parse exactly as `<base>.tmp.<digits>.<digits>` (or, for a temporary of such a
+ * temporary, `<base>` followed by several `.tmp.<digits>.<digits>` groups, all of dead
+ * processes) is not a temporary of this target.
  * Readers never look at temporaries: they open path only.
  *
  * Messages name path and the temporary. Not thread-safe per writer; writers of

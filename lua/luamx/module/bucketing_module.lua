@@ -375,21 +375,20 @@ function BucketingModule:save_checkpoint(prefix, epoch, save_optimizer_states)
   table.sort(keys)
   local arg_params, aux_params = self:get_params()
   local pname, bname = ('%s-%04d.params'):format(prefix, epoch), prefix .. '.buckets'
-  local parts, shared = {pname}, {bname}
-  manifest.begin(prefix, epoch, 'save_checkpoint')
+  local parts = {{path = pname, write = function(tmp) base.save_params(tmp, arg_params, aux_params) end}}
+  if save_optimizer_states then
+    local cur = self._curr_module
+    parts[2] = {path = ('%s-%04d.states'):format(prefix, epoch), write = function(tmp) cur:save_optimizer_states(tmp) end}
+  end
+  local shared = {bname}
   for _, j in ipairs(jsons) do
     base.write_atomic(j[1], j[2])
     shared[#shared + 1] = j[1]
   end
-  base.save_params(pname, arg_params, aux_params)
   nd.save(bname, {nd.array(keys, {dtype = 'int32'})})
-  if save_optimizer_states then
-    parts[2] = ('%s-%04d.states'):format(prefix, epoch)
-    self._curr_module:save_optimizer_states(parts[2])
-  end
-  manifest.commit(prefix, epoch, parts, shared, 'save_checkpoint')
+  manifest.save(prefix, epoch, 'save_checkpoint', parts, shared)
   self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
-  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2])) end
+  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2].path)) end
 end
 
 --- BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key [, load_optimizer_states

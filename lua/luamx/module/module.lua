@@ -654,17 +654,14 @@ function Module:save_checkpoint(prefix, epoch, save_optimizer_states)
   local arg_params, aux_params = self:get_params()
   local sym_path = prefix .. '-symbol.json'
   local pname = ('%s-%04d.params'):format(prefix, epoch)
-  local parts = {pname}
-  manifest.begin(prefix, epoch, 'save_checkpoint')
-  write_atomic(sym_path, self._symbol:tojson())
-  base.save_params(pname, arg_params, aux_params)
+  local parts = {{path = pname, write = function(tmp) base.save_params(tmp, arg_params, aux_params) end}}
   if save_optimizer_states then
-    parts[2] = ('%s-%04d.states'):format(prefix, epoch)
-    self:save_optimizer_states(parts[2])
+    parts[2] = {path = ('%s-%04d.states'):format(prefix, epoch), write = function(tmp) self:save_optimizer_states(tmp) end}
   end
-  manifest.commit(prefix, epoch, parts, {sym_path}, 'save_checkpoint')
+  write_atomic(sym_path, self._symbol:tojson())
+  manifest.save(prefix, epoch, 'save_checkpoint', parts, {sym_path})
   self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
-  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2])) end
+  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2].path)) end
 end
 
 --- mx.mod.Module.load(prefix, epoch [, load_optimizer_states [, opts]]): a module with the
