@@ -227,7 +227,7 @@ describe('the checkpoint manifest', function()
     os.remove(prefix .. '.buckets')
     assert.equal('damaged', mx.model.checkpoint_status(prefix, 3))
     raises(function() K.load('bkt', prefix, 3) end,
-      'BucketingModule.load: checkpoint', 'epoch 3 is incomplete: ', 'lists ' .. prefix .. '.buckets, which does not exist')
+      'BucketingModule.load: checkpoint', 'epoch 3 is damaged: ', 'lists ' .. prefix .. '.buckets, which does not exist')
   end)
 
   it('an interrupted save (pending) does not load, and says so', function()
@@ -283,7 +283,7 @@ describe('the checkpoint manifest', function()
     os.rename(other .. '-0003.states', prefix .. '-0003.states')
     assert.equal('damaged', mx.model.checkpoint_status(prefix, 3))
     raises(function() mx.mod.Module.load(prefix, 3, true) end,
-      'Module.load: checkpoint', prefix .. '-0003.states is not the file ' .. prefix .. '-0003.manifest recorded',
+      'Module.load: checkpoint', 'epoch 3 is damaged: ', prefix .. '-0003.states is not the file ' .. prefix .. '-0003.manifest recorded',
       'it was replaced after the checkpoint was saved')
   end)
 

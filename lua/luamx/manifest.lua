@@ -217,8 +217,9 @@ function M.check(prefix, epoch, who, need)
   end
   if st == 'missing' then raise(('%s: checkpoint %q epoch %d: %s'):format(who, prefix, epoch, info)) end
   if st ~= 'complete' then
-    raise(('%s: checkpoint %q epoch %d is incomplete: %s; load an earlier epoch ' ..
-      '(mx.model.checkpoint_status tells which are complete)'):format(who, prefix, epoch, info))
+    raise(('%s: checkpoint %q epoch %d is %s: %s; load an earlier epoch ' ..
+      '(mx.model.checkpoint_status tells which are complete)'):format(who, prefix, epoch,
+      st == 'pending' and 'incomplete' or 'damaged', info))
   end
   local listed = {}
   for _, p in ipairs(info.parts) do listed[p.name] = true end
