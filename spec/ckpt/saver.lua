@@ -4,7 +4,7 @@
 -- BucketingModule ('bkt') checkpoint in <dir>, finds the newest complete epoch
 -- (mx.model.checkpoint_status from 1 up), loads it with its optimizer states (checking
 -- that the parameters and states hold one save's serial), then saves epochs E+1, E+2,
--- ... for both kinds, alternately, until killed or 40 saves are done. Every parameter
+-- ... for both kinds, alternately, until killed (or after 60 s). Every parameter
 -- and optimizer state array of a save is filled with that save's serial, so a mixed set
 -- shows (serials count up from <serial0>). Appends to <log>: 'ready', then 'begin <kind> <epoch> <serial>' before and
 -- 'done <kind> <epoch> <serial>' after each save (flushed: a SIGKILL loses none).
@@ -33,7 +33,8 @@ for _, kind in ipairs(K.KINDS) do
   mods[kind], next_epoch[kind] = mod, (e or 0) + 1
 end
 say('ready')
-for _ = 1, 40 do
+local t0 = os.time()
+while os.time() - t0 < 60 do -- until killed (60 s: a safety net if the parent is gone)
   for _, kind in ipairs(K.KINDS) do
     local e = next_epoch[kind]
     serial = serial + 1
