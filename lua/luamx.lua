@@ -28,6 +28,35 @@ function mx.random.seed(n)
   capi.check(capi.C.lmx_random_seed(n), 2)
 end
 mx.random.uniform = nd.random.uniform
+
+--- The random state as an int64 NDArray of 6 words (the CPU generator and the key of the
+-- GPU's counter-based draws): `set_state` with it repeats the draws that followed, on
+-- every device (Dropout masks included). Checkpoints keep it with the optimizer states.
+-- @return NDArray (int64, shape {6}, on the CPU)
+-- @usage local st = mx.random.get_state(); ...; mx.random.set_state(st)
+function mx.random.get_state()
+  local ffi = require 'ffi'
+  local n = capi.C.LMX_RANDOM_STATE_WORDS
+  local buf = ffi.new('uint64_t[?]', n)
+  capi.check(capi.C.lmx_random_get_state(buf, n), 2)
+  local a = nd.empty({n}, {dtype = 'int64'})
+  ffi.copy(a:data(), buf, 8 * n)
+  return a
+end
+
+--- Restores a state from `get_state` (an int64 NDArray of 6 words).
+-- @param state the NDArray
+-- @usage mx.random.set_state(st)
+function mx.random.set_state(state)
+  local ffi = require 'ffi'
+  local n = capi.C.LMX_RANDOM_STATE_WORDS
+  if not nd.is_ndarray(state) or state.dtype ~= 'int64' or state.size ~= n then
+    capi.raise(('mx.random.set_state: state must be an int64 NDArray of %d elements (from get_state), got %s'):format(n,
+      nd.is_ndarray(state) and ('%s of %d elements'):format(state.dtype, state.size) or type(state)))
+  end
+  local cpu = state:as_in_context(context.cpu()):copy()
+  capi.check(capi.C.lmx_random_set_state(ffi.cast('const uint64_t *', cpu:data()), n), 2)
+end
 mx.random.normal = nd.random.normal
 
 local v = capi.version()

@@ -80,7 +80,7 @@ describe('tojson', function()
     os.remove(path)
     assert.truthy(err(sym.load, path):find("cannot open '" .. path .. "'", 1, true))
     assert.truthy(err(s.save, s, '/nonexistent-dir/x.json'):find(
-      "cannot write '/nonexistent-dir/x.json", 1, true))
+      "/nonexistent-dir/x.json: cannot create temporary file /nonexistent-dir/x.json.tmp.", 1, true))
   end)
 end)
 

@@ -104,7 +104,7 @@ describe('mx.optimizer', function()
     local u = mx.optimizer.get_updater(opt)
     u(3, g, w); u(3, g, w)
     local blob = u:get_states()
-    assert.same({'i3/0', 'i3/count', 'num_update'}, (function()
+    assert.same({'i3/0', 'i3/count', 'num_update', 'random_state'}, (function()
       local k = {}
       for name in pairs(blob) do k[#k + 1] = name end
       table.sort(k)

@@ -331,6 +331,22 @@ LMX_API int lmx_random_uniform(lmx_ndarray *arr, double low, double high);
 /* Fills a floating-point array with draws from N(mean, std^2). LMX_ERR_ARG if std < 0. */
 LMX_API int lmx_random_normal(lmx_ndarray *arr, double mean, double std);
 
+/* Words of the random state (lmx_random_get_state): the CPU generator's 4 words
+ * (xoshiro256**), then the seed and the next offset of the counter-based draws GPU
+ * kernels (Philox) take, so one state covers every device's random operators. */
+enum { LMX_RANDOM_STATE_WORDS = 6 };
+
+/* Copies the random state into state[0..n) (n >= LMX_RANDOM_STATE_WORDS): restoring it
+ * with lmx_random_set_state makes the following draws (uniform, normal, Dropout masks,
+ * on every device) repeat exactly. LMX_ERR_ARG for a NULL state or a short n.
+ * Thread-safe. */
+LMX_API int lmx_random_get_state(uint64_t *state, int n);
+
+/* Restores a state read by lmx_random_get_state (n == LMX_RANDOM_STATE_WORDS).
+ * LMX_ERR_ARG for a wrong n or a CPU state of four zero words (the generator would give
+ * zeros forever; no state read from the generator is so). Thread-safe. */
+LMX_API int lmx_random_set_state(const uint64_t *state, int n);
+
 /* ====================================================== imperative arithmetic === */
 
 /* Elementwise binary operations, with NumPy/MXNet broadcasting. */
@@ -392,6 +408,26 @@ LMX_API int lmx_ndlist_size(const lmx_ndlist *list, int *n, int *has_names);
  * file had no names). LMX_ERR_ARG for i out of range. */
 LMX_API int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr,
                            const char **name);
+
+/* ======================================================== files, atomically === */
+
+/* Writes len bytes to path as lmx_ndarray_save writes its files: into
+ * `<path>.tmp.<pid>.<n>` in the same directory, fsync'ed, renamed over path, and the
+ * directory fsync'ed, so after a crash at any instant path holds the old file or the
+ * new one, never part of one. On failure the temporary is removed and path untouched.
+ * Before it starts (as every atomic save does) it removes the temporaries of path whose
+ * process no longer exists (a killed save's); a live process's temporary is never
+ * touched. LMX_ERR_IO names path and the temporary. */
+LMX_API int lmx_file_write_atomic(const char *path, const void *data, size_t len);
+
+/* Removes the temporaries `<path>.tmp.<pid>.<n>` of processes that no longer exist, as
+ * every atomic save of path does first; *removed (may be NULL) counts them. An
+ * unreadable directory removes nothing and is not an error. */
+LMX_API int lmx_file_clean_temporaries(const char *path, int *removed);
+
+/* The CRC-32 (zlib's: ISO-HDLC, as gzip and PNG) and the size in bytes of a whole file.
+ * LMX_ERR_IO names the file (missing, unreadable, not a regular file). */
+LMX_API int lmx_file_crc32(const char *path, uint32_t *crc, int64_t *size);
 
 /* ================================ RecordIO, images, image iterator (MXNet's) === */
 

@@ -5,13 +5,16 @@
 --   local sym, arg_params, aux_params = mx.model.load_checkpoint('mlp', 3)
 --
 -- The .params file is MXNet's NDArray-list format with 'arg:<name>' and 'aux:<name>'
--- keys, written by mx.nd.save (atomic: a temporary file renamed into place). The symbol
--- JSON is written to '<file>.tmp' and renamed too, so a crash never leaves a torn file.
+-- keys. Every file is written atomically (temporary, fsync, rename) and the set is
+-- committed by mlp-0003.manifest (luamx.manifest), which load_checkpoint verifies: a
+-- save killed at any instant leaves that epoch complete or reported incomplete, never a
+-- mixed set taken for a checkpoint. Without a manifest (MXNet's files) it loads as MXNet.
 -- load_checkpoint returns nil for the symbol when mx.sym is not available or the JSON
 -- file does not exist.
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local context = require 'luamx.context'
+local manifest = require 'luamx.manifest'
 local raise = capi.raise
 
 local M = {}
@@ -20,17 +23,6 @@ local mx_ref
 --- Writes a log line to stderr (replace it to redirect checkpoint messages).
 -- @param msg the message
 function M.log(msg) io.stderr:write(msg, '\n') end
-
-local function write_atomic(path, text)
-  local tmp = path .. '.tmp'
-  local f, err = io.open(tmp, 'wb')
-  if not f then raise(('save_checkpoint: cannot write %s: %s'):format(tmp, err)) end
-  local ok, werr = f:write(text)
-  f:close()
-  if not ok then os.remove(tmp); raise(('save_checkpoint: cannot write %s: %s'):format(tmp, werr)) end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then os.remove(tmp); raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
-end
 
 --- Saves a checkpoint as MXNet does: `prefix-symbol.json` (when `symbol` is given) and
 -- `prefix-NNNN.params` (parameters as `arg:name` / `aux:name`, copied to the CPU).
@@ -42,21 +34,24 @@ end
 -- @usage mx.model.save_checkpoint('mlp', 10, net, args, auxs)
 function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
-  if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  if type(epoch) ~= 'number' or epoch % 1 ~= 0 or epoch < 0 then
+    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. tostring(epoch))
+  end
   M.check_params('mx.model.save_checkpoint', arg_params, aux_params)
   if symbol ~= nil and not (type(symbol) == 'table' and (symbol.tojson or symbol.save)) then
     require('luamx.check').fail('mx.model.save_checkpoint', 'symbol', 'a Symbol or nil', symbol)
-  end
-  if symbol ~= nil then
-    if symbol.tojson then write_atomic(prefix .. '-symbol.json', symbol:tojson())
-    else symbol:save(prefix .. '-symbol.json') end
   end
   local cpu = context.cpu()
   local save = {}
   for k, v in pairs(arg_params or {}) do save['arg:' .. k] = v:as_in_context(cpu) end
   for k, v in pairs(aux_params or {}) do save['aux:' .. k] = v:as_in_context(cpu) end
-  local name = ('%s-%04d.params'):format(prefix, epoch)
-  nd.save(name, save)
+  local name, sym_path = ('%s-%04d.params'):format(prefix, epoch), prefix .. '-symbol.json'
+  if symbol ~= nil then
+    if symbol.tojson then manifest.write_atomic(sym_path, symbol:tojson(), 'save_checkpoint')
+    else symbol:save(sym_path) end
+  end
+  manifest.save(prefix, epoch, 'save_checkpoint', {{path = name, write = function(tmp) nd.save(tmp, save) end}},
+    symbol ~= nil and {sym_path} or {})
   M.log(('Saved checkpoint to "%s"'):format(name))
 end
 
@@ -77,6 +72,21 @@ function M.check_params(who, arg_params, aux_params)
       end
     end
   end
+end
+
+--- The state of checkpoint `prefix` epoch `epoch` (see luamx.manifest): 'complete',
+-- 'pending' (its save was interrupted), 'damaged', 'unmanaged' (no manifest: MXNet's
+-- files) or 'missing'.
+-- @param prefix path prefix
+-- @param epoch epoch number
+-- @return state, and a message for 'pending', 'damaged' and 'missing'
+-- @usage if mx.model.checkpoint_status('mlp', 3) == 'complete' then ... end
+function M.checkpoint_status(prefix, epoch)
+  if type(prefix) ~= 'string' then raise('checkpoint_status: prefix must be a string, got ' .. type(prefix)) end
+  if type(epoch) ~= 'number' then raise('checkpoint_status: epoch must be a number, got ' .. type(epoch)) end
+  local st, info = manifest.status(prefix, epoch)
+  if type(info) == 'table' then info = nil end
+  return st, info
 end
 
 --- load_params(prefix, epoch) -> arg_params, aux_params.
@@ -100,6 +110,9 @@ end
 -- @return symbol (nil when there is no `prefix-symbol.json`), arg_params, aux_params
 -- @usage local net, args, auxs = mx.model.load_checkpoint('mlp', 10)
 function M.load_checkpoint(prefix, epoch)
+  if type(prefix) ~= 'string' then raise('load_checkpoint: prefix must be a string, got ' .. type(prefix)) end
+  if type(epoch) ~= 'number' then raise('load_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
   local sym
   local path = prefix .. '-symbol.json'
   local f = io.open(path, 'rb')

@@ -36,7 +36,9 @@
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
 --   single array, '/none' for a stateless one), '<key>/count' for its update count,
---   'num_update'; <key> is 'i<index>' for a number index and 's<name>' for a string.
+--   'num_update'; <key> is 'i<index>' for a number index and 's<name>' for a string;
+--   'random_state' (mx.random.get_state()), restored by set_states when present, so
+--   training resumed from a checkpoint draws the same Dropout masks as a straight run.
 --   save_states(path) / set_states(path_or_table) round-trip them.
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
@@ -679,6 +681,7 @@ function Updater:get_states()
     if c then out[k .. '/count'] = nd.array({c}, {dtype = 'float64'}) end
   end
   out.num_update = nd.array({opt.num_update}, {dtype = 'float64'})
+  out.random_state = require('luamx').random.get_state()
   return out
 end
 
@@ -687,9 +690,15 @@ function Updater:set_states(blob)
   if type(blob) == 'string' then blob = nd.load(blob) end
   if type(blob) ~= 'table' then raise('set_states: expected a table of NDArrays or a path, got ' .. type(blob)) end
   local opt, states, loaded, counts = self.optimizer, {}, {}, {}
-  local tuples = {}
+  local tuples, random_state = {}, nil
   for name, arr in pairs(blob) do
     if name == 'num_update' then opt.num_update = arr:tonumber()
+    elseif name == 'random_state' then
+      if not nd.is_ndarray(arr) or arr.dtype ~= 'int64' or arr.size ~= 6 then
+        raise(('set_states: entry random_state must be an int64 array of 6 elements (mx.random.get_state()), got %s')
+          :format(nd.is_ndarray(arr) and ('%s of %d elements'):format(arr.dtype, arr.size) or type(arr)))
+      end
+      random_state = arr
     else
       local k, part = name:match('^(.*)/([^/]+)$')
       if not k then raise(('set_states: unexpected entry %q'):format(name)) end
@@ -707,6 +716,7 @@ function Updater:set_states(blob)
   for index, t in pairs(tuples) do states[index] = t end
   self.states, self._loaded = states, loaded
   for index, c in pairs(counts) do opt._index_update_count[index] = c end
+  if random_state then require('luamx').random.set_state(random_state) end
 end
 
 --- Saves the states (`get_states`) to a file with `mx.nd.save`.

@@ -1,8 +1,17 @@
 /* api_files.c — NDArray-list file entry points (argument checks; work in
- * src/tensor/ndfile.c). An lmx_ndlist is reference counted like every other handle;
- * lmx_ndlist_get hands out new references to its arrays, so they outlive the list. */
+ * src/tensor/ndfile.c), atomic writes of any bytes (src/core/atomic_file.c) and file
+ * checksums (zlib's crc32), which checkpoint manifests record. An lmx_ndlist is
+ * reference counted like every other handle; lmx_ndlist_get hands out new references
+ * to its arrays, so they outlive the list. */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include "../core/alloc.h"
+#include "../core/atomic_file.h"
 #include "../tensor/ndfile.h"
 #include "api.h"
 
@@ -65,4 +74,61 @@ int lmx_ndlist_get(const lmx_ndlist *list, int i, lmx_ndarray **arr, const char 
   *arr = list->arrays[i];
   if (name) *name = list->has_names ? list->names[i] : NULL;
   return LMX_OK;
+}
+
+int lmx_file_write_atomic(const char *path, const void *data, size_t len) {
+  LMX_ENTER();
+  LMX_NEED(path, "lmx_file_write_atomic", "path");
+  if (!path[0]) return lmx_fail(LMX_ERR_ARG, "lmx_file_write_atomic: path must not be empty");
+  if (len > 0) LMX_NEED(data, "lmx_file_write_atomic", "data");
+  return lmx_atomic_write_file(path, len > 0 ? data : "", len);
+}
+
+int lmx_file_clean_temporaries(const char *path, int *removed) {
+  LMX_ENTER();
+  LMX_NEED(path, "lmx_file_clean_temporaries", "path");
+  if (!path[0])
+    return lmx_fail(LMX_ERR_ARG, "lmx_file_clean_temporaries: path must not be empty");
+  return lmx_atomic_clean_stale(path, removed);
+}
+
+enum { CRC_CHUNK = 1 << 16 };
+
+static int crc_fd(const char *path, int fd, unsigned char *buf, uint32_t *crc, int64_t *size) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return lmx_fail(LMX_ERR_IO, "lmx_file_crc32: %s: cannot stat: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return lmx_fail(LMX_ERR_IO, "lmx_file_crc32: %s: not a regular file", path);
+  uLong c = crc32(0L, Z_NULL, 0);
+  int64_t total = 0;
+  for (;;) {
+    ssize_t k = read(fd, buf, CRC_CHUNK);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0)
+      return lmx_fail(LMX_ERR_IO, "lmx_file_crc32: %s: read error: %s", path, strerror(errno));
+    if (k == 0) break;
+    c = crc32(c, buf, (uInt)k);
+    total += k;
+  }
+  *crc = (uint32_t)c;
+  *size = total;
+  return LMX_OK;
+}
+
+int lmx_file_crc32(const char *path, uint32_t *crc, int64_t *size) {
+  LMX_ENTER();
+  LMX_NEED(path, "lmx_file_crc32", "path");
+  LMX_NEED(crc, "lmx_file_crc32", "crc");
+  LMX_NEED(size, "lmx_file_crc32", "size");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return lmx_fail(LMX_ERR_IO, "lmx_file_crc32: %s: cannot open for reading: %s", path,
+                    strerror(errno));
+  unsigned char *buf = lmx_alloc(CRC_CHUNK);
+  int rc = buf ? crc_fd(path, fd, buf, crc, size)
+               : lmx_fail_prefix(lmx_fail_nomem("the read buffer", CRC_CHUNK), "lmx_file_crc32: %s: ", path);
+  lmx_free(buf);
+  close(fd);
+  return rc;
 }

@@ -248,6 +248,28 @@ int lmx_random_seed(uint64_t seed) {
   return LMX_OK;
 }
 
+int lmx_random_get_state(uint64_t *state, int n) {
+  LMX_ENTER();
+  LMX_NEED(state, "lmx_random_get_state", "state");
+  if (n < LMX_RANDOM_STATE_WORDS)
+    return lmx_fail(LMX_ERR_ARG, "lmx_random_get_state: n must be >= %d, got %d",
+                    LMX_RANDOM_STATE_WORDS, n);
+  lmx_rng_get_state(state);
+  return LMX_OK;
+}
+
+int lmx_random_set_state(const uint64_t *state, int n) {
+  LMX_ENTER();
+  LMX_NEED(state, "lmx_random_set_state", "state");
+  if (n != LMX_RANDOM_STATE_WORDS)
+    return lmx_fail(LMX_ERR_ARG, "lmx_random_set_state: n must be %d, got %d",
+                    LMX_RANDOM_STATE_WORDS, n);
+  if (lmx_rng_set_state(state) != 0)
+    return lmx_fail(LMX_ERR_ARG, "lmx_random_set_state: state words 1..4 (the CPU "
+                    "generator) are all zero, which is no state the generator can be in");
+  return LMX_OK;
+}
+
 typedef struct {
   int normal;
   double a, b;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../core/alloc.h"
+#include "../core/atomic_file.h"
 #include "../graph/graph.h"
 #include "../passes/infer_symbol.h"
 #include "../tensor/dtype.h"
@@ -278,34 +279,13 @@ int lmx_symbol_debug_str(lmx_symbol *sym, const char **text) {
   return LMX_OK;
 }
 
-/* Writes len bytes to a temporary next to path, then renames it over path. */
-static int write_atomic(const char *path, const char *data, size_t len) {
-  size_t pl = strlen(path);
-  char *tmp = lmx_alloc(pl + 32);
-  if (!tmp) return lmx_fail_nomem("a file name", pl + 32);
-  snprintf(tmp, pl + 32, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int rc = LMX_OK;
-  if (!f) {
-    rc = lmx_fail(LMX_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-  } else {
-    int bad = fwrite(data, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-      rc = lmx_fail(LMX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-      remove(tmp);
-    }
-  }
-  lmx_free(tmp);
-  return rc;
-}
-
 int lmx_symbol_save(lmx_symbol *sym, const char *path) {
   LMX_ENTER();
   NEED_SYM(sym, "lmx_symbol_save");
   LMX_NEED(path, "lmx_symbol_save", "path");
   LMX_TRY(lmx_sym_tojson(sym));
-  return write_atomic(path, lmx_sbuf_str(&sym->text), sym->text.len);
+  int rc = lmx_atomic_write_file(path, lmx_sbuf_str(&sym->text), sym->text.len);
+  return rc == LMX_OK ? LMX_OK : lmx_fail_prefix(rc, "lmx_symbol_save: ");
 }
 
 int lmx_symbol_from_json(const char *text, size_t len, lmx_symbol **out) {

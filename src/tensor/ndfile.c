@@ -8,9 +8,10 @@
  * array cannot be a V2 record, where ndim 0 means "none", so it is written as a V3
  * (numpy-shape) record, whose ndim 0 is a scalar; MXNet reads such a file only in
  * numpy-shape mode, which is also the only mode in which it has 0-d arrays. Writes are
- * atomic: the bytes go to <path>.tmp.<pid>.<counter> in the same directory, which is
- * fsync'ed, closed and renamed over path; on any failure the temporary is removed and
- * an existing file at path is left untouched.
+ * atomic (core/atomic_file.c): the bytes go to <path>.tmp.<pid>.<counter> in the same
+ * directory, which is fsync'ed, closed and renamed over path (the directory fsync'ed
+ * too); on any failure the temporary is removed and an existing file at path is left
+ * untouched; temporaries of the same path left by killed processes are removed first.
  *
  * Reader. The whole file is read into one buffer (its size checked first) and parsed
  * with a bounds-checked cursor: no read ever passes the end, and every count, ndim,
@@ -37,13 +38,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/alloc.h"
+#include "../core/atomic_file.h"
 #include "../core/status.h"
 #include "dtype.h"
 
@@ -378,40 +379,21 @@ int lmx_ndfile_load(const char *path, lmx_ndlist **out) {
 /* ================================================================ the writer === */
 
 typedef struct {
-  int fd;
-  int created; /* the temporary exists and must go on failure */
+  lmx_atomic_file f;
   unsigned char *buf;
   size_t len;
-  const char *path, *tmp;
+  const char *path;
 } writer;
 
-static atomic_ullong g_tmp_counter;
-
-static int werr(const writer *w, const char *what) {
-  return lmx_fail(LMX_ERR_IO, "%s: %s temporary file %s: %s", w->path, what, w->tmp,
-                  strerror(errno));
-}
-
-static int write_all(writer *w, const unsigned char *p, size_t n) {
-  while (n > 0) {
-    ssize_t k = write(w->fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return werr(w, "cannot write");
-    p += k;
-    n -= (size_t)k;
-  }
-  return LMX_OK;
-}
-
 static int w_flush(writer *w) {
-  int rc = write_all(w, w->buf, w->len);
+  int rc = lmx_atomic_write(&w->f, w->buf, w->len);
   w->len = 0;
   return rc;
 }
 
 static int w_put(writer *w, const void *p, size_t n) {
   if (n > WBUF_CAP - w->len) LMX_TRY(w_flush(w));
-  if (n >= WBUF_CAP) return write_all(w, p, n);
+  if (n >= WBUF_CAP) return lmx_atomic_write(&w->f, p, n);
   memcpy(w->buf + w->len, p, n);
   w->len += n;
   return LMX_OK;
@@ -470,52 +452,17 @@ static int write_body(writer *w, lmx_ndarray *const *arrays, const char *const *
   return w_flush(w);
 }
 
-/* Creates the temporary, writes everything, syncs and closes it. */
-static int write_temp(writer *w, lmx_ndarray *const *arrays, const char *const *names, int n) {
-  w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (w->fd < 0) return werr(w, "cannot create");
-  w->created = 1;
-  int rc = write_body(w, arrays, names, n);
-  if (rc == LMX_OK && fsync(w->fd) != 0) rc = werr(w, "cannot sync");
-  if (close(w->fd) != 0 && rc == LMX_OK) rc = werr(w, "cannot close");
-  w->fd = -1;
-  return rc;
-}
-
-/* Best effort: make the rename durable. Reuses the temporary's name buffer. */
-static void sync_dir(char *tmp) {
-  char *slash = strrchr(tmp, '/');
-  const char *dir = ".";
-  if (slash == tmp) dir = "/";
-  else if (slash) {
-    *slash = '\0';
-    dir = tmp;
-  }
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-}
-
 int lmx_ndfile_save(const char *path, lmx_ndarray *const *arrays, const char *const *names,
                     int n) {
-  size_t cap = strlen(path) + 64;
-  char *tmp = lmx_alloc(cap);
-  if (!tmp) return lmx_fail_prefix(lmx_fail_nomem("the temporary file name", cap), "%s: ", path);
-  snprintf(tmp, cap, "%s.tmp.%ld.%llu", path, (long)getpid(),
-           (unsigned long long)atomic_fetch_add(&g_tmp_counter, 1));
-  writer w = {-1, 0, NULL, 0, path, tmp};
-  int rc = LMX_OK;
+  writer w = {{-1, path, NULL}, NULL, 0, path};
   w.buf = lmx_alloc(WBUF_CAP);
-  if (!w.buf) rc = lmx_fail_prefix(lmx_fail_nomem("the write buffer", WBUF_CAP), "%s: ", path);
-  if (rc == LMX_OK) rc = write_temp(&w, arrays, names, n);
-  if (rc == LMX_OK && rename(tmp, path) != 0)
-    rc = lmx_fail(LMX_ERR_IO, "%s: cannot rename temporary file %s over it: %s", path, tmp,
-                  strerror(errno));
-  if (rc != LMX_OK && w.created) unlink(tmp);
-  if (rc == LMX_OK) sync_dir(tmp);
+  if (!w.buf) return lmx_fail_prefix(lmx_fail_nomem("the write buffer", WBUF_CAP), "%s: ", path);
+  int rc = lmx_atomic_begin(&w.f, path);
+  if (rc == LMX_OK) {
+    rc = write_body(&w, arrays, names, n);
+    if (rc == LMX_OK) rc = lmx_atomic_commit(&w.f);
+    else lmx_atomic_abort(&w.f);
+  }
   lmx_free(w.buf);
-  lmx_free(tmp);
   return rc;
 }

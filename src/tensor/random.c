@@ -74,3 +74,19 @@ void lmx_rng_device_key(uint64_t n, uint64_t *seed, uint64_t *offset) {
   g_offset += n;
   pthread_mutex_unlock(&g_lock);
 }
+
+void lmx_rng_get_state(uint64_t st[6]) {
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < 4; i++) st[i] = g_s[i];
+  st[4] = g_seed, st[5] = g_offset;
+  pthread_mutex_unlock(&g_lock);
+}
+
+int lmx_rng_set_state(const uint64_t st[6]) {
+  if ((st[0] | st[1] | st[2] | st[3]) == 0) return -1;
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < 4; i++) g_s[i] = st[i];
+  g_seed = st[4], g_offset = st[5];
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}

@@ -21,5 +21,10 @@ void lmx_rng_fill_normal(void *p, int dt, int64_t n, double mean, double std);
 /* The key of the next n counter-based draws: the last seed (0 before any) and the offset
  * where they start; advances the offset by n (under the lock). */
 void lmx_rng_device_key(uint64_t n, uint64_t *seed, uint64_t *offset);
+/* The whole state: the 4 xoshiro words, the seed and the offset of counter-based draws
+ * (LMX_RANDOM_STATE_WORDS in luamx.h). set returns -1 (and changes nothing) for four
+ * zero xoshiro words. */
+void lmx_rng_get_state(uint64_t st[6]);
+int lmx_rng_set_state(const uint64_t st[6]);
 
 #endif

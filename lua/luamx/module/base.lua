@@ -190,14 +190,7 @@ M.check_callbacks = check_callbacks
 
 -- ------------------------------------------------------------------ checkpoint files -
 local function write_atomic(path, text)
-  local tmp = path .. '.tmp'
-  local f, err = io.open(tmp, 'wb')
-  if not f then raise(('save_checkpoint: cannot write %s: %s'):format(tmp, err)) end
-  local ok, werr = f:write(text)
-  local cok, cerr = f:close()
-  if not ok or not cok then os.remove(tmp) raise(('save_checkpoint: cannot write %s: %s'):format(tmp, tostring(werr or cerr))) end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then os.remove(tmp) raise(('save_checkpoint: cannot rename %s to %s: %s'):format(tmp, path, rerr)) end
+  require('luamx.manifest').write_atomic(path, text, 'save_checkpoint')
 end
 M.write_atomic = write_atomic
 

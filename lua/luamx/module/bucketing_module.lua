@@ -26,10 +26,12 @@
 -- * forward(batch) switches to batch.bucket_key (default key when nil) by itself.
 -- * Checkpoints (MXNet's §4 layout): prefix-%04d.params, one prefix-<key>-symbol.json
 --   per bound bucket, prefix.buckets (an NDArray list file with one int32 array of the
---   bucket keys; keys must then be integers), prefix-%04d.states when asked.
+--   bucket keys; keys must then be integers), prefix-%04d.states when asked, and
+--   prefix-%04d.manifest last, which commits the set (luamx.manifest).
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local base = require 'luamx.module.base'
+local manifest = require 'luamx.manifest'
 local modmod = require 'luamx.module.module'
 local raise = capi.raise
 local Module = modmod.Module
@@ -453,46 +455,60 @@ function BucketingModule:install_monitor(mon)
 end
 
 -- ------------------------------------------------------------------ checkpoints ----
---- save_checkpoint(prefix, epoch [, save_optimizer_states]) in MXNet's bucketing layout.
+--- save_checkpoint(prefix, epoch [, save_optimizer_states]) in MXNet's bucketing layout,
+--- committed by prefix-%04d.manifest as Module's (luamx.manifest).
 function BucketingModule:save_checkpoint(prefix, epoch, save_optimizer_states)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
-  if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  if type(epoch) ~= 'number' or epoch % 1 ~= 0 or epoch < 0 then
+    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. tostring(epoch))
+  end
   self:_check_ready('save_checkpoint', true)
-  local keys = {}
+  if save_optimizer_states and not self.optimizer_initialized then
+    raise('save_checkpoint: save_optimizer_states is set but the optimizer is not initialized (call init_optimizer first)')
+  end
+  local keys, jsons = {}, {}
   for _, key in ipairs(self._bucket_order) do
     if type(key) ~= 'number' or key % 1 ~= 0 then
       raise(('save_checkpoint: bucket keys must be integers to be saved, got %s'):format(key_str(key)))
     end
     keys[#keys + 1] = key
-    local sym = self:_call_sym_gen(key)
-    base.write_atomic(('%s-%s-symbol.json'):format(prefix, key_str(key)), sym:tojson())
+    jsons[#jsons + 1] = {('%s-%s-symbol.json'):format(prefix, key_str(key)), self:_call_sym_gen(key):tojson()}
   end
   table.sort(keys)
   local arg_params, aux_params = self:get_params()
-  local pname = ('%s-%04d.params'):format(prefix, epoch)
-  base.save_params(pname, arg_params, aux_params)
-  nd.save(prefix .. '.buckets', {nd.array(keys, {dtype = 'int32'})})
-  self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
+  local pname, bname = ('%s-%04d.params'):format(prefix, epoch), prefix .. '.buckets'
+  local parts = {{path = pname, write = function(tmp) base.save_params(tmp, arg_params, aux_params) end}}
   if save_optimizer_states then
-    local sname = ('%s-%04d.states'):format(prefix, epoch)
-    self._curr_module:save_optimizer_states(sname)
-    self:_log('info', ('Saved optimizer state to "%s"'):format(sname))
+    local cur = self._curr_module
+    parts[2] = {path = ('%s-%04d.states'):format(prefix, epoch), write = function(tmp) cur:save_optimizer_states(tmp) end}
   end
+  local shared = {bname}
+  for _, j in ipairs(jsons) do
+    base.write_atomic(j[1], j[2])
+    shared[#shared + 1] = j[1]
+  end
+  nd.save(bname, {nd.array(keys, {dtype = 'int32'})})
+  manifest.save(prefix, epoch, 'save_checkpoint', parts, shared)
+  self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
+  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2].path)) end
 end
 
 --- BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key [, load_optimizer_states
---- [, opts]]): parameters from the checkpoint, symbols from sym_gen (as MXNet).
+--- [, opts]]): parameters from the checkpoint, symbols from sym_gen (as MXNet). The
+--- checkpoint is checked as Module.load checks it.
 function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_optimizer_states, opts)
   if type(prefix) ~= 'string' then raise('BucketingModule.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('BucketingModule.load: epoch must be a number, got ' .. type(epoch)) end
+  local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
+  manifest.check(prefix, epoch, 'BucketingModule.load', load_optimizer_states and {pname, sname} or {pname})
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.sym_gen, o.default_bucket_key = sym_gen, default_bucket_key
   local mod = BucketingModule(o)
-  local arg, aux = base.load_params(('%s-%04d.params'):format(prefix, epoch))
+  local arg, aux = base.load_params(pname)
   mod._preloaded = {arg, aux}
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states = ('%s-%04d.states'):format(prefix, epoch) end
+  if load_optimizer_states then mod._preload_opt_states = sname end
   return mod
 end
 

@@ -25,11 +25,13 @@
 --   not overlapped).
 -- * dist stores: init broadcasts rank 0's values and every worker pulls them, so all
 --   ranks start identical (also when resuming from a checkpoint).
--- * Checkpoint files are written to a temporary name and renamed (mx.nd.save does so for
---   .params/.states; the symbol JSON here): a crash never tears the previous checkpoint.
+-- * Checkpoint files are each written to a temporary name, fsync'ed and renamed, and the
+--   set is committed by prefix-%04d.manifest (luamx.manifest): a kill at any instant
+--   leaves every epoch complete, or marked incomplete, never silently mixed.
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local base = require 'luamx.module.base'
+local manifest = require 'luamx.manifest'
 local raise = capi.raise
 
 local M = {}
@@ -704,36 +706,49 @@ function Module:load_optimizer_states(fname)
 end
 
 --- save_checkpoint(prefix, epoch [, save_optimizer_states]): prefix-symbol.json,
---- prefix-%04d.params and, when asked, prefix-%04d.states.
+--- prefix-%04d.params and, when asked, prefix-%04d.states (with the random state), then
+--- prefix-%04d.manifest, which makes the set appear whole or not at all (luamx.manifest).
 function Module:save_checkpoint(prefix, epoch, save_optimizer_states)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
-  if type(epoch) ~= 'number' then raise('save_checkpoint: epoch must be a number, got ' .. type(epoch)) end
-  write_atomic(prefix .. '-symbol.json', self._symbol:tojson())
-  local arg_params, aux_params = self:get_params()
-  local pname = ('%s-%04d.params'):format(prefix, epoch)
-  base.save_params(pname, arg_params, aux_params)
-  self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
-  if save_optimizer_states then
-    local sname = ('%s-%04d.states'):format(prefix, epoch)
-    self:save_optimizer_states(sname)
-    self:_log('info', ('Saved optimizer state to "%s"'):format(sname))
+  if type(epoch) ~= 'number' or epoch % 1 ~= 0 or epoch < 0 then
+    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. tostring(epoch))
   end
+  if save_optimizer_states and not self.optimizer_initialized then
+    raise('save_checkpoint: save_optimizer_states is set but the optimizer is not initialized (call init_optimizer first)')
+  end
+  local arg_params, aux_params = self:get_params()
+  local sym_path = prefix .. '-symbol.json'
+  local pname = ('%s-%04d.params'):format(prefix, epoch)
+  local parts = {{path = pname, write = function(tmp) base.save_params(tmp, arg_params, aux_params) end}}
+  if save_optimizer_states then
+    parts[2] = {path = ('%s-%04d.states'):format(prefix, epoch), write = function(tmp) self:save_optimizer_states(tmp) end}
+  end
+  write_atomic(sym_path, self._symbol:tojson())
+  manifest.save(prefix, epoch, 'save_checkpoint', parts, {sym_path})
+  self:_log('info', ('Saved checkpoint to "%s"'):format(pname))
+  if parts[2] then self:_log('info', ('Saved optimizer state to "%s"'):format(parts[2].path)) end
 end
 
 --- mx.mod.Module.load(prefix, epoch [, load_optimizer_states [, opts]]): a module with the
---- checkpoint's symbol and parameters (opts as for mx.mod.Module, symbol excepted).
+--- checkpoint's symbol and parameters (opts as for mx.mod.Module, symbol excepted). A
+--- checkpoint whose manifest says its save did not finish, or whose files differ from
+--- what the manifest recorded, is an error naming the file; one without a manifest
+--- (MXNet's) loads unchecked, but a missing `.states` is reported here, not at
+--- init_optimizer.
 function Module.load(prefix, epoch, load_optimizer_states, opts)
   if type(prefix) ~= 'string' then raise('Module.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('Module.load: epoch must be a number, got ' .. type(epoch)) end
+  local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
+  manifest.check(prefix, epoch, 'Module.load', load_optimizer_states and {pname, sname} or {pname})
   local sym = require('luamx.symbol').load(prefix .. '-symbol.json')
-  local arg, aux = base.load_params(('%s-%04d.params'):format(prefix, epoch))
+  local arg, aux = base.load_params(pname)
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.symbol = sym
   local mod = Module(o)
   mod._arg_params, mod._aux_params = arg, aux
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states = ('%s-%04d.states'):format(prefix, epoch) end
+  if load_optimizer_states then mod._preload_opt_states = sname end
   return mod
 end
 
