@@ -35,6 +35,7 @@ local function inject(what, prepare, op, check)
     n = n + 1
     assert(n < 20000, what .. ': no success after 20000 injected failures')
     H.full_gc()
+    H.full_gc()
     local live = H.live_blocks()
     local st = prepare()
     C.lmx_debug_alloc_fail_at(n)
@@ -52,7 +53,10 @@ local function inject(what, prepare, op, check)
     check(res, st)
     st, res = nil, nil -- luacheck: ignore
     H.full_gc()
-    assert(live == H.live_blocks(), ('%s: allocation %d: %d blocks leaked')
+    H.full_gc() -- a finalizer may drop the last reference to more engine objects
+    -- never more blocks than before (fewer happens: the bounded call caches of
+    -- luamx.ndarray_ops and luamx.optimizer restart when full and free their entries)
+    assert(H.live_blocks() <= live, ('%s: allocation %d: %d blocks leaked')
       :format(what, n, H.live_blocks() - live))
     if ok then
       report[#report + 1] = ('%s: %d failures, %d new sites'):format(what, n - 1, sites() - before_sites)

@@ -99,6 +99,8 @@ local function fused(name, args)
     if type(err) == 'string' and err:find(require('luamx.repl.interrupt').INTERRUPTED, 1, true) then
       error(err, 0)
     end
+    -- nor is running out of memory: the caller gets the error, the kernel stays in use
+    if type(err) == 'string' and err:find('out of memory', 1, true) then error(err, 0) end
     broken[name] = true
     io.stderr:write(('luamx.optimizer: mx.nd.%s failed (%s); using NDArray arithmetic instead\n'):format(name, tostring(err)))
     return false
@@ -561,6 +563,24 @@ local function as_ctx(state, weight)
   return out
 end
 
+local function describe_state(st)
+  if st == nil then return 'no state' end
+  if nd.is_ndarray(st) then return ('(%s) %s'):format(table.concat(st.shape, ', '), st.dtype) end
+  local t = {}
+  for i, s in ipairs(st) do t[i] = describe_state(s) end
+  return '{' .. table.concat(t, ', ') .. '}'
+end
+
+-- A state restored from a file (untrusted) must have the layout, shapes and dtypes of the
+-- state the optimizer makes for the weight it is used with.
+local function check_loaded_state(index, loaded, fresh)
+  local a, b = describe_state(loaded), describe_state(fresh)
+  if a ~= b then
+    raise(('Updater: the loaded optimizer state of %s is %s, but the optimizer needs %s for this weight')
+      :format(key_of(index), a, b))
+  end
+end
+
 function Updater:__call(index, grad, weight)
   local st = self.states[index]
   if st == nil and not self._loaded[index] then
@@ -568,6 +588,7 @@ function Updater:__call(index, grad, weight)
     self.states[index] = st
     self._loaded[index] = true
   elseif self._loaded[index] == 'file' then
+    check_loaded_state(index, st, self.optimizer:create_state_multi_precision(index, weight))
     st = as_ctx(st, weight)
     self.states[index] = st
     self._loaded[index] = true

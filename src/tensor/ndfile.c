@@ -211,16 +211,20 @@ static int read_ctx_dtype(cursor *c, int *dtype) {
   return LMX_OK;
 }
 
-/* Bytes of the array's data; fails when the element count overflows. */
+/* Bytes of the array's data; fails when the element count overflows. The product of
+ * the non-zero dims is checked too: a zero dim makes the array empty, but (0, 2^62, 4)
+ * must not load, as a reduction over its first axis would give (2^62, 4), whose size
+ * wraps. */
 static int data_bytes(const cursor *c, const lmx_shape *s, int dtype, uint64_t *bytes) {
-  int64_t n = 1;
+  int64_t n = 1, nonzero = 1;
   for (int i = 0; i < s->ndim; i++) {
     int64_t d = s->dim[i];
-    if (d > 0 && n > INT64_MAX / 16 / d) {
+    if (d > 0 && nonzero > INT64_MAX / 16 / d) {
       char buf[LMX_SHAPE_STRCAP];
       return perr(c, LMX_ERR_FORMAT, "shape %s is too large (the element count overflows)",
                   lmx_shape_str(s, buf));
     }
+    if (d > 0) nonzero *= d;
     n *= d;
   }
   *bytes = (uint64_t)n * (uint64_t)lmx_dtype_size(dtype);

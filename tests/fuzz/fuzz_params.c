@@ -80,9 +80,15 @@ static void check_array(lmx_ndarray *a, size_t input_size) {
   CHECK(lmx_ndarray_shape(a, dims, LMX_MAX_NDIM, &ndim) == LMX_OK);
   CHECK(ndim >= 0 && ndim <= LMX_MAX_NDIM);
   CHECK(lmx_ndarray_size(a, &size) == LMX_OK);
-  int64_t prod = 1;
+  /* every dim product is far from overflowing, zero dims or not (a reduction over a
+   * zero dim must never make a shape whose size wraps) */
+  int64_t prod = 1, nonzero = 1;
   for (int d = 0; d < ndim; d++) {
     CHECK(dims[d] >= 0);
+    if (dims[d] > 0) {
+      CHECK(nonzero <= INT64_MAX / 16 / dims[d]);
+      nonzero *= dims[d];
+    }
     prod *= dims[d];
   }
   CHECK(prod == size);
