@@ -209,6 +209,14 @@ describe('mx.io.MNISTIter', function()
     write(lab, '\0\0\8\1' .. be32(2) .. string.char(1, 2))
     H.raises(function() mx.io.MNISTIter{image = img, label = lab} end, 'has 3 images but label file', 'has 2 labels')
     H.raises(function() mx.io.MNISTIter{image = img .. '_missing', label = lab} end, 'cannot open image file')
+    -- dims whose product overflows 64 bits, and a zero dim that makes the data empty
+    write(img, '\0\0\8\3' .. be32(4294967295) .. be32(4294967295) .. be32(4294967295))
+    H.raises(function() mx.io.MNISTIter{image = img, label = lab} end,
+      'image file ' .. img .. ': truncated: dimensions 4294967295x4294967295x4294967295 need more than 2^64 data bytes, got 0')
+    write(img, '\0\0\8\3' .. be32(0) .. be32(4294967295) .. be32(4294967295) .. 'x')
+    H.raises(function() mx.io.MNISTIter{image = img, label = lab} end, 'trailing bytes: expected 0 data bytes')
+    write(img, '\0\0\8')
+    H.raises(function() mx.io.MNISTIter{image = img, label = lab} end, 'truncated header (3 bytes)')
   end)
 end)
 
@@ -259,5 +267,26 @@ describe('mx.io.CSVIter', function()
     H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, label_csv = lcsv, batch_size = 1} end,
       'has 1 rows but label_csv')
     H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {0}, batch_size = 1} end, 'data_shape[1] must be a positive integer')
+  end)
+
+  it('parses in C: CRLF, blank lines, white space, hex and inf; quotes bad fields safely', function()
+    write(dcsv, ' 1 ,0x10, 2.5e1\r\n\n   \t\n-inf,-0,3\n')
+    local b = mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, batch_size = 2}:next()
+    assert.same({1, 16, 25, -math.huge, 0, 3}, b.data[1]:toflat())
+    local C = mx.capi.C
+    write(dcsv, '1,2,3\n4,5\0x,6\n')
+    H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, batch_size = 1} end,
+      dcsv .. ' line 2: "5\\0x" is not a number')
+    write(dcsv, '1,,3\n')
+    H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, batch_size = 1} end, 'line 1: "" is not a number')
+    write(dcsv, ('9'):rep(300) .. 'z,1,2\n')
+    local err = H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, batch_size = 1} end, 'line 1: "999')
+    assert.truthy(err:find('..." is not a number', 1, true), err)
+    write(dcsv, '1,2,3,\n')
+    H.raises(function() mx.io.CSVIter{data_csv = dcsv, data_shape = {3}, batch_size = 1} end, 'line 1: "" is not a number')
+    -- the C entry point checks its arguments
+    local out = require('ffi').new('lmx_ndarray *[1]')
+    assert.equal(C.LMX_ERR_ARG, C.lmx_csv_parse('1', 1, 0, 'x', out))
+    assert.truthy(require('ffi').string(C.lmx_last_error()):find('lmx_csv_parse: width must be >= 1, got 0', 1, true))
   end)
 end)

@@ -93,6 +93,12 @@ LMX_API int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes,
  * again; n = 0 disables. Thread-safe. LMX_ERR_ARG for n < 0. */
 LMX_API int lmx_debug_alloc_fail_at(int64_t n);
 
+/* Distinct allocation sites (the code addresses that called the allocator) at which an
+ * injected failure (lmx_debug_alloc_fail_at) has struck since start or the last reset:
+ * *sites gets the count (sites may be NULL); reset = 1 then forgets them. A site past
+ * the table's 4096 slots counts each time it is hit. Thread-safe. Never fails. */
+LMX_API int lmx_debug_alloc_sites(int64_t *sites, int reset);
+
 /* Poison fresh blocks with 0xA5 and freed blocks with 0xDD (on = 1) or not (on = 0).
  * On by default when the library was built with LUAMX_DEBUG_ALLOC. */
 LMX_API int lmx_debug_alloc_set_poison(int on);
@@ -428,6 +434,23 @@ LMX_API int lmx_file_clean_temporaries(const char *path, int *removed);
 /* The CRC-32 (zlib's: ISO-HDLC, as gzip and PNG) and the size in bytes of a whole file.
  * LMX_ERR_IO names the file (missing, unreadable, not a regular file). */
 LMX_API int lmx_file_crc32(const char *path, uint32_t *crc, int64_t *size);
+/* ================================================ dataset files (IDX, CSV) === */
+
+/* Checks the header of an IDX file (MNIST's format) held in memory: bytes 0 and 1 zero,
+ * element type 0x08 (unsigned byte), want_ndim (1..LMX_MAX_NDIM) big-endian uint32
+ * dims, then exactly prod(dims) data bytes. dims[0..want_ndim) get the dims and
+ * *offset the first data byte. The bytes are untrusted: LMX_ERR_FORMAT with a message
+ * "<name>: <what was wrong>" (name is used in messages only). */
+LMX_API int lmx_idx_parse(const void *data, size_t size, int want_ndim, const char *name,
+                          int64_t *dims, int64_t *offset);
+
+/* Parses CSV text held in memory into a new float64 array of shape (rows, width): each
+ * line not made of white space only holds width numbers (C's strtod in the "C" locale)
+ * separated by ','; a '\r' before a '\n' is dropped. The text is untrusted:
+ * LMX_ERR_FORMAT with a message "<name> line <n>: <what was wrong>". width >= 1.
+ * out: one reference. */
+LMX_API int lmx_csv_parse(const void *data, size_t size, int64_t width, const char *name,
+                          lmx_ndarray **out);
 
 /* ================================ RecordIO, images, image iterator (MXNet's) === */
 

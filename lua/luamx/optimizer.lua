@@ -654,6 +654,24 @@ local function as_ctx(state, weight)
   return out
 end
 
+local function describe_state(st)
+  if st == nil then return 'no state' end
+  if nd.is_ndarray(st) then return ('(%s) %s'):format(table.concat(st.shape, ', '), st.dtype) end
+  local t = {}
+  for i, s in ipairs(st) do t[i] = describe_state(s) end
+  return '{' .. table.concat(t, ', ') .. '}'
+end
+
+-- A state restored from a file (untrusted) must have the layout, shapes and dtypes of the
+-- state the optimizer makes for the weight it is used with.
+local function check_loaded_state(index, loaded, fresh)
+  local a, b = describe_state(loaded), describe_state(fresh)
+  if a ~= b then
+    raise(('Updater: the loaded optimizer state of %s is %s, but the optimizer needs %s for this weight')
+      :format(key_of(index), a, b))
+  end
+end
+
 function Updater:__call(index, grad, weight)
   local st = self.states[index]
   if st == nil and not self._loaded[index] then
@@ -661,6 +679,7 @@ function Updater:__call(index, grad, weight)
     self.states[index] = st
     self._loaded[index] = true
   elseif self._loaded[index] == 'file' then
+    check_loaded_state(index, st, self.optimizer:create_state_multi_precision(index, weight))
     st = as_ctx(st, weight)
     self.states[index] = st
     self._loaded[index] = true
@@ -685,6 +704,29 @@ function Updater:get_states()
   return out
 end
 
+-- One entry of a states table (a file is untrusted): "num_update" or "<i|s><key>/<part>"
+-- with part "count", "none" or a positive integer, holding an NDArray; count and
+-- num_update hold one number.
+local function check_state_entry(name, arr)
+  local function bad(msg) raise(('set_states: entry %s: %s'):format(
+    type(name) == 'string' and ('%q'):format(name) or tostring(name), msg)) end
+  if type(name) ~= 'string' then bad('expected a name (a states file holds named arrays)') end
+  if not nd.is_ndarray(arr) then bad('expected an NDArray, got ' .. type(arr)) end
+  local k, part = name:match('^(.*)/([^/]+)$')
+  if name ~= 'num_update' then
+    if not k then bad('expected "num_update" or "<key>/<part>"') end
+    if not (k:match('^i%-?%d+$') or k:match('^s.')) then
+      bad('the key must be i<integer> or s<name>, got ' .. ('%q'):format(k))
+    end
+    if not (part == 'count' or part == 'none' or part:match('^%d+$')) then
+      bad('the part must be count, none or an integer, got ' .. ('%q'):format(part))
+    end
+  end
+  if (name == 'num_update' or part == 'count') and arr.size ~= 1 then
+    bad(('expected one number, got an array of shape (%s)'):format(table.concat(arr.shape, ', ')))
+  end
+end
+
 --- Restores states from get_states()'s table or from a file written by save_states.
 function Updater:set_states(blob)
   if type(blob) == 'string' then blob = nd.load(blob) end
@@ -692,6 +734,7 @@ function Updater:set_states(blob)
   local opt, states, loaded, counts = self.optimizer, {}, {}, {}
   local tuples, random_state = {}, nil
   for name, arr in pairs(blob) do
+    check_state_entry(name, arr)
     if name == 'num_update' then opt.num_update = arr:tonumber()
     elseif name == 'random_state' then
       if not nd.is_ndarray(arr) or arr.dtype ~= 'int64' or arr.size ~= 6 then
@@ -701,7 +744,6 @@ function Updater:set_states(blob)
       random_state = arr
     else
       local k, part = name:match('^(.*)/([^/]+)$')
-      if not k then raise(('set_states: unexpected entry %q'):format(name)) end
       local index = index_of(k)
       if part == 'count' then counts[index] = arr:tonumber()
       elseif part == 'none' then loaded[index] = 'file'
@@ -713,7 +755,16 @@ function Updater:set_states(blob)
       end
     end
   end
-  for index, t in pairs(tuples) do states[index] = t end
+  for index, t in pairs(tuples) do
+    local n = 0
+    for j in pairs(t) do n = math.max(n, j) end
+    for j = 1, n do
+      if not t[j] then
+        raise(('set_states: the states of %s have part %d but not part %d'):format(key_of(index), n, j))
+      end
+    end
+    states[index] = t
+  end
   self.states, self._loaded = states, loaded
   for index, c in pairs(counts) do opt._index_update_count[index] = c end
   if random_state then require('luamx').random.set_state(random_state) end

@@ -1,8 +1,8 @@
 /* api_files.c — NDArray-list file entry points (argument checks; work in
- * src/tensor/ndfile.c), atomic writes of any bytes (src/core/atomic_file.c) and file
- * checksums (zlib's crc32), which checkpoint manifests record. An lmx_ndlist is
- * reference counted like every other handle; lmx_ndlist_get hands out new references
- * to its arrays, so they outlive the list. */
+ * src/tensor/ndfile.c), atomic writes of any bytes (src/core/atomic_file.c), file
+ * checksums (zlib's crc32), which checkpoint manifests record, and the IDX / CSV dataset
+ * parsers (src/io/datafile.c). An lmx_ndlist is reference counted like every other
+ * handle; lmx_ndlist_get hands out new references to its arrays, so they outlive the list. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 
 #include "../core/alloc.h"
 #include "../core/atomic_file.h"
+#include "../io/datafile.h"
 #include "../tensor/ndfile.h"
 #include "api.h"
 
@@ -131,4 +132,27 @@ int lmx_file_crc32(const char *path, uint32_t *crc, int64_t *size) {
   lmx_free(buf);
   close(fd);
   return rc;
+}
+
+int lmx_idx_parse(const void *data, size_t size, int want_ndim, const char *name,
+                  int64_t *dims, int64_t *offset) {
+  LMX_ENTER();
+  LMX_NEED(dims, "lmx_idx_parse", "dims");
+  LMX_NEED(offset, "lmx_idx_parse", "offset");
+  if (size > 0) LMX_NEED(data, "lmx_idx_parse", "data");
+  if (want_ndim < 1 || want_ndim > LMX_MAX_NDIM)
+    return lmx_fail(LMX_ERR_ARG, "lmx_idx_parse: want_ndim must be in 1..%d, got %d",
+                    LMX_MAX_NDIM, want_ndim);
+  return lmx_idx_parse_buffer(size > 0 ? data : "", size, want_ndim, name ? name : "<buffer>",
+                              dims, offset);
+}
+
+int lmx_csv_parse(const void *data, size_t size, int64_t width, const char *name,
+                  lmx_ndarray **out) {
+  LMX_ENTER();
+  LMX_NEED(out, "lmx_csv_parse", "out");
+  if (size > 0) LMX_NEED(data, "lmx_csv_parse", "data");
+  if (width < 1)
+    return lmx_fail(LMX_ERR_ARG, "lmx_csv_parse: width must be >= 1, got %lld", (long long)width);
+  return lmx_csv_parse_buffer(size > 0 ? data : "", size, width, name ? name : "<buffer>", out);
 }

@@ -4,6 +4,13 @@
  * a magic word; the user pointer is 64-byte aligned because the whole block comes from
  * aligned_alloc(64, ...). The fail-at countdown is shared by all threads: the Nth call
  * from now (whichever thread makes it) gets NULL.
+ *
+ * Allocation sites: each public entry point passes its caller's return address down,
+ * and the call that an injected failure hits records that address in a fixed table
+ * (open addressing, SITES slots, lock-free insert), so a fault-injection run can say
+ * how many distinct places in the engine it made fail (lmx_debug_alloc_sites). A site
+ * is the code address that called lmx_alloc / lmx_calloc / lmx_realloc / lmx_strdup /
+ * lmx_strndup: a helper that allocates for many callers (a vector's growth) counts once.
  */
 #include "alloc.h"
 
@@ -31,16 +38,41 @@ static atomic_int g_poison = 1;
 static atomic_int g_poison = 0;
 #endif
 
-static int should_fail(void) {
+enum { SITES = 4096 };
+static _Atomic uintptr_t g_sites[SITES];
+static atomic_llong g_site_count, g_site_overflow;
+
+static void record_site(const void *site) {
+  uintptr_t a = (uintptr_t)site;
+  size_t h = (size_t)((a >> 2) * 0x9E3779B97F4A7C15ull) % SITES;
+  for (size_t i = 0; i < SITES; i++) {
+    _Atomic uintptr_t *slot = &g_sites[(h + i) % SITES];
+    uintptr_t cur = atomic_load_explicit(slot, memory_order_relaxed);
+    if (cur == a) return;
+    if (cur == 0) {
+      if (atomic_compare_exchange_strong(slot, &cur, a)) {
+        atomic_fetch_add_explicit(&g_site_count, 1, memory_order_relaxed);
+        return;
+      }
+      if (cur == a) return;
+    }
+  }
+  atomic_fetch_add_explicit(&g_site_overflow, 1, memory_order_relaxed);
+}
+
+static int should_fail(const void *site) {
   long long c = atomic_load_explicit(&g_fail_countdown, memory_order_relaxed);
   while (c > 0) {
-    if (atomic_compare_exchange_weak(&g_fail_countdown, &c, c - 1)) return c == 1;
+    if (atomic_compare_exchange_weak(&g_fail_countdown, &c, c - 1)) {
+      if (c == 1) record_site(site);
+      return c == 1;
+    }
   }
   return 0;
 }
 
-void *lmx_alloc(size_t bytes) {
-  if (should_fail()) return NULL;
+static void *alloc_at(size_t bytes, const void *site) {
+  if (should_fail(site)) return NULL;
   if (bytes > SIZE_MAX - 2 * HDR) return NULL;
   size_t total = (HDR + bytes + 63) & ~(size_t)63;
   unsigned char *raw = aligned_alloc(64, total);
@@ -55,6 +87,8 @@ void *lmx_alloc(size_t bytes) {
   return raw + HDR;
 }
 
+void *lmx_alloc(size_t bytes) { return alloc_at(bytes, __builtin_return_address(0)); }
+
 int lmx_mul_size(size_t a, size_t b, size_t *out) {
   if (b != 0 && a > SIZE_MAX / b) return -1;
   *out = a * b;
@@ -64,7 +98,7 @@ int lmx_mul_size(size_t a, size_t b, size_t *out) {
 void *lmx_calloc(size_t count, size_t size) {
   size_t bytes;
   if (lmx_mul_size(count, size, &bytes)) return NULL;
-  void *p = lmx_alloc(bytes);
+  void *p = alloc_at(bytes, __builtin_return_address(0));
   if (p) memset(p, 0, bytes);
   return p;
 }
@@ -76,9 +110,10 @@ static header *header_of(void *p) {
 }
 
 void *lmx_realloc(void *p, size_t bytes) {
-  if (!p) return lmx_alloc(bytes);
+  const void *site = __builtin_return_address(0);
+  if (!p) return alloc_at(bytes, site);
   size_t old = header_of(p)->size;
-  void *q = lmx_alloc(bytes);
+  void *q = alloc_at(bytes, site);
   if (!q) return NULL;
   memcpy(q, p, old < bytes ? old : bytes);
   lmx_free(p);
@@ -96,16 +131,20 @@ void lmx_free(void *p) {
   free(h);
 }
 
-char *lmx_strndup(const char *s, size_t n) {
+static char *strndup_at(const char *s, size_t n, const void *site) {
   size_t len = strnlen(s, n);
-  char *d = lmx_alloc(len + 1);
+  char *d = alloc_at(len + 1, site);
   if (!d) return NULL;
   memcpy(d, s, len);
   d[len] = '\0';
   return d;
 }
 
-char *lmx_strdup(const char *s) { return lmx_strndup(s, strlen(s)); }
+char *lmx_strndup(const char *s, size_t n) {
+  return strndup_at(s, n, __builtin_return_address(0));
+}
+
+char *lmx_strdup(const char *s) { return strndup_at(s, strlen(s), __builtin_return_address(0)); }
 
 /* ---- public debugging entry points ---- */
 
@@ -119,6 +158,16 @@ int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes, int64_t *to
 int lmx_debug_alloc_fail_at(int64_t n) {
   if (n < 0) return lmx_fail(LMX_ERR_ARG, "lmx_debug_alloc_fail_at: n must be >= 0, got %lld", (long long)n);
   atomic_store(&g_fail_countdown, (long long)n);
+  return LMX_OK;
+}
+
+int lmx_debug_alloc_sites(int64_t *sites, int reset) {
+  if (sites) *sites = atomic_load(&g_site_count) + atomic_load(&g_site_overflow);
+  if (reset) {
+    for (size_t i = 0; i < SITES; i++) atomic_store(&g_sites[i], 0);
+    atomic_store(&g_site_count, 0);
+    atomic_store(&g_site_overflow, 0);
+  }
   return LMX_OK;
 }
 

@@ -10,11 +10,12 @@
 -- default) an incomplete last batch is completed from the start of the file, pad counts
 -- the wrapped samples, and the next epoch continues after them (reset() does not
 -- rewind then); without round_batch the last batch is partial, its missing rows are
--- zero and pad counts them. Values are parsed once and kept in a float64 buffer.
+-- zero and pad counts them. Values are parsed once (in C) and kept in a float64 NDArray.
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
+local C = capi.C
 
 local function prod(t)
   local p = 1
@@ -33,38 +34,21 @@ local function check_shape(shape, what)
   end
 end
 
---- Parses a CSV file of numbers, `width` per line: returns a double buffer and the row count.
+--- Parses a CSV file of numbers, `width` per line (in C: lmx_csv_parse, which the fuzz
+-- target tests/fuzz/fuzz_csv.c runs): returns the (rows, width) float64 NDArray, a
+-- pointer to its values and the row count.
 local function read_csv(path, width, what)
   if type(path) ~= 'string' then
     raise(('mx.io.CSVIter: %s must be a file path, got %s'):format(what, type(path)))
   end
   local f, err = io.open(path, 'rb')
   if not f then raise(('mx.io.CSVIter: cannot open %s %s: %s'):format(what, path, err)) end
-  local vals, lineno = {}, 0
-  for line in f:lines() do
-    lineno = lineno + 1
-    line = line:gsub('\r$', '')
-    if line:find('%S') then
-      local count = 0
-      for field in (line .. ','):gmatch('([^,]*),') do
-        local v = tonumber(field)
-        if not v then
-          f:close()
-          raise(('mx.io.CSVIter: %s %s line %d: %q is not a number'):format(what, path, lineno, field))
-        end
-        count = count + 1
-        vals[#vals + 1] = v
-      end
-      if count ~= width then
-        f:close()
-        raise(('mx.io.CSVIter: %s %s line %d: expected %d values, got %d'):format(what, path, lineno, width, count))
-      end
-    end
-  end
+  local s = f:read('*a')
   f:close()
-  local buf = ffi.new('double[?]', math.max(#vals, 1))
-  for i = 1, #vals do buf[i - 1] = vals[i] end
-  return buf, #vals / width
+  local out = ffi.new('lmx_ndarray *[1]')
+  capi.check(C.lmx_csv_parse(s, #s, width, ('%s %s'):format(what, path), out), nil, 'mx.io.CSVIter')
+  local arr = nd.wrap(out[0])
+  return arr, ffi.cast('double *', arr:data()), arr.shape[1]
 end
 
 local function make(io_mod)
@@ -78,12 +62,12 @@ local function make(io_mod)
     local lshape = o.label_shape or {1}
     check_shape(lshape, 'label_shape')
     local dw, lw = prod(o.data_shape), prod(lshape)
-    local dbuf, n = read_csv(o.data_csv, dw, 'data_csv')
+    local darr, dbuf, n = read_csv(o.data_csv, dw, 'data_csv')
     if n == 0 then raise(('mx.io.CSVIter: data_csv %s has no rows'):format(o.data_csv)) end
-    local lbuf
+    local larr, lbuf
     if o.label_csv ~= nil and o.label_csv ~= 'NULL' then
       local ln
-      lbuf, ln = read_csv(o.label_csv, lw, 'label_csv')
+      larr, lbuf, ln = read_csv(o.label_csv, lw, 'label_csv')
       if ln ~= n then
         raise(('mx.io.CSVIter: data_csv %s has %d rows but label_csv %s has %d'):format(o.data_csv, n, o.label_csv, ln))
       end
@@ -99,7 +83,8 @@ local function make(io_mod)
     first, n = io_mod.part_range('mx.io.CSVIter', n, o.num_parts, o.part_index)
     local self = setmetatable({batch_size = bs, num_data = n, pos = 0, overflow = 0, _first = first,
                                round_batch = o.round_batch == nil or o.round_batch,
-                               _d = dbuf, _l = lbuf, _dw = dw, _lw = lw}, cls)
+                               _d = dbuf, _l = lbuf, _darr = darr, _larr = larr,
+                               _dw = dw, _lw = lw}, cls)
     self.data_buf = nd.empty(dshape, {dtype = dtype})
     self.label_buf = nd.zeros(lbshape, {dtype = dtype})
     self.provide_data = {io_mod.DataDesc(o.data_name or 'data', dshape, dtype)}

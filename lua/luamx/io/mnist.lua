@@ -5,7 +5,8 @@
 --
 -- Files are untrusted: the big-endian headers (magic 0x00000803 for images, 0x00000801
 -- for labels), the dimensions and the file sizes are checked, and every error names the
--- file and the problem. Pixels are scaled to [0, 1] by a float32 multiply with 1/255,
+-- file and the problem (the header is checked in C, lmx_idx_parse, where the fuzz target
+-- tests/fuzz/fuzz_idx.c runs it). Pixels are scaled to [0, 1] by a float32 multiply with 1/255,
 -- as MXNet does. As in MXNet: shuffle (default true) permutes the samples once, when the
 -- iterator is made; an incomplete last batch is dropped, so every batch has pad = 0.
 -- Data is (batch, 1, rows, cols), or (batch, rows*cols) with flat = true; label is
@@ -15,12 +16,9 @@ local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local nd = require 'luamx.ndarray'
 local raise = capi.raise
+local C = capi.C
 
 local SCALE = tonumber(ffi.new('float', 1 / 255))
-
-local function u32be(p, off)
-  return ((p[off] * 256 + p[off + 1]) * 256 + p[off + 2]) * 256 + p[off + 3]
-end
 
 --- Reads an IDX file of unsigned bytes with `want_ndim` dimensions: bytes, dims, offset.
 local function read_idx(path, want_ndim, what)
@@ -31,25 +29,12 @@ local function read_idx(path, want_ndim, what)
   if not f then raise(('mx.io.MNISTIter: cannot open %s file %s: %s'):format(what, path, err)) end
   local s = f:read('*a')
   f:close()
-  local function bad(msg) raise(('mx.io.MNISTIter: %s file %s: %s'):format(what, path, msg)) end
-  if #s < 4 then bad(('truncated header (%d bytes)'):format(#s)) end
-  local p = ffi.cast('const uint8_t *', s)
-  if p[0] ~= 0 or p[1] ~= 0 then bad('bad magic number (not an IDX file)') end
-  if p[2] ~= 0x08 then bad(('element type 0x%02x is not unsigned byte (0x08)'):format(p[2])) end
-  if p[3] ~= want_ndim then
-    bad(('expected %d dimensions (magic 0x%08x), got %d'):format(want_ndim, 0x800 + want_ndim, p[3]))
-  end
-  local off = 4 + 4 * want_ndim
-  if #s < off then bad(('truncated header (%d bytes, expected %d)'):format(#s, off)) end
-  local dims, count = {}, 1
-  for i = 1, want_ndim do
-    dims[i] = u32be(p, 4 * i)
-    count = count * dims[i]
-  end
-  if #s ~= off + count then
-    bad(('%s: expected %d data bytes for dimensions %s, got %d'):format(
-      #s < off + count and 'truncated' or 'trailing bytes', count, table.concat(dims, 'x'), #s - off))
-  end
+  local cdims, coff = ffi.new('int64_t[?]', want_ndim), ffi.new('int64_t[1]')
+  capi.check(C.lmx_idx_parse(s, #s, want_ndim, ('%s file %s'):format(what, path), cdims, coff),
+             nil, 'mx.io.MNISTIter')
+  local dims = {}
+  for i = 1, want_ndim do dims[i] = tonumber(cdims[i - 1]) end
+  local off = tonumber(coff[0])
   return s, dims, off
 end
 

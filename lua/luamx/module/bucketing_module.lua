@@ -514,9 +514,26 @@ end
 
 --- Bucket keys saved next to a bucketing checkpoint (prefix.buckets).
 function BucketingModule.load_bucket_keys(prefix)
-  local list = nd.load(prefix .. '.buckets')
+  local path = prefix .. '.buckets'
+  local list = nd.load(path)
+  local arr, n = list[1], 0
+  for _ in pairs(list) do n = n + 1 end
+  if n ~= 1 or not arr then
+    local got = n == 0 and 'no arrays' or not arr and (n .. ' named array(s)') or (n .. ' arrays')
+    raise(('BucketingModule.load_bucket_keys: %s must hold one unnamed array of bucket keys, got %s')
+      :format(path, got))
+  end
+  if #arr.shape ~= 1 or not (arr.dtype:match('^u?int') or arr.dtype:match('^float')) then
+    raise(('BucketingModule.load_bucket_keys: %s: expected a 1-D array of integer keys, got shape (%s) %s')
+      :format(path, table.concat(arr.shape, ', '), arr.dtype))
+  end
   local keys = {}
-  for _, v in ipairs(list[1]:toflat()) do keys[#keys + 1] = v end
+  for i, v in ipairs(arr:toflat()) do
+    if v % 1 ~= 0 or v ~= v then
+      raise(('BucketingModule.load_bucket_keys: %s: key %d is %s, not an integer'):format(path, i, tostring(v)))
+    end
+    keys[#keys + 1] = v
+  end
   return keys
 end
 
