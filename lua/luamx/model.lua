@@ -81,6 +81,9 @@ end
 
 --- load_params(prefix, epoch) -> arg_params, aux_params.
 function M.load_params(prefix, epoch)
+  local check = require 'luamx.check'
+  check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
+  check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
   local name = ('%s-%04d.params'):format(prefix, epoch)
   local loaded = nd.load(name)
   local arg, aux = {}, {}
@@ -100,6 +103,9 @@ end
 -- @return symbol (nil when there is no `prefix-symbol.json`), arg_params, aux_params
 -- @usage local net, args, auxs = mx.model.load_checkpoint('mlp', 10)
 function M.load_checkpoint(prefix, epoch)
+  local check = require 'luamx.check'
+  check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
+  check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
   local sym
   local path = prefix .. '-symbol.json'
   local f = io.open(path, 'rb')

@@ -262,6 +262,9 @@ local function creator(op, with_value)
     local value, opts = nil, a
     if with_value then value, opts = a, b end
     opts = opts or {}
+    if type(opts) ~= 'table' or getmetatable(opts) ~= nil then
+      require('luamx.check').fail('mx.sym.' .. op:sub(2), 'options', 'a table {dtype =, name =, attr =}', opts)
+    end
     local args = {shape = shape, dtype = opts.dtype, name = opts.name, attr = opts.attr}
     if with_value then args.value = value end
     return M[op](args)
