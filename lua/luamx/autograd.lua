@@ -240,14 +240,11 @@ end
 --- Marks variables with gradient arrays (MXNet's mark_variables): variables[i] gets
 -- gradients[i] as its x.grad, with grad_reqs (a string or a list; default 'write').
 function M.mark_variables(variables, gradients, grad_reqs)
-  local check = require 'luamx.check'
+  local chk = require 'luamx.check'
   for _, p in ipairs {{'variables', variables}, {'gradients', gradients}} do
     local t = p[2]
     if not (nd.is_ndarray(t) or (type(t) == 'table' and getmetatable(t) == nil)) then
-      check.fail('mx.autograd.mark_variables', p[1], 'an NDArray or a list of them', t)
-    end
-    if not nd.is_ndarray(t) then
-      for i, a in ipairs(t) do check.ndarray('mx.autograd.mark_variables', ('%s[%d]'):format(p[1], i), a) end
+      chk.fail('mx.autograd.mark_variables', p[1], 'an NDArray or a list of them', t)
     end
   end
   variables, gradients = as_list(variables) or {}, as_list(gradients) or {}

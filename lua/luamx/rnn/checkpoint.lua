@@ -16,7 +16,8 @@ local raise = capi.raise
 local M = {}
 
 local function cell_list(who, cells)
-  if type(cells) ~= 'table' or require('luamx.symbol').is_symbol(cells) or require('luamx.ndarray').is_ndarray(cells) then
+  if type(cells) ~= 'table' then raise(('%s: cells must be an RNN cell or an array of cells, got %s'):format(who, type(cells))) end
+  if require('luamx.symbol').is_symbol(cells) or require('luamx.ndarray').is_ndarray(cells) then
     require('luamx.check').fail(who, 'cells', 'an RNN cell or an array of cells', cells)
   end
   if cells.unpack_weights then return {cells} end
