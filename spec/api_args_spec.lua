@@ -308,6 +308,11 @@ local ROWS = {
   {'metric.register name number', function() mx.metric.register(3, {}) end, 'mx.metric.register', 'name', 'the number 3'},
   {'do_checkpoint period string', function() mx.callback.do_checkpoint(tmp, 'x') end,
     'mx.callback.do_checkpoint', 'period', 'a string ("x")'},
+  {'Symbol call with a number', function() return net(3) end, 'Symbol call', 'the number 3'},
+  {'Symbol index 1.5', function() return sym.Group {v, v}[1.5] end, 'Symbol index', 'got 1.5'},
+  {'monitor.re_match name number', function() return mx.monitor.re_match('fc.*', 3) end,
+    'mx.monitor.re_match', 'name', 'the number 3'},
+  {'Monitor pattern number', function() return mx.monitor.Monitor(1, nil, 3) end, 'mx.monitor', 'pattern', 'number'},
   -- callbacks
   {'Speedometer batch_size string', function() mx.callback.Speedometer('a') end,
     'mx.callback.Speedometer', 'batch_size', 'got a'},

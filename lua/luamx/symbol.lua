@@ -207,7 +207,7 @@ end
 --- Output i (1-based) or the output whose list_outputs() name is `key`.
 local function select_output(s, key, level)
   if type(key) == 'number' then
-    if key % 1 ~= 0 then error('symbol index must be an integer', level + 1) end
+    if key % 1 ~= 0 then error(('Symbol index: output positions must be integers, got %s'):format(tostring(key)), level + 1) end
     return new_from(level + 1, C.lmx_symbol_get_output, handle(s, level + 1), key - 1)
   end
   local names, found = list(s, C.LMX_SYM_OUTPUTS, level + 1), nil
