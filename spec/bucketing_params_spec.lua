@@ -105,6 +105,16 @@ describe('BucketingModule: parameters a bucket adds', function()
     assert.same({D}, st.pre_bias.shape)
   end)
 
+  it('survive a forced rebind and come back when their bucket is bound again', function()
+    local mod = make()
+    step(mod, 2, 1)
+    local want = param_of(mod, 2, 'pre_weight'):toflat()
+    mod:bind {data_shapes = {{'data', {N, D}}}, label_shapes = {{'softmax_label', {N}}}, force_rebind = true}
+    assert.is_nil(mod.buckets[2])
+    mod:forward(batch(2, 2), false)
+    assert.same(want, param_of(mod, 2, 'pre_weight'):toflat())
+  end)
+
   it('are saved in checkpoints with their optimizer state, and load back', function()
     local prefix = os.tmpname()
     local mod = make()

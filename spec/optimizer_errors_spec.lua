@@ -53,8 +53,10 @@ describe('optimizer updates that fail', function()
       local w = nd.array {1, 2, 3}
       -- a float64 gradient for a float32 weight: the fused operator refuses it
       local err = H.raises(function() upd(0, nd.array({0.1, 0.2, 0.3}, {dtype = 'float64'}), w) end,
-        'mx.optimizer.' .. name, "parameter 'fc_weight'", 'mx.nd.' .. op)
+        'mx.optimizer.' .. name, "parameter 'fc_weight'", 'mx.nd.' .. op, 'expected float32, got float64')
       assert.is_nil(err:find('attempt to', 1, true), err)
+      local _, positions = err:gsub(':%d+: ', '')
+      assert.equal(1, positions, 'one position (the caller\'s): ' .. err)
       -- a gradient of the wrong shape: refused before anything runs, naming both shapes
       H.raises(function() upd(0, nd.array {0.1, 0.2}, w) end,
         'mx.optimizer.' .. name .. ':update', "grad of parameter 'fc_weight'", 'shape (2)', "weight's (3)")

@@ -240,6 +240,13 @@ end
 --- Marks variables with gradient arrays (MXNet's mark_variables): variables[i] gets
 -- gradients[i] as its x.grad, with grad_reqs (a string or a list; default 'write').
 function M.mark_variables(variables, gradients, grad_reqs)
+  local chk = require 'luamx.check'
+  for _, p in ipairs {{'variables', variables}, {'gradients', gradients}} do
+    local t = p[2]
+    if not (nd.is_ndarray(t) or (type(t) == 'table' and getmetatable(t) == nil)) then
+      chk.fail('mx.autograd.mark_variables', p[1], 'an NDArray or a list of them', t)
+    end
+  end
   variables, gradients = as_list(variables) or {}, as_list(gradients) or {}
   if #gradients ~= #variables then
     raise(('mx.autograd.mark_variables: gradients: expected %d arrays (one per variable), '

@@ -219,6 +219,7 @@ end
 --- through mx.model.save_checkpoint(prefix, epoch + 1, sym, arg, aux).
 function M.do_checkpoint(prefix, period)
   if type(prefix) ~= 'string' then raise('mx.callback.do_checkpoint: prefix must be a string, got ' .. type(prefix)) end
+  require('luamx.check').number('mx.callback.do_checkpoint', 'period', period, {optional = true, min = 1})
   period = math.max(1, math.floor(period or 1))
   return function(iter_no, sym, arg, aux)
     if (iter_no + 1) % period == 0 then

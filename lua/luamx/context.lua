@@ -76,6 +76,7 @@ end
 --- Gives the blocks gpu(id)'s caching allocator keeps for reuse back to the device;
 -- returns the bytes released (arrays in use keep theirs).
 function M.empty_cache(id)
+  require('luamx.check').number('mx.context.empty_cache', 'id', id, {optional = true, integer = true, min = 0})
   id = id or 0
   local out = ffi.new('int64_t[1]')
   check(C.lmx_gpu_empty_cache(id, out), 2)

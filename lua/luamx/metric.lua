@@ -446,7 +446,11 @@ M._util = {host = host, flat = flat, argmax = argmax, trunc = trunc, check_pairs
 require('luamx.metric.more').define(M, REGISTRY)
 
 --- Registers a metric class under a name for create().
-function M.register(name, cls) REGISTRY[name:lower()] = cls end
+function M.register(name, cls)
+  require('luamx.check').type('mx.metric.register', 'name', name, 'string')
+  require('luamx.check').type('mx.metric.register', 'cls', cls, 'table')
+  REGISTRY[name:lower()] = cls
+end
 
 --- Installs this module as `mx.metric`.
 -- @param mx the luamx module table

@@ -91,6 +91,9 @@ end
 
 --- load_params(prefix, epoch) -> arg_params, aux_params.
 function M.load_params(prefix, epoch)
+  local check = require 'luamx.check'
+  check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
+  check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
   local name = ('%s-%04d.params'):format(prefix, epoch)
   local loaded = nd.load(name)
   local arg, aux = {}, {}
@@ -110,8 +113,9 @@ end
 -- @return symbol (nil when there is no `prefix-symbol.json`), arg_params, aux_params
 -- @usage local net, args, auxs = mx.model.load_checkpoint('mlp', 10)
 function M.load_checkpoint(prefix, epoch)
-  if type(prefix) ~= 'string' then raise('load_checkpoint: prefix must be a string, got ' .. type(prefix)) end
-  if type(epoch) ~= 'number' then raise('load_checkpoint: epoch must be a number, got ' .. type(epoch)) end
+  local check = require 'luamx.check'
+  check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
+  check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
   manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
   local sym
   local path = prefix .. '-symbol.json'

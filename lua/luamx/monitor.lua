@@ -108,7 +108,7 @@ end
 local cache = {}
 --- Lua patterns for a Python-regex-ish pattern (see the top of this file).
 function M.translate(re)
-  if type(re) ~= 'string' then raise('pattern must be a string, got ' .. type(re)) end
+  if type(re) ~= 'string' then raise('mx.monitor: pattern must be a string, got ' .. type(re)) end
   local t = cache[re]
   if t then return t end
   if re:sub(1, 4) == 'lua:' then
@@ -124,6 +124,7 @@ end
 
 --- True when `name` matches `re` at its start (Python's re.match).
 function M.re_match(re, name)
+  require('luamx.check').type('mx.monitor.re_match', 'name', name, 'string')
   for _, p in ipairs(M.translate(re)) do
     if name:find(p) then return true end
   end

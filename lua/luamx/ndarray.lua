@@ -161,7 +161,10 @@ end
 
 local function opts_of(opts, level, who)
   opts = opts or {}
-  if type(opts) ~= 'table' then raise((who and who .. ': ' or '') .. 'options must be a table {ctx=, dtype=}') end
+  if context.is_context(opts) then opts = {ctx = opts} end -- mx.nd.zeros({2, 3}, mx.cpu())
+  if type(opts) ~= 'table' or getmetatable(opts) ~= nil then
+    require('luamx.check').fail(who or 'NDArray', 'options', 'a table {ctx =, dtype =}', opts)
+  end
   local ctx = context.resolve(opts.ctx, level + 1)
   return ctx, dtype_code(opts.dtype, level + 1, who)
 end
@@ -203,14 +206,15 @@ end
 local function flatten(t, what)
   local shape, flat = {}, {}
   local probe = t
-  while type(probe) == 'table' do
+  while type(probe) == 'table' and getmetatable(probe) == nil do -- objects (a Symbol) end the probe
     shape[#shape + 1] = #probe
     probe = probe[1]
   end
   local function walk(x, depth, path)
     if depth > #shape then
       if type(x) ~= 'number' then
-        raise(('%s: element %s must be a number, got %s'):format(what, path, type(x) == 'string' and ('string "' .. x .. '"') or type(x)))
+        raise(('%s: element %s must be a number, got %s'):format(what, path, type(x) == 'string' and ('string "' .. x .. '"')
+          or (type(x) == 'table' and getmetatable(x)) and require('luamx.check').describe(x) or type(x)))
       end
       flat[#flat + 1] = x
       return
@@ -247,6 +251,9 @@ function M.array(src, opts)
   end
   if type(src) == 'number' then src = {src} end
   if type(src) ~= 'table' then raise('mx.nd.array: expected a (nested) table of numbers, got ' .. type(src)) end
+  if getmetatable(src) ~= nil then -- an object (a Symbol indexes without end): not a nested list
+    require('luamx.check').fail('mx.nd.array', 'source', 'a (nested) table of numbers or an NDArray', src)
+  end
   local shape, flat = flatten(src, 'mx.nd.array')
   if #shape > C.LMX_MAX_NDIM then
     raise(('mx.nd.array: at most %d dims are supported, got %d'):format(C.LMX_MAX_NDIM, #shape))

@@ -114,8 +114,9 @@ local function fused(self, index, name, args)
     if type(err) == 'string' and err:find(require('luamx.repl.interrupt').INTERRUPTED, 1, true) then
       error(err, 0)
     end
+    local msg = tostring(err):gsub('^[^\n]-:%d+: ', '') -- the position is raise's to give
     raise(('mx.optimizer.%s: update of %s failed in mx.nd.%s: %s'):format(self._name,
-      param_desc(self, index), name, tostring(err)))
+      param_desc(self, index), name, msg))
   end
   return true
 end

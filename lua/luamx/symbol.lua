@@ -207,7 +207,7 @@ end
 --- Output i (1-based) or the output whose list_outputs() name is `key`.
 local function select_output(s, key, level)
   if type(key) == 'number' then
-    if key % 1 ~= 0 then error('symbol index must be an integer', level + 1) end
+    if key % 1 ~= 0 then error(('Symbol index: output positions must be integers, got %s'):format(tostring(key)), level + 1) end
     return new_from(level + 1, C.lmx_symbol_get_output, handle(s, level + 1), key - 1)
   end
   local names, found = list(s, C.LMX_SYM_OUTPUTS, level + 1), nil
@@ -262,6 +262,9 @@ local function creator(op, with_value)
     local value, opts = nil, a
     if with_value then value, opts = a, b end
     opts = opts or {}
+    if type(opts) ~= 'table' or getmetatable(opts) ~= nil then
+      require('luamx.check').fail('mx.sym.' .. op:sub(2), 'options', 'a table {dtype =, name =, attr =}', opts)
+    end
     local args = {shape = shape, dtype = opts.dtype, name = opts.name, attr = opts.attr}
     if with_value then args.value = value end
     return M[op](args)

@@ -17,7 +17,11 @@ local M = {}
 
 local function cell_list(who, cells)
   if type(cells) ~= 'table' then raise(('%s: cells must be an RNN cell or an array of cells, got %s'):format(who, type(cells))) end
+  if require('luamx.symbol').is_symbol(cells) or require('luamx.ndarray').is_ndarray(cells) then
+    require('luamx.check').fail(who, 'cells', 'an RNN cell or an array of cells', cells)
+  end
   if cells.unpack_weights then return {cells} end
+  if #cells == 0 then require('luamx.check').fail(who, 'cells', 'an RNN cell or an array of cells', cells) end
   for i, c in ipairs(cells) do
     if type(c) ~= 'table' or not c.unpack_weights then
       raise(('%s: cells[%d] must be an RNN cell, got %s'):format(who, i, type(c)))
@@ -59,6 +63,7 @@ end
 function M.do_rnn_checkpoint(cells, prefix, period)
   cell_list('mx.rnn.do_rnn_checkpoint', cells)
   if type(prefix) ~= 'string' then raise('mx.rnn.do_rnn_checkpoint: prefix must be a string, got ' .. type(prefix)) end
+  require('luamx.check').number('mx.rnn.do_rnn_checkpoint', 'period', period, {optional = true, min = 1})
   period = math.max(1, math.floor(period or 1))
   return function(iter_no, sym, arg, aux)
     if (iter_no + 1) % period == 0 then M.save_rnn_checkpoint(cells, prefix, iter_no + 1, sym, arg, aux) end

@@ -273,7 +273,9 @@ function M.install(S)
 
   --- s{x = sym, name = 'n'}: MXNet's Symbol.__call__ — a copy with variables replaced.
   Symbol.__call = function(s, kw)
-    if type(kw) ~= 'table' then error('Symbol call: expected a table of named inputs', 2) end
+    if type(kw) ~= 'table' then
+      error('Symbol call: expected a table of named inputs, got ' .. require('luamx.check').describe(kw), 2)
+    end
     local c = s:copy()
     local named, pos = {}, {}
     for i = 1, #kw do pos[i] = kw[i] end
