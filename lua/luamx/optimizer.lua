@@ -714,8 +714,8 @@ local function check_state_entry(name, arr)
   if type(name) ~= 'string' then bad('expected a name (a states file holds named arrays)') end
   if not nd.is_ndarray(arr) then bad('expected an NDArray, got ' .. type(arr)) end
   local k, part = name:match('^(.*)/([^/]+)$')
-  if name ~= 'num_update' then
-    if not k then bad('expected "num_update" or "<key>/<part>"') end
+  if name ~= 'num_update' and name ~= 'random_state' then
+    if not k then bad('expected "num_update", "random_state" or "<key>/<part>"') end
     if not (k:match('^i%-?%d+$') or k:match('^s.')) then
       bad('the key must be i<integer> or s<name>, got ' .. ('%q'):format(k))
     end
