@@ -67,7 +67,7 @@ describe('optimizer .states files', function()
       {{['i0/abc'] = nd.ones {2, 3}}, 'set_states: entry "i0/abc": the part must be count, none or an integer, got "abc"'},
       {{['x0/0'] = nd.ones {2, 3}}, 'set_states: entry "x0/0": the key must be i<integer> or s<name>, got "x0"'},
       {{['iabc/0'] = nd.ones {2, 3}}, 'the key must be i<integer> or s<name>, got "iabc"'},
-      {{['noslash'] = nd.ones {1}}, 'set_states: entry "noslash": expected "num_update" or "<key>/<part>"'},
+      {{['noslash'] = nd.ones {1}}, 'set_states: entry "noslash": expected "num_update", "random_state" or "<key>/<part>"'},
       {{num_update = nd.ones {3}}, 'set_states: entry "num_update": expected one number, got an array of shape (3)'},
       {{['i0/count'] = nd.zeros {2, 2}}, 'entry "i0/count": expected one number, got an array of shape (2, 2)'},
       {{['i0/1'] = nd.ones {2, 3}, ['i0/3'] = nd.ones {2, 3}}, 'set_states: the states of i0 have part 3 but not part 2'},

@@ -35,7 +35,7 @@ function M.log(msg) io.stderr:write(msg, '\n') end
 function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' or epoch % 1 ~= 0 or epoch < 0 then
-    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. tostring(epoch))
+    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. (type(epoch) == 'number' and tostring(epoch) or type(epoch)))
   end
   M.check_params('mx.model.save_checkpoint', arg_params, aux_params)
   if symbol ~= nil and not (type(symbol) == 'table' and (symbol.tojson or symbol.save)) then

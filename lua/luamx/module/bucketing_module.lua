@@ -460,7 +460,7 @@ end
 function BucketingModule:save_checkpoint(prefix, epoch, save_optimizer_states)
   if type(prefix) ~= 'string' then raise('save_checkpoint: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' or epoch % 1 ~= 0 or epoch < 0 then
-    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. tostring(epoch))
+    raise('save_checkpoint: epoch must be a non-negative integer, got ' .. (type(epoch) == 'number' and tostring(epoch) or type(epoch)))
   end
   self:_check_ready('save_checkpoint', true)
   if save_optimizer_states and not self.optimizer_initialized then
