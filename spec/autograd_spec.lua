@@ -68,12 +68,14 @@ local function draw(shape, kind, K)
     elseif kind == 'p' then v[i] = 0.5 + u
     elseif kind == 'l' then v[i] = math.floor(u * K) % math.max(K, 1)
     elseif kind == 'c' then v[i] = 1
+    elseif kind == 'g' then v[i] = 1.5 + u
+    elseif kind == 'h' then v[i] = u - 0.5
     else v[i] = 0 end
   end
   return mx.nd.array(v):reshape(#shape > 0 and shape or {1})
 end
 
-local DIFF = {u = true, a = true, p = true, z = true}
+local DIFF = {u = true, a = true, p = true, z = true, g = true, h = true}
 
 -- Runs one case both ways; returns nil when equal, else a description.
 local function run_case(c)

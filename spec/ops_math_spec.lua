@@ -114,7 +114,8 @@ describe('math family: unary functions', function()
     -- d/dx Γ(x) = Γ(x) ψ(x): ψ(1) = -γ, ψ(5) = 1 + 1/2 + 1/3 + 1/4 - γ
     local euler = 0.57721566490153286
     H.near(grad('gamma', { 1, 5 }), { -euler, 24 * (25 / 12 - euler) }, 1e-12)
-    H.near(grad('gammaln', { 0.5, -0.5 }), { -euler - 2 * math.log(2), 2 - euler - 2 * math.log(2) }, 1e-12)
+    local psi_half = -euler - 2 * math.log(2) -- ψ(1/2); ψ(-1/2) = ψ(1/2) + 2
+    H.near(grad('gammaln', { 0.5, -0.5 }), { psi_half, psi_half + 2 }, 1e-12)
     assert.same({ 0, 0, 0 }, grad('rint', { 0.4, 1.5, -3 }))
     assert.same({ 0, 0 }, grad('logical_not', { 0, 2 }))
   end)

@@ -434,6 +434,19 @@ static void check_bad_inputs(void) {
        "input 'rhs': expected 3 elements, got 4"},
       {"transpose", "axes=(0, 0)", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 2}}},
        "parameter 'axes': repeated axis"},
+      /* math family (ops14a) */
+      {"_hypot", "", 2, {{1, {3}}, {1, {4}}}, {0}, 1, {{1, {3}}},
+       "input 'rhs': expected 3 elements, got 4"},
+      {"log1p", "", 1, {{2, {2, 3}}}, {LMX_INT32}, 1, {{2, {2, 3}}},
+       "output: expected int32, got float64"},
+      {"hard_sigmoid", "", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 2}}},
+       "output: expected 6 elements, got 4"},
+      {"broadcast_mod", "", 2, {{2, {2, 3}}, {1, {4}}}, {0}, 1, {{2, {2, 3}}},
+       "input 'rhs' (4,) does not broadcast to (2,3)"},
+      {"nansum", "axis=1", 1, {{2, {2, 3}}}, {0}, 1, {{1, {2}}}, "workspace: expected at least"},
+      {"moments", "axes=(3,)", 1, {{2, {2, 3}}}, {0}, 2, {{1, {2}}, {1, {2}}},
+       "parameter 'axes': axis 3 is out of range"},
+      {"softmin", "", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 3}}}, "workspace: expected at least"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }

@@ -142,7 +142,7 @@ enum { LMX_MATH_FNS(LMX_MF_ENUM) LMX_NUM_MF };
  * to double precision; ±1 give ±inf, |y| > 1 and NaN give NaN. */
 LMX_MF_QUAL double lmx_mf_erfinv(double y) {
   if (!(y >= -1 && y <= 1)) return (y - y) / (y - y); /* NaN */
-  if (y == 1 || y == -1) return y / 0.0;
+  if (y == 1 || y == -1) return y > 0 ? (double)INFINITY : -(double)INFINITY;
   double w = -log((1.0 - y) * (1.0 + y)), p;
   if (w < 5.0) {
     w -= 2.5;

@@ -237,7 +237,7 @@ static size_t bc_ws(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *o
     return bc_bwd(c, og, in, ig, req, (const int[2]){LMX_MF_##GL, LMX_MF_##GR});           \
   }                                                                                         \
   size_t lmx_cpu_ws_##id(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {  \
-    return bc_ws(c, in, out);                                                               \
+    return LMX_MF_##GL == LMX_MF_ZERO ? 0 : bc_ws(c, in, out); /* no gradient: no scratch */ \
   }
 
 CPU_BCAST(broadcast_greater_equal, GE, ZERO, ZERO)

@@ -10,10 +10,10 @@
  * nansum / nanprod reduce a NaN-free copy in the workspace; moments reduces the mean, then
  * the squared deviations (workspace) for var. dtypes: float32, float64, float16.
  */
+#include "../math_more.h"
 #include "../../../kernels/cpu/math_fns.h"
 #include "../../tensor/dtype.h"
 #include "../layout_plan.h"
-#include "../math_more.h"
 #include "../op_impl.h"
 #include "k1_glue.h"
 
@@ -21,8 +21,8 @@ static int same_size(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor 
                      const char *what) {
   LMX_TRY(lmx_glue_check_size(c, t, lmx_glue_size(ref), what));
   if (t->dtype != ref->dtype)
-    return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s, got %s", what,
-                       lmx_dtype_str(ref->dtype), lmx_dtype_str(t->dtype));
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s, got %s", what, lmx_dtype_str(ref->dtype),
+                       lmx_dtype_str(t->dtype));
   return LMX_OK;
 }
 
@@ -38,10 +38,11 @@ static int map1_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
-  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), fn, in[0].dtype, lmx_glue_size(&in[0]),
-                                      out[0].data, in[0].data, NULL, NULL,
-                                      scalar_of(c, with_scalar), req[0] == LMX_REQ_ADD),
-                       "lmx_cu_math");
+  return lmx_cuda_fail(
+      c,
+      lmx_cu_math(LMX_CU_S(c), fn, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
+                  NULL, NULL, scalar_of(c, with_scalar), req[0] == LMX_REQ_ADD),
+      "lmx_cu_math");
 }
 
 static int map1_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
@@ -54,23 +55,24 @@ static int map1_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   if (in[0].data) LMX_TRY(same_size(c, &in[0], &ig[0], "input 'data'"));
   if (out[0].data) LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
-  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), fn, ig[0].dtype, n, ig[0].data, og[0].data,
-                                      in[0].data, out[0].data, scalar_of(c, with_scalar),
-                                      req[0] == LMX_REQ_ADD),
-                       "lmx_cu_math");
+  return lmx_cuda_fail(
+      c,
+      lmx_cu_math(LMX_CU_S(c), fn, ig[0].dtype, n, ig[0].data, og[0].data, in[0].data, out[0].data,
+                  scalar_of(c, with_scalar), req[0] == LMX_REQ_ADD),
+      "lmx_cu_math");
 }
 
-#define CUDA_MAP1(id, FWD, BWD, SC)                                                          \
-  int lmx_cuda_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
-                       const int *req, const lmx_tensor *aux) {                             \
-    (void)aux;                                                                              \
-    return map1_fwd(c, in, out, req, LMX_MF_##FWD, SC);                                     \
-  }                                                                                         \
-  int lmx_cuda_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
-                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
-                       const lmx_tensor *aux) {                                             \
-    (void)aux;                                                                              \
-    return map1_bwd(c, og, in, out, ig, req, LMX_MF_##BWD, SC);                             \
+#define CUDA_MAP1(id, FWD, BWD, SC)                                                       \
+  int lmx_cuda_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out, \
+                        const int *req, const lmx_tensor *aux) {                          \
+    (void)aux;                                                                            \
+    return map1_fwd(c, in, out, req, LMX_MF_##FWD, SC);                                   \
+  }                                                                                       \
+  int lmx_cuda_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,  \
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,      \
+                        const lmx_tensor *aux) {                                          \
+    (void)aux;                                                                            \
+    return map1_bwd(c, og, in, out, ig, req, LMX_MF_##BWD, SC);                           \
   }
 
 CUDA_MAP1(log1p, LOG1P, LOG1P_B, 0)
@@ -116,9 +118,9 @@ static int map2_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(same_size(c, &in[1], &in[0], "input 'rhs'"));
   LMX_TRY(same_size(c, &out[0], &in[0], "output"));
   LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'lhs'"));
-  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), fn, in[0].dtype, lmx_glue_size(&in[0]),
-                                      out[0].data, in[0].data, in[1].data, NULL, 0,
-                                      req[0] == LMX_REQ_ADD),
+  return lmx_cuda_fail(c,
+                       lmx_cu_math(LMX_CU_S(c), fn, in[0].dtype, lmx_glue_size(&in[0]), out[0].data,
+                                   in[0].data, in[1].data, NULL, 0, req[0] == LMX_REQ_ADD),
                        "lmx_cu_math");
 }
 
@@ -136,25 +138,26 @@ static int map2_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
     LMX_TRY(same_size(c, &in[0], &ig[side], "input 'lhs'"));
     LMX_TRY(same_size(c, &in[1], &ig[side], "input 'rhs'"));
     LMX_TRY(lmx_cuda_check_float(c, &ig[side], names[side]));
-    LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), fn[side], ig[side].dtype, n, ig[side].data,
-                                         og[0].data, in[0].data, in[1].data, 0,
-                                         req[side] == LMX_REQ_ADD),
-                          "lmx_cu_math"));
+    LMX_TRY(
+        lmx_cuda_fail(c,
+                      lmx_cu_math(LMX_CU_S(c), fn[side], ig[side].dtype, n, ig[side].data,
+                                  og[0].data, in[0].data, in[1].data, 0, req[side] == LMX_REQ_ADD),
+                      "lmx_cu_math"));
   }
   return LMX_OK;
 }
 
-#define CUDA_MAP2(id, FWD, GL, GR)                                                           \
-  int lmx_cuda_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
-                       const int *req, const lmx_tensor *aux) {                             \
-    (void)aux;                                                                              \
-    return map2_fwd(c, in, out, req, LMX_MF_##FWD);                                         \
-  }                                                                                         \
-  int lmx_cuda_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
-                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
-                       const lmx_tensor *aux) {                                             \
-    (void)aux, (void)out;                                                                   \
-    return map2_bwd(c, og, in, ig, req, (const int[2]){LMX_MF_##GL, LMX_MF_##GR});         \
+#define CUDA_MAP2(id, FWD, GL, GR)                                                        \
+  int lmx_cuda_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out, \
+                        const int *req, const lmx_tensor *aux) {                          \
+    (void)aux;                                                                            \
+    return map2_fwd(c, in, out, req, LMX_MF_##FWD);                                       \
+  }                                                                                       \
+  int lmx_cuda_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,  \
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,      \
+                        const lmx_tensor *aux) {                                          \
+    (void)aux, (void)out;                                                                 \
+    return map2_bwd(c, og, in, ig, req, (const int[2]){LMX_MF_##GL, LMX_MF_##GR});        \
   }
 
 CUDA_MAP2(_equal, EQ, ZERO, ZERO)
@@ -171,8 +174,8 @@ CUDA_MAP2(_mod, MOD, MOD_L, MOD_R)
 
 /* ---- broadcasting ------------------------------------------------------------------------ */
 
-static int bc_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                  const int *req, int fn) {
+static int bc_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out, const int *req,
+                  int fn) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   LMX_TRY(lmx_plan_bcast_check(c, in, &out[0]));
   LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'lhs'"));
@@ -182,12 +185,12 @@ static int bc_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   int64_t as[LMX_MAX_NDIM], bs[LMX_MAX_NDIM];
   lmx_plan_bcast_strides(&in[0].shape, nd, as);
   lmx_plan_bcast_strides(&in[1].shape, nd, bs);
-  return lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), fn, in[0].dtype, nd,
-                                              out[0].shape.dim, out[0].data,
-                                              (const void *[3]){in[0].data, in[1].data, NULL},
-                                              (const int64_t *[3]){as, bs, NULL}, 0,
-                                              req[0] == LMX_REQ_ADD),
-                       "lmx_cu_math_strided");
+  return lmx_cuda_fail(
+      c,
+      lmx_cu_math_strided(LMX_CU_S(c), fn, in[0].dtype, nd, out[0].shape.dim, out[0].data,
+                          (const void *[3]){in[0].data, in[1].data, NULL},
+                          (const int64_t *[3]){as, bs, NULL}, 0, req[0] == LMX_REQ_ADD),
+      "lmx_cu_math_strided");
 }
 
 static int bc_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
@@ -210,16 +213,17 @@ static int bc_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
   for (int s = 0; s < 2; s++) {
     if (req[s] == LMX_REQ_NULL) continue;
     LMX_TRY(lmx_glue_check_like(c, &ig[s], &in[s].shape, in[s].dtype, "input gradient"));
-    LMX_TRY(lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), fn[s], dt, nd, og[0].shape.dim,
-                                                  c->workspace,
-                                                  (const void *[3]){og[0].data, in[0].data,
-                                                                    in[1].data},
-                                                  (const int64_t *[3]){gs, as, bs}, 0, 0),
-                          "lmx_cu_math_strided"));
-    LMX_TRY(lmx_cuda_fail(c, lmx_cu_reduce(LMX_CU_S(c), LMX_RED_SUM, dt, nd, og[0].shape.dim,
-                                           c->workspace, ig[s].data, s ? bs : as,
-                                           lmx_glue_size(&ig[s]), 1.0, req[s] == LMX_REQ_ADD),
-                          "lmx_cu_reduce"));
+    LMX_TRY(
+        lmx_cuda_fail(c,
+                      lmx_cu_math_strided(LMX_CU_S(c), fn[s], dt, nd, og[0].shape.dim, c->workspace,
+                                          (const void *[3]){og[0].data, in[0].data, in[1].data},
+                                          (const int64_t *[3]){gs, as, bs}, 0, 0),
+                      "lmx_cu_math_strided"));
+    LMX_TRY(lmx_cuda_fail(
+        c,
+        lmx_cu_reduce(LMX_CU_S(c), LMX_RED_SUM, dt, nd, og[0].shape.dim, c->workspace, ig[s].data,
+                      s ? bs : as, lmx_glue_size(&ig[s]), 1.0, req[s] == LMX_REQ_ADD),
+        "lmx_cu_reduce"));
   }
   return LMX_OK;
 }
@@ -232,18 +236,18 @@ static size_t bc_ws(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *o
 
 #define CUDA_BCAST(id, FWD, GL, GR)                                                          \
   int lmx_cuda_fwd_##id(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,    \
-                       const int *req, const lmx_tensor *aux) {                             \
-    (void)aux;                                                                              \
-    return bc_fwd(c, in, out, req, LMX_MF_##FWD);                                           \
-  }                                                                                         \
+                        const int *req, const lmx_tensor *aux) {                             \
+    (void)aux;                                                                               \
+    return bc_fwd(c, in, out, req, LMX_MF_##FWD);                                            \
+  }                                                                                          \
   int lmx_cuda_bwd_##id(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,     \
-                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
-                       const lmx_tensor *aux) {                                             \
-    (void)aux, (void)out;                                                                   \
-    return bc_bwd(c, og, in, ig, req, (const int[2]){LMX_MF_##GL, LMX_MF_##GR});           \
-  }                                                                                         \
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,         \
+                        const lmx_tensor *aux) {                                             \
+    (void)aux, (void)out;                                                                    \
+    return bc_bwd(c, og, in, ig, req, (const int[2]){LMX_MF_##GL, LMX_MF_##GR});             \
+  }                                                                                          \
   size_t lmx_cuda_ws_##id(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {  \
-    return bc_ws(c, in, out);                                                               \
+    return LMX_MF_##GL == LMX_MF_ZERO ? 0 : bc_ws(c, in, out); /* no gradient: no scratch */ \
   }
 
 CUDA_BCAST(broadcast_greater_equal, GE, ZERO, ZERO)
@@ -268,10 +272,16 @@ static int nanred_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tenso
   int acc = req[0] == LMX_REQ_ADD;
   if (acc && kind != LMX_RED_SUM) return lmx_cuda_fail_req_add(c, "output");
   LMX_TRY(lmx_glue_check_ws(c, (size_t)xsize * (size_t)lmx_dtype_size(in[0].dtype)));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), kind == LMX_RED_SUM ? LMX_MF_NAN_TO_0 : LMX_MF_NAN_TO_1, in[0].dtype, xsize,
-               c->workspace, in[0].data, NULL, NULL, 0, 0), "lmx_cu_math"));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_reduce(LMX_CU_S(c), kind, in[0].dtype, in[0].shape.ndim, in[0].shape.dim, c->workspace,
-                 out[0].data, ystr, ysize, 1.0, acc), "lmx_cu_reduce"));
+  LMX_TRY(lmx_cuda_fail(
+      c,
+      lmx_cu_math(LMX_CU_S(c), kind == LMX_RED_SUM ? LMX_MF_NAN_TO_0 : LMX_MF_NAN_TO_1, in[0].dtype,
+                  xsize, c->workspace, in[0].data, NULL, NULL, 0, 0),
+      "lmx_cu_math"));
+  LMX_TRY(
+      lmx_cuda_fail(c,
+                    lmx_cu_reduce(LMX_CU_S(c), kind, in[0].dtype, in[0].shape.ndim, in[0].shape.dim,
+                                  c->workspace, out[0].data, ystr, ysize, 1.0, acc),
+                    "lmx_cu_reduce"));
   return LMX_OK;
 }
 
@@ -286,22 +296,27 @@ static int nanred_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tenso
   LMX_TRY(lmx_glue_check_size(c, &og[0], ysize, "output gradient"));
   if (out[0].data) LMX_TRY(lmx_glue_check_size(c, &out[0], ysize, "output"));
   lmx_plan_contig_strides(ig[0].shape.ndim, ig[0].shape.dim, xstr);
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), fn, ig[0].dtype, ig[0].shape.ndim, ig[0].shape.dim, ig[0].data,
-                       (const void *[3]){og[0].data, in[0].data, out[0].data},
-                       (const int64_t *[3]){ystr, xstr, ystr}, 0, req[0] == LMX_REQ_ADD), "lmx_cu_math_strided"));
+  LMX_TRY(lmx_cuda_fail(
+      c,
+      lmx_cu_math_strided(LMX_CU_S(c), fn, ig[0].dtype, ig[0].shape.ndim, ig[0].shape.dim,
+                          ig[0].data, (const void *[3]){og[0].data, in[0].data, out[0].data},
+                          (const int64_t *[3]){ystr, xstr, ystr}, 0, req[0] == LMX_REQ_ADD),
+      "lmx_cu_math_strided"));
   return LMX_OK;
 }
 
-static size_t in_sized_ws(const lmx_shape *in) { return (size_t)lmx_shape_size(&in[0]) * 8; }
+static size_t in_sized_ws(const lmx_shape *in) {
+  return (size_t)lmx_shape_size(&in[0]) * 8;
+}
 
 int lmx_cuda_fwd_nansum(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                       const int *req, const lmx_tensor *aux) {
+                        const int *req, const lmx_tensor *aux) {
   (void)aux;
   return nanred_fwd(c, in, out, req, LMX_RED_SUM);
 }
 int lmx_cuda_bwd_nansum(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
-                       const lmx_tensor *out, const lmx_tensor *ig, const int *req,
-                       const lmx_tensor *aux) {
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux) {
   (void)aux;
   return nanred_bwd(c, og, in, out, ig, req, LMX_MF_NANSUM_B);
 }
@@ -310,13 +325,13 @@ size_t lmx_cuda_ws_nansum(const lmx_op_ctx *c, const lmx_shape *in, const lmx_sh
   return in_sized_ws(in);
 }
 int lmx_cuda_fwd_nanprod(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                        const int *req, const lmx_tensor *aux) {
+                         const int *req, const lmx_tensor *aux) {
   (void)aux;
   return nanred_fwd(c, in, out, req, LMX_RED_PROD);
 }
 int lmx_cuda_bwd_nanprod(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
-                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
-                        const lmx_tensor *aux) {
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
   (void)aux;
   return nanred_bwd(c, og, in, out, ig, req, LMX_MF_NANPROD_B);
 }
@@ -328,7 +343,7 @@ size_t lmx_cuda_ws_nanprod(const lmx_op_ctx *c, const lmx_shape *in, const lmx_s
 /* ---- moments: mean, then the mean of (x - mean)^2 (squares in the workspace) --------- */
 
 int lmx_cuda_fwd_moments(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                        const int *req, const lmx_tensor *aux) {
+                         const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL && req[1] == LMX_REQ_NULL) return LMX_OK;
   if (req[0] == LMX_REQ_ADD) return lmx_cuda_fail_req_add(c, "output 'mean'");
@@ -345,20 +360,29 @@ int lmx_cuda_fwd_moments(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_te
   const int64_t *shape = in[0].shape.dim;
   double scale = xsize ? (double)ysize / (double)xsize : 1.0;
   /* the mean is needed for var even when req[0] is NULL: out[0] holds it either way */
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_reduce(LMX_CU_S(c), LMX_RED_MEAN, dt, nd, shape, in[0].data, out[0].data, ystr, ysize, scale, 0), "lmx_cu_reduce"));
+  LMX_TRY(lmx_cuda_fail(c,
+                        lmx_cu_reduce(LMX_CU_S(c), LMX_RED_MEAN, dt, nd, shape, in[0].data,
+                                      out[0].data, ystr, ysize, scale, 0),
+                        "lmx_cu_reduce"));
   if (req[1] == LMX_REQ_NULL) return LMX_OK;
   lmx_plan_contig_strides(nd, shape, xstr);
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), LMX_MF_SQ_DIFF, dt, nd, shape, c->workspace,
-                       (const void *[3]){in[0].data, out[0].data, NULL},
-                       (const int64_t *[3]){xstr, ystr, NULL}, 0, 0), "lmx_cu_math_strided"));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_reduce(LMX_CU_S(c), LMX_RED_MEAN, dt, nd, shape, c->workspace, out[1].data, ystr, ysize, scale, 0), "lmx_cu_reduce"));
+  LMX_TRY(
+      lmx_cuda_fail(c,
+                    lmx_cu_math_strided(LMX_CU_S(c), LMX_MF_SQ_DIFF, dt, nd, shape, c->workspace,
+                                        (const void *[3]){in[0].data, out[0].data, NULL},
+                                        (const int64_t *[3]){xstr, ystr, NULL}, 0, 0),
+                    "lmx_cu_math_strided"));
+  LMX_TRY(lmx_cuda_fail(c,
+                        lmx_cu_reduce(LMX_CU_S(c), LMX_RED_MEAN, dt, nd, shape, c->workspace,
+                                      out[1].data, ystr, ysize, scale, 0),
+                        "lmx_cu_reduce"));
   return LMX_OK;
 }
 
 /* gx (+)= g_mean / N + g_var * 2 (x - mean) / N, N the reduced count */
 int lmx_cuda_bwd_moments(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
-                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
-                        const lmx_tensor *aux) {
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int64_t ystr[LMX_MAX_NDIM], ysize, xstr[LMX_MAX_NDIM], xsize = lmx_glue_size(&ig[0]);
@@ -373,13 +397,19 @@ int lmx_cuda_bwd_moments(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_te
   double inv_n = ysize ? (double)ysize / (double)xsize : 0.0;
   lmx_plan_contig_strides(nd, shape, xstr);
   /* the mean's term (zeros without a head gradient), then the var's added */
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), og[0].data ? LMX_MF_SCALE : LMX_MF_ZERO, dt, nd, shape, ig[0].data,
-                       (const void *[3]){og[0].data, NULL, NULL},
-                       (const int64_t *[3]){ystr, NULL, NULL}, inv_n, acc), "lmx_cu_math_strided"));
+  LMX_TRY(lmx_cuda_fail(
+      c,
+      lmx_cu_math_strided(LMX_CU_S(c), og[0].data ? LMX_MF_SCALE : LMX_MF_ZERO, dt, nd, shape,
+                          ig[0].data, (const void *[3]){og[0].data, NULL, NULL},
+                          (const int64_t *[3]){ystr, NULL, NULL}, inv_n, acc),
+      "lmx_cu_math_strided"));
   if (og[1].data)
-    LMX_TRY(lmx_cuda_fail(c, lmx_cu_math_strided(LMX_CU_S(c), LMX_MF_VAR_B, dt, nd, shape, ig[0].data,
-                         (const void *[3]){og[1].data, in[0].data, out[0].data},
-                         (const int64_t *[3]){ystr, xstr, ystr}, inv_n, 1), "lmx_cu_math_strided"));
+    LMX_TRY(
+        lmx_cuda_fail(c,
+                      lmx_cu_math_strided(LMX_CU_S(c), LMX_MF_VAR_B, dt, nd, shape, ig[0].data,
+                                          (const void *[3]){og[1].data, in[0].data, out[0].data},
+                                          (const int64_t *[3]){ystr, xstr, ystr}, inv_n, 1),
+                      "lmx_cu_math_strided"));
   return LMX_OK;
 }
 
@@ -391,7 +421,7 @@ size_t lmx_cuda_ws_moments(const lmx_op_ctx *c, const lmx_shape *in, const lmx_s
 /* ---- hard_sigmoid: alpha x, then clamp(. + beta, 0, 1); req ADD goes via the workspace */
 
 int lmx_cuda_fwd_hard_sigmoid(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                             const int *req, const lmx_tensor *aux) {
+                              const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   const lmx_hsig_param *p = c->param;
@@ -402,32 +432,32 @@ int lmx_cuda_fwd_hard_sigmoid(const lmx_op_ctx *c, const lmx_tensor *in, const l
   if (acc) LMX_TRY(lmx_glue_check_ws(c, (size_t)n * (size_t)lmx_dtype_size(dt)));
   void *dst = acc ? c->workspace : out[0].data;
   LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, dst, in[0].data, NULL,
-                                       NULL, p->alpha, 0),
-                        "lmx_cu_math"));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_CLAMP01_PLUS, dt, n, dst, dst, NULL,
-                                       NULL, p->beta, 0),
-                        "lmx_cu_math"));
+  LMX_TRY(lmx_cuda_fail(
+      c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, dst, in[0].data, NULL, NULL, p->alpha, 0),
+      "lmx_cu_math"));
+  LMX_TRY(lmx_cuda_fail(
+      c, lmx_cu_math(LMX_CU_S(c), LMX_MF_CLAMP01_PLUS, dt, n, dst, dst, NULL, NULL, p->beta, 0),
+      "lmx_cu_math"));
   if (!acc) return LMX_OK;
-  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, out[0].data, dst, NULL,
-                                      NULL, 1.0, 1),
-                       "lmx_cu_math");
+  return lmx_cuda_fail(
+      c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, dt, n, out[0].data, dst, NULL, NULL, 1.0, 1),
+      "lmx_cu_math");
 }
 
 int lmx_cuda_bwd_hard_sigmoid(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
-                             const lmx_tensor *out, const lmx_tensor *ig, const int *req,
-                             const lmx_tensor *aux) {
+                              const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                              const lmx_tensor *aux) {
   (void)aux, (void)in;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int64_t n = lmx_glue_size(&ig[0]);
   LMX_TRY(same_size(c, &og[0], &ig[0], "output gradient"));
   LMX_TRY(same_size(c, &out[0], &ig[0], "output"));
   LMX_TRY(lmx_cuda_check_float(c, &ig[0], "gradient of 'data'"));
-  return lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_HSIG_B, ig[0].dtype, n, ig[0].data,
-                                      og[0].data, NULL, out[0].data,
-                                      ((const lmx_hsig_param *)c->param)->alpha,
-                                      req[0] == LMX_REQ_ADD),
-                       "lmx_cu_math");
+  return lmx_cuda_fail(
+      c,
+      lmx_cu_math(LMX_CU_S(c), LMX_MF_HSIG_B, ig[0].dtype, n, ig[0].data, og[0].data, NULL,
+                  out[0].data, ((const lmx_hsig_param *)c->param)->alpha, req[0] == LMX_REQ_ADD),
+      "lmx_cu_math");
 }
 
 size_t lmx_cuda_ws_hard_sigmoid(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
@@ -439,14 +469,15 @@ size_t lmx_cuda_ws_hard_sigmoid(const lmx_op_ctx *c, const lmx_shape *in, const 
  * temperature negated (linear in 1/temperature, no exponential) ------------------------- */
 
 int lmx_cuda_fwd_softmin(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                        const int *req, const lmx_tensor *aux) {
+                         const int *req, const lmx_tensor *aux) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int64_t n = lmx_glue_size(&in[0]);
   LMX_TRY(lmx_glue_check_size(c, &in[0], n, "input 'data'"));
   LMX_TRY(lmx_glue_check_ws(c, (size_t)n * (size_t)lmx_dtype_size(in[0].dtype)));
   LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
-  LMX_TRY(lmx_cuda_fail(c, lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, in[0].dtype, n, c->workspace,
-                                       in[0].data, NULL, NULL, -1.0, 0),
+  LMX_TRY(lmx_cuda_fail(c,
+                        lmx_cu_math(LMX_CU_S(c), LMX_MF_SCALE, in[0].dtype, n, c->workspace,
+                                    in[0].data, NULL, NULL, -1.0, 0),
                         "lmx_cu_math"));
   lmx_tensor neg[2] = {in[0], {0}};
   neg[0].data = c->workspace;
@@ -455,8 +486,8 @@ int lmx_cuda_fwd_softmin(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_te
 }
 
 int lmx_cuda_bwd_softmin(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
-                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
-                        const lmx_tensor *aux) {
+                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                         const lmx_tensor *aux) {
   lmx_softmax_param p = *(const lmx_softmax_param *)c->param;
   p.temperature = isnan(p.temperature) ? -1.0 : -p.temperature;
   lmx_op_ctx s = *c;
