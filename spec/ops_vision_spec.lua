@@ -93,7 +93,8 @@ describe('InstanceNorm and GroupNorm', function()
           for s = 0, S - 1 do row[#row + 1] = x[at(C, S, n, c, s)] end
           local m, v = stats(row)
           for s = 0, S - 1 do
-            ref[at(C, S, n, c, s)] = (x[at(C, S, n, c, s)] - m) / math.sqrt(v + eps) * g[c + 1] + b[c + 1]
+            local q = at(C, S, n, c, s)
+            ref[q] = (x[q] - m) / math.sqrt(v + eps) * g[c + 1] + b[c + 1]
           end
         end
       end
@@ -223,7 +224,8 @@ describe('Pad', function()
       local e = mx.nd.Pad { data = x, mode = 'edge', pad_width = pw }
       assert.are.same({ 2, 2, 4, 5 }, e.shape)
       local ef = e:toflat()
-      H.near({ unpack(ef, 1, 20) }, { 1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6 }, tol)
+      H.near({ unpack(ef, 1, 20) },
+        { 1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6 }, tol)
       H.near({ unpack(ef, 61, 80) },
         { 17, 17, 18, 19, 19, 17, 17, 18, 19, 19, 20, 20, 21, 22, 22, 20, 20, 21, 22, 22 }, tol)
       local c = mx.nd.Pad { data = x, mode = 'constant', pad_width = pw, constant_value = 0 }

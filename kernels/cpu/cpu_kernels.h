@@ -344,7 +344,9 @@ typedef struct {
 typedef struct {
   int64_t planes, H, W, h, w, oy, ox;
 } lmx_cpu_crop_geom;
-int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst, int acc);
-int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst, int acc);
+int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst,
+                int acc);
+int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst,
+                 int acc);
 
 #endif

@@ -157,14 +157,16 @@ int lmx_cpu_ups_bwd(int dt, const lmx_cpu_ups *u, const void *gy, void *gx, int 
 DEF_MOVE(float, f32)
 DEF_MOVE(double, f64)
 
-int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst, int acc) {
+int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst,
+                int acc) {
   if (dt == LMX_FLOAT32) d2s_f32(g, to_small, src, dst, acc);
   else if (dt == LMX_FLOAT64) d2s_f64(g, to_small, src, dst, acc);
   else return -1;
   return 0;
 }
 
-int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst, int acc) {
+int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst,
+                 int acc) {
   if (dt == LMX_FLOAT32) crop_f32(g, to_big, src, dst, acc);
   else if (dt == LMX_FLOAT64) crop_f64(g, to_big, src, dst, acc);
   else return -1;

@@ -1,7 +1,8 @@
 /* cu_vision.h — CUDA launchers of LRN, the row normalisations (InstanceNorm, GroupNorm,
  * L2Normalization), Pad, nearest UpSampling, depth_to_space / space_to_depth and Crop
  * (kernels/cuda/vision.cu), the twins of kernels/cpu/norm_more.c and spatial.c with the
- * same arguments (see cpu_kernels.h's "normalisation and vision" block). Stream first; every pointer is device memory.
+ * same arguments (see cpu_kernels.h's "normalisation and vision" block). Stream first;
+ * every pointer is device memory.
  * Dtypes float32, float64, float16 (statistics and sums in double). Return 0, a
  * cudaError_t code from the launch, or -1 for an unsupported dtype / rank.
  */

@@ -261,13 +261,16 @@ int lmx_cu_rownorm_bwd(lmx_cu_stream s, int dt, int kind, lmx_cu_rownorm rn, dou
 LMX_PAD_DEF_GATHER(float, f32, LD)
 LMX_PAD_DEF_GATHER(double, f64, LD)
 LMX_PAD_DEF_GATHER(lmx_h16, f16, LD)
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const float *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const float *gy) {
   return lmx_pad_gather_f32(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const double *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const double *gy) {
   return lmx_pad_gather_f64(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const lmx_h16 *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const lmx_h16 *gy) {
   return lmx_pad_gather_f16(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
 
@@ -391,8 +394,8 @@ __global__ void k_crop(lmx_cu_crop_geom g, int to_big, const T *src, T *dst, int
       v = lmx_cu_ld(src, (p * g.H + y + g.oy) * g.W + x + g.ox);
     } else {
       int64_t sy = y - g.oy, sx = x - g.ox;
-      v = sy >= 0 && sy < g.h && sx >= 0 && sx < g.w ? (double)lmx_cu_ld(src, (p * g.h + sy) * g.w + sx)
-                                                     : 0.0;
+      int in = sy >= 0 && sy < g.h && sx >= 0 && sx < g.w;
+      v = in ? (double)lmx_cu_ld(src, (p * g.h + sy) * g.w + sx) : 0.0;
     }
     if (acc) v += (double)lmx_cu_ld(dst, e);
     lmx_cu_st(dst, e, v);

@@ -47,7 +47,8 @@ static int d2s_infer(const lmx_op_ctx *c, lmx_shape *in, lmx_shape *out, int to_
   lmx_d2s_geom g;
   LMX_TRY(lmx_d2s_plan(c, to_depth, &in[0], &g));
   int64_t b = g.b;
-  lmx_shape o = to_depth ? LMX_SHP(g.N, g.C * b * b, g.H, g.W) : LMX_SHP(g.N, g.C, g.H * b, g.W * b);
+  lmx_shape o = to_depth ? LMX_SHP(g.N, g.C * b * b, g.H, g.W)
+                         : LMX_SHP(g.N, g.C, g.H * b, g.W * b);
   return lmx_out_assign(c, out, 0, &o);
 }
 

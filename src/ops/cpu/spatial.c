@@ -141,7 +141,8 @@ static int d2s_run(const lmx_op_ctx *c, int to_depth, int bwd, const lmx_tensor 
   lmx_d2s_geom g;
   LMX_TRY(lmx_d2s_plan(c, to_depth, data, &g));
   int64_t b = g.b;
-  lmx_shape big = LMX_SHP(g.N, g.C, g.H * b, g.W * b), small = LMX_SHP(g.N, g.C * b * b, g.H, g.W);
+  lmx_shape big = LMX_SHP(g.N, g.C, g.H * b, g.W * b);
+  lmx_shape small = LMX_SHP(g.N, g.C * b * b, g.H, g.W);
   int src_small = to_depth == bwd; /* D2S forward and S2D backward read the small side */
   LMX_TRY(lmx_glue_check_like(c, src, src_small ? &small : &big, src->dtype,
                               bwd ? "output gradient" : "input 'data'"));

@@ -1,8 +1,8 @@
 /* vision.c — CUDA glue of LRN, InstanceNorm, GroupNorm, L2Normalization, Pad,
- * UpSampling, depth_to_space, space_to_depth and Crop: src/ops/cpu/norm_more.c and spatial.c with device launchers
- * (kernels/cuda/vision.cu) on the call's stream; the same plans (norm_more.h, spatial.h, crop.h)
- * and checks. Bilinear UpSampling runs the Deconvolution glue (src/ops/cuda/conv.c).
- * float32, float64 and float16.
+ * UpSampling, depth_to_space, space_to_depth and Crop: src/ops/cpu/norm_more.c and
+ * spatial.c with device launchers (kernels/cuda/vision.cu) on the call's stream; the same
+ * plans (norm_more.h, spatial.h, crop.h) and checks. Bilinear UpSampling runs the
+ * Deconvolution glue (src/ops/cuda/conv.c). float32, float64 and float16.
  */
 #include "../crop.h"
 #include "../norm_more.h"
@@ -304,7 +304,8 @@ static int d2s_run(const lmx_op_ctx *c, int to_depth, int bwd, const lmx_tensor 
   lmx_d2s_geom g;
   LMX_TRY(lmx_d2s_plan(c, to_depth, data, &g));
   int64_t b = g.b;
-  lmx_shape big = LMX_SHP(g.N, g.C, g.H * b, g.W * b), small = LMX_SHP(g.N, g.C * b * b, g.H, g.W);
+  lmx_shape big = LMX_SHP(g.N, g.C, g.H * b, g.W * b);
+  lmx_shape small = LMX_SHP(g.N, g.C * b * b, g.H, g.W);
   int src_small = to_depth == bwd; /* D2S forward and S2D backward read the small side */
   LMX_TRY(lmx_glue_check_like(c, src, src_small ? &small : &big, src->dtype,
                               bwd ? "output gradient" : "input 'data'"));
