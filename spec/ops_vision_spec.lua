@@ -93,7 +93,8 @@ describe('InstanceNorm and GroupNorm', function()
           for s = 0, S - 1 do row[#row + 1] = x[at(C, S, n, c, s)] end
           local m, v = stats(row)
           for s = 0, S - 1 do
-            ref[at(C, S, n, c, s)] = (x[at(C, S, n, c, s)] - m) / math.sqrt(v + eps) * g[c + 1] + b[c + 1]
+            local q = at(C, S, n, c, s)
+            ref[q] = (x[q] - m) / math.sqrt(v + eps) * g[c + 1] + b[c + 1]
           end
         end
       end
@@ -223,7 +224,8 @@ describe('Pad', function()
       local e = mx.nd.Pad { data = x, mode = 'edge', pad_width = pw }
       assert.are.same({ 2, 2, 4, 5 }, e.shape)
       local ef = e:toflat()
-      H.near({ unpack(ef, 1, 20) }, { 1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6 }, tol)
+      H.near({ unpack(ef, 1, 20) },
+        { 1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 4, 4, 5, 6, 6 }, tol)
       H.near({ unpack(ef, 61, 80) },
         { 17, 17, 18, 19, 19, 17, 17, 18, 19, 19, 20, 20, 21, 22, 22, 20, 20, 21, 22, 22 }, tol)
       local c = mx.nd.Pad { data = x, mode = 'constant', pad_width = pw, constant_value = 0 }
@@ -356,4 +358,51 @@ describe('depthwise Convolution', function()
       end
     end)
   end
+end)
+
+describe('depth_to_space, space_to_depth and Crop', function()
+  for dt, tol in pairs(DTYPES) do
+    it('give MXNet\'s documented values (' .. dt .. ')', function()
+      -- MXNet's example: x = arange(24) as (1, 4, 2, 3), block_size 2
+      local xs = {}
+      for i = 0, 23 do xs[#xs + 1] = i end
+      local x = arr(xs, { 1, 4, 2, 3 }, dt)
+      local y = mx.nd.depth_to_space(x, { block_size = 2 })
+      assert.are.same({ 1, 1, 4, 6 }, y.shape)
+      H.near(y:toflat(), { 0, 6, 1, 7, 2, 8, 12, 18, 13, 19, 14, 20,
+        3, 9, 4, 10, 5, 11, 15, 21, 16, 22, 17, 23 }, tol)
+      local back = mx.nd.space_to_depth(y, { block_size = 2 })
+      assert.are.same({ 1, 4, 2, 3 }, back.shape)
+      H.near(back:toflat(), xs, tol)
+      -- Crop: rows 1..2, columns 2..4 of a 4 x 6 plane; centred crop like a 2 x 3 array
+      local p = {}
+      for i = 0, 23 do p[#p + 1] = i end
+      local img = arr(p, { 1, 1, 4, 6 }, dt)
+      local c1 = mx.nd.Crop(img, { num_args = 1, h_w = { 2, 3 }, offset = { 1, 2 } })
+      H.near(c1:toflat(), { 8, 9, 10, 14, 15, 16 }, tol)
+      local c2 = mx.nd.Crop(img, mx.nd.zeros({ 1, 1, 2, 3 }, { dtype = dt }), { num_args = 2,
+        center_crop = true })
+      H.near(c2:toflat(), { 7, 8, 9, 13, 14, 15 }, tol)
+    end)
+  end
+
+  it('names, infers and refuses bad shapes', function()
+    local s = mx.sym.Crop { mx.sym.Variable('a'), mx.sym.Variable('b'), num_args = 2,
+      name = 'crop' }
+    assert.are.same({ 'a', 'b' }, s:list_arguments())
+    assert.are.same({ 'data', 'crop_like' }, mx.op.info('Crop', { num_args = 2 }).inputs)
+    local _, outs = s:infer_shape { a = { 2, 3, 8, 8 }, b = { 2, 5, 4, 6 } }
+    assert.are.same({ 2, 3, 4, 6 }, outs[1])
+    local js = s:tojson()
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    assert.truthy(err(mx.nd.Crop, mx.nd.ones({ 1, 1, 4, 4 }), { num_args = 1, h_w = { 3, 3 },
+      offset = { 2, 0 } }):find("Crop: input 'data': a (3, 3) crop at offset (2, 0) does not "
+      .. "fit inside (1,1,4,4)", 1, true))
+    assert.truthy(err(mx.nd.depth_to_space, mx.nd.ones({ 1, 6, 2, 2 }), { block_size = 2 })
+      :find("depth_to_space: input 'data': 6 channels are not divisible by block_size^2 = 4",
+        1, true))
+    assert.truthy(err(mx.nd.space_to_depth, mx.nd.ones({ 1, 1, 3, 4 }), { block_size = 2 })
+      :find("space_to_depth: input 'data': height and width of (1,1,3,4) must be divisible by "
+        .. "block_size 2", 1, true))
+  end)
 end)

@@ -452,6 +452,11 @@ static const gc_case g_cases[] = {
      "(1,2,1,2);(1,2,3,6)", "uu", 0, 1},
     {"UpSampling", "scale=2;sample_type=bilinear;num_args=2;num_filter=3",
      "(1,3,2,3);(3,1,4,4)", "uu", 0, 1},
+    {"depth_to_space", "block_size=2", "(2,8,2,3)", "u", 0, 1},
+    {"space_to_depth", "block_size=2", "(1,3,4,6)", "u", 0, 1},
+    {"depth_to_space", "block_size=3", "(1,9,1,2)", "u", 0, 1},
+    {"Crop", "num_args=1;h_w=(2, 3);offset=(1, 2)", "(2,2,4,6)", "u", 0, 1},
+    {"Crop", "num_args=2;center_crop=True", "(1,2,5,6);(1,1,2,3)", "uu", 0, 1},
     /* depthwise Convolution (num_group == channels: the direct kernels of dwconv.c) */
     {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1)", "(2,3,4,5);(3,1,3,3);(3)",
      "uuu", 0, 1},

@@ -359,4 +359,19 @@ int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, i
                           const void *x, const void *gy, void *gw, void *gb, int accw,
                           int accb);
 
+/* spatial.c: depth_to_space's permutation between the small side x[N, C b^2, H, W] and
+ * the large y[N, C, H b, W b] (to_small 0: large <- small; 1: small <- large); Crop of
+ * planes H x W to h x w at (oy, ox) (to_big 0: the crop; 1: the crop put back into zeros).
+ * acc: added. */
+typedef struct {
+  int64_t N, C, H, W, b;
+} lmx_cpu_d2s_geom;
+typedef struct {
+  int64_t planes, H, W, h, w, oy, ox;
+} lmx_cpu_crop_geom;
+int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst,
+                int acc);
+int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst,
+                 int acc);
+
 #endif

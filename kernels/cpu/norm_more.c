@@ -7,9 +7,9 @@
  * vectorise; rows run in parallel (cpu_par.h). Backward uses the forward's output y and
  * tmp_norm t: gx_c = gy_c t_c^-beta - 2 alpha beta / nsize x_c sum_{j near c} gy_j y_j / t_j.
  *
- * Row normalisations (src/ops/norm_more.h): row (o, i) holds x[(o L + l) I + i], l < L.
+ * Row normalisations (src/ops/norm_more.h): row (o, i) holds x[(o len + l) inner + i].
  * Statistics are accumulated in double, two passes (mean, then the centred squares).
- * Mean/var kinds: xhat = (x - mean) rstd, y = xhat gamma[o % A] + beta[o % A]; the
+ * Mean/var kinds: xhat = (x - mean) rstd, y = xhat gamma[o % na] + beta[o % na]; the
  * backward is gx = rstd (w - mean(w) - xhat mean(w xhat)) with w = gy gamma, and
  * ggamma[a] / gbeta[a] sum gy xhat / gy over the rows of a (one thread per a, rows in
  * order: deterministic). L2: y = x / n, n = sqrt(sum x^2 + eps); gx = (gy - y sum(gy y)) / n.

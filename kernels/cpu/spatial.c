@@ -7,7 +7,9 @@
  * (lmx_pad_gather_*), so it runs in parallel without atomics and sums in the same order
  * as the CUDA kernel. Nearest UpSampling copies x[n, c, h, w] to the s x s block at
  * (h s, w s) of channel coff + c (or adds it: the later inputs of multi_input_mode sum);
- * its backward sums each block back.
+ * its backward sums each block back. depth_to_space / space_to_depth are one permutation
+ * (walked from the large side) and Crop a slice of each plane; their backwards are the
+ * inverse moves (Crop's fills the rest of the plane with zeros).
  */
 #include "../pad_index.h"
 #include "../../src/tensor/dtype.h"
@@ -112,6 +114,61 @@ int lmx_cpu_ups_fwd(int dt, const lmx_cpu_ups *u, const void *x, void *y, int ac
 int lmx_cpu_ups_bwd(int dt, const lmx_cpu_ups *u, const void *gy, void *gx, int acc) {
   if (dt == LMX_FLOAT32) ups_bwd_f32(u, gy, gx, acc);
   else if (dt == LMX_FLOAT64) ups_bwd_f64(u, gy, gx, acc);
+  else return -1;
+  return 0;
+}
+
+/* ---- depth_to_space / space_to_depth and Crop: permutations and slices ------------------- */
+
+#define DEF_MOVE(T, S)                                                                    \
+  static void d2s_##S(const lmx_cpu_d2s_geom *g, int to_small, const T *src, T *dst, int acc) { \
+    int64_t b = g->b, HB = g->H * b, WB = g->W * b;                                       \
+    LMX_PAR_FOR_W(g->N * g->C * HB, WB, r, {                                              \
+      int64_t Y = r % HB, nc = r / HB, c = nc % g->C, n = nc / g->C;                      \
+      int64_t h = Y / b, i = Y % b;                                                       \
+      for (int64_t X = 0; X < WB; X++) {                                                  \
+        int64_t w = X / b, j = X % b, big = r * WB + X;                                   \
+        int64_t small = (((n * b * b + i * b + j) * g->C + c) * g->H + h) * g->W + w;     \
+        if (to_small) PUT(acc, dst[small], src[big]);                                     \
+        else PUT(acc, dst[big], src[small]);                                              \
+      }                                                                                   \
+    });                                                                                   \
+  }                                                                                       \
+  static void crop_##S(const lmx_cpu_crop_geom *g, int to_big, const T *src, T *dst, int acc) { \
+    if (!to_big) {                                                                        \
+      LMX_PAR_FOR_W(g->planes * g->h, g->w, r, {                                          \
+        int64_t y = r % g->h, p = r / g->h;                                               \
+        const T *s = src + (p * g->H + y + g->oy) * g->W + g->ox;                         \
+        for (int64_t x = 0; x < g->w; x++) PUT(acc, dst[r * g->w + x], s[x]);             \
+      });                                                                                 \
+      return;                                                                             \
+    }                                                                                     \
+    LMX_PAR_FOR_W(g->planes * g->H, g->W, r, {                                            \
+      int64_t y = r % g->H - g->oy, p = r / g->H;                                         \
+      int in_y = y >= 0 && y < g->h;                                                      \
+      for (int64_t X = 0; X < g->W; X++) {                                                \
+        int64_t x = X - g->ox;                                                            \
+        T v = in_y && x >= 0 && x < g->w ? src[(p * g->h + y) * g->w + x] : (T)0;         \
+        PUT(acc, dst[r * g->W + X], v);                                                   \
+      }                                                                                   \
+    });                                                                                   \
+  }
+
+DEF_MOVE(float, f32)
+DEF_MOVE(double, f64)
+
+int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src, void *dst,
+                int acc) {
+  if (dt == LMX_FLOAT32) d2s_f32(g, to_small, src, dst, acc);
+  else if (dt == LMX_FLOAT64) d2s_f64(g, to_small, src, dst, acc);
+  else return -1;
+  return 0;
+}
+
+int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst,
+                 int acc) {
+  if (dt == LMX_FLOAT32) crop_f32(g, to_big, src, dst, acc);
+  else if (dt == LMX_FLOAT64) crop_f64(g, to_big, src, dst, acc);
   else return -1;
   return 0;
 }

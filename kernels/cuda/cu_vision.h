@@ -1,7 +1,8 @@
 /* cu_vision.h — CUDA launchers of LRN, the row normalisations (InstanceNorm, GroupNorm,
- * L2Normalization), Pad and nearest UpSampling (kernels/cuda/vision.cu), the twins of
- * kernels/cpu/norm_more.c and spatial.c with the same arguments (see cpu_kernels.h's
- * "normalisation and vision" block). Stream first; every pointer is device memory.
+ * L2Normalization), Pad, nearest UpSampling, depth_to_space / space_to_depth and Crop
+ * (kernels/cuda/vision.cu), the twins of kernels/cpu/norm_more.c and spatial.c with the
+ * same arguments (see cpu_kernels.h's "normalisation and vision" block). Stream first;
+ * every pointer is device memory.
  * Dtypes float32, float64, float16 (statistics and sums in double). Return 0, a
  * cudaError_t code from the launch, or -1 for an unsupported dtype / rank.
  */
@@ -49,6 +50,18 @@ typedef struct {
 } lmx_cu_ups;
 int lmx_cu_ups_fwd(lmx_cu_stream s, int dt, lmx_cu_ups u, const void *x, void *y, int acc);
 int lmx_cu_ups_bwd(lmx_cu_stream s, int dt, lmx_cu_ups u, const void *gy, void *gx, int acc);
+
+/* depth_to_space's permutation and Crop, as lmx_cpu_d2s / lmx_cpu_crop */
+typedef struct {
+  int64_t N, C, H, W, b;
+} lmx_cu_d2s_geom;
+typedef struct {
+  int64_t planes, H, W, h, w, oy, ox;
+} lmx_cu_crop_geom;
+int lmx_cu_d2s(lmx_cu_stream s, int dt, lmx_cu_d2s_geom g, int to_small, const void *src, void *dst,
+               int acc);
+int lmx_cu_crop(lmx_cu_stream s, int dt, lmx_cu_crop_geom g, int to_big, const void *src, void *dst,
+                int acc);
 
 LMX_CU_END
 

@@ -10,7 +10,8 @@
  *    output positions that read it (backward; kernels/pad_index.h, shared with the CPU,
  *    so the sums run in the same order), no atomics;
  *  - nearest UpSampling: one thread per output element, or per input element summing its
- *    block (backward).
+ *    block (backward);
+ *  - depth_to_space / space_to_depth and Crop: one thread per destination element.
  * float16 loads widen to float and stores round like the CPU's routine.
  */
 #include "cuda_common.cuh"
@@ -260,13 +261,16 @@ int lmx_cu_rownorm_bwd(lmx_cu_stream s, int dt, int kind, lmx_cu_rownorm rn, dou
 LMX_PAD_DEF_GATHER(float, f32, LD)
 LMX_PAD_DEF_GATHER(double, f64, LD)
 LMX_PAD_DEF_GATHER(lmx_h16, f16, LD)
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const float *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const float *gy) {
   return lmx_pad_gather_f32(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const double *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const double *gy) {
   return lmx_pad_gather_f64(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
-__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e, const lmx_h16 *gy) {
+__device__ static inline double pad_gather(int mode, const lmx_cu_pad &g, int64_t e,
+                                            const lmx_h16 *gy) {
   return lmx_pad_gather_f16(mode, g.nd, g.ish, g.osh, g.pw, e, gy);
 }
 
@@ -362,5 +366,58 @@ int lmx_cu_ups_bwd(lmx_cu_stream s, int dt, lmx_cu_ups u, const void *gy, void *
   LMX_CU_DISPATCH_FLOAT(dt, return -1,
                         LMX_LAUNCH(k_ups_bwd<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, u,
                                    (const T *)gy, (T *)gx, acc));
+  return lmx_cu_last_error();
+}
+
+/* ---- depth_to_space / space_to_depth and Crop ------------------------------------------ */
+
+template <typename T>
+__global__ void k_d2s(lmx_cu_d2s_geom g, int to_small, const T *src, T *dst, int acc) {
+  int64_t b = g.b, HB = g.H * b, WB = g.W * b;
+  LMX_CU_GRID_LOOP(big, g.N * g.C * HB * WB) {
+    int64_t X = big % WB, Y = (big / WB) % HB, nc = big / (WB * HB), c = nc % g.C, n = nc / g.C;
+    int64_t small = (((n * b * b + (Y % b) * b + X % b) * g.C + c) * g.H + Y / b) * g.W + X / b;
+    int64_t d = to_small ? small : big, s = to_small ? big : small;
+    double v = lmx_cu_ld(src, s);
+    if (acc) v += (double)lmx_cu_ld(dst, d);
+    lmx_cu_st(dst, d, v);
+  }
+}
+
+template <typename T>
+__global__ void k_crop(lmx_cu_crop_geom g, int to_big, const T *src, T *dst, int acc) {
+  int64_t ow = to_big ? g.W : g.w, oh = to_big ? g.H : g.h;
+  LMX_CU_GRID_LOOP(e, g.planes * oh * ow) {
+    int64_t x = e % ow, y = (e / ow) % oh, p = e / (ow * oh);
+    double v;
+    if (!to_big) {
+      v = lmx_cu_ld(src, (p * g.H + y + g.oy) * g.W + x + g.ox);
+    } else {
+      int64_t sy = y - g.oy, sx = x - g.ox;
+      int in = sy >= 0 && sy < g.h && sx >= 0 && sx < g.w;
+      v = in ? (double)lmx_cu_ld(src, (p * g.h + sy) * g.w + sx) : 0.0;
+    }
+    if (acc) v += (double)lmx_cu_ld(dst, e);
+    lmx_cu_st(dst, e, v);
+  }
+}
+
+int lmx_cu_d2s(lmx_cu_stream s, int dt, lmx_cu_d2s_geom g, int to_small, const void *src, void *dst,
+               int acc) {
+  int64_t n = g.N * g.C * g.H * g.b * g.W * g.b;
+  if (n == 0) return 0;
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                        LMX_LAUNCH(k_d2s<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, g,
+                                   to_small, (const T *)src, (T *)dst, acc));
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_crop(lmx_cu_stream s, int dt, lmx_cu_crop_geom g, int to_big, const void *src, void *dst,
+                int acc) {
+  int64_t n = g.planes * (to_big ? g.H * g.W : g.h * g.w);
+  if (n == 0) return 0;
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                        LMX_LAUNCH(k_crop<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, g, to_big,
+                                   (const T *)src, (T *)dst, acc));
   return lmx_cu_last_error();
 }

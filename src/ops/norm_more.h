@@ -2,8 +2,9 @@
  * (nn_norm_more.c), shared by the CPU and CUDA glue.
  *
  * Data is read as rows: row (o, i), o < outer, i < inner, holds the len elements
- * x[(o * len + l) * inner + i]; its statistics sit at o * inner + i. Rows with the same o % na share
- * gamma[o % na] and beta[o % na] (na = C for InstanceNorm, num_groups for GroupNorm).
+ * x[(o * len + l) * inner + i]; its statistics sit at o * inner + i. Rows with the same
+ * o % na share gamma[o % na] and beta[o % na] (na = C for InstanceNorm, num_groups for
+ * GroupNorm).
  */
 #ifndef LMX_OPS_NORM_MORE_H
 #define LMX_OPS_NORM_MORE_H

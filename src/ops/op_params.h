@@ -325,4 +325,16 @@ typedef struct {
   int64_t num_args, workspace;
 } lmx_ups_param;
 
+
+/* nn_crop.c (issue 14, ops14c): depth_to_space, space_to_depth, Crop */
+typedef struct {
+  int64_t block_size;
+} lmx_d2s_param;
+
+typedef struct {
+  int64_t num_args;
+  lmx_shape offset, h_w;
+  int center_crop;
+} lmx_crop_param;
+
 #endif

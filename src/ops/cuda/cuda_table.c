@@ -222,4 +222,7 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_GroupNorm] = {FWD(GroupNorm), BWD(GroupNorm)},
     [LMX_OPID_Pad] = {FWD(Pad), BWD(Pad)},
     [LMX_OPID_UpSampling] = {FWD(UpSampling), BWD(UpSampling), WS(UpSampling)},
+    [LMX_OPID_depth_to_space] = {FWD(depth_to_space), BWD(depth_to_space)},
+    [LMX_OPID_space_to_depth] = {FWD(space_to_depth), BWD(space_to_depth)},
+    [LMX_OPID_Crop] = {FWD(Crop), BWD(Crop)},
 };
