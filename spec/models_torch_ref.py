@@ -8,7 +8,10 @@ the graph node by node with torch.nn.functional (its own definition of each MXNe
 operator used by the zoo, from MXNet's documented semantics), runs the forward in
 training mode and the backward of the SoftmaxOutput head (the gradient of the summed
 cross-entropy), and prints one line per compared array: "cmp <DIR> <kind> <name> <max abs
-err> <max abs ref>" (one process for all the networks: importing torch is the slow part). Exits with status 3 when torch is missing, 4 on an operator it does not
+err> <max abs ref>", and "kink <DIR> <distance>": how close the input of a ReLU or
+clip came to its corner, or the two largest values of a max-pooling window to a tie (float32 rounding on the luamx side may put an input that close
+on the other side, which changes that element's gradient: such a case is not comparable
+and the spec draws it again) (one process for all the networks: importing torch is the slow part). Exits with status 3 when torch is missing, 4 on an operator it does not
 know.
 """
 import json
@@ -59,6 +62,24 @@ def pool(x, a):
     return F.avg_pool2d(x, kernel, stride, pad, count_include_pad=True)
 
 
+def max_pool_gap(x, a):
+    """the smallest gap between the two largest values of a max-pooling window (a near
+    tie routes the gradient by rounding)"""
+    n, c, h, w = x.shape
+    if truth(a.get('global_pool', 'False')):
+        k, s, p = (h, w), (1, 1), (0, 0)
+    else:
+        k, s, p = tup(a['kernel']), tup(a.get('stride', '(1, 1)')) or (1, 1), tup(a.get('pad', '(0, 0)')) or (0, 0)
+    xp = F.pad(x, (p[1], p[1], p[0], p[0]), value=float('-inf'))
+    cols = F.unfold(xp.reshape(n * c, 1, h + 2 * p[0], w + 2 * p[1]), k, stride=s)
+    top = cols.topk(2, dim=1).values
+    gap = (top[:, 0] - top[:, 1]).abs()
+    # exact ties are the zeros a ReLU wrote: its gradient there is 0 whichever way the
+    # pooling routes it, so only near ties count
+    gap = gap[torch.isfinite(gap) & (gap > 0)]
+    return gap.min().item() if gap.numel() else float('inf')
+
+
 def run(node, a, xs, params):
     op = node['op']
     if op == '_copy':
@@ -101,6 +122,7 @@ def main(d):
         leaves[name] = t.clone().requires_grad_(True)
     values = {}
     label = None
+    kink = float('inf')  # the input closest to a ReLU/clip corner, in float64
     for i, node in enumerate(sym['nodes']):
         if node['op'] == 'null':
             values[i] = leaves[node['name']]
@@ -108,11 +130,21 @@ def main(d):
                 label = leaves[node['name']]
             continue
         xs = [values[e[0]] for e in node['inputs']]
-        values[i] = run(node, node.get('attrs', {}), xs, params)
+        a = node.get('attrs', {})
+        if node['op'] == 'Activation':
+            kink = min(kink, xs[0].detach().abs().min().item())
+        elif node['op'] == 'clip':
+            x = xs[0].detach()
+            kink = min(kink, (x - float(a['a_min'])).abs().min().item(),
+                       (x - float(a['a_max'])).abs().min().item())
+        elif node['op'] == 'Pooling' and a.get('pool_type', 'max') == 'max':
+            kink = min(kink, max_pool_gap(xs[0].detach(), a))
+        values[i] = run(node, a, xs, params)
     logits = values[sym['heads'][0][0]]
     prob = torch.softmax(logits, dim=1)
     loss = F.cross_entropy(logits, label.detach().long(), reduction='sum')
     loss.backward()
+    print('kink', d, '%.6g' % kink)
     for kind, name, t in arrays:
         if kind == 'out':
             ref = prob.detach()
