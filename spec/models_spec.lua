@@ -107,6 +107,17 @@ describe('mx.models', function()
     H.raises(function() mx.models.get_symbol('lenet5') end, 'mx.models.get_symbol', 'one of', 'got lenet5')
   end)
 
+  it('every builder\'s JSON loads back to the same JSON, and builds the same twice', function()
+    for _, name in ipairs(mx.models.list()) do
+      if name ~= 'alexnet' or has_op('LRN') then
+        local json = mx.models.get_symbol(name):tojson()
+        assert.equal(json, mx.sym.load_json(json):tojson(), name)
+        assert.equal(json, mx.models.get_symbol(name):tojson(), name)
+        assert.truthy(json:find('"name": "softmax"', 1, true), name)
+      end
+    end
+  end)
+
   it('rejects bad options, naming the builder, the option and what it got', function()
     H.raises(function() mx.models.resnet{num_layers = 42} end, 'mx.models.resnet', 'num_layers',
       '18, 34, 50', 'got 42')
