@@ -2,8 +2,9 @@
 
 Usage: models_torch_ref.py DIR... Each DIR holds symbol.json (the network as luamx wrote it),
 manifest.txt and arrays.bin written by the spec: one manifest line per array,
-"<kind> <name> <ndim> <dims...>", kinds arg, aux, out (luamx's outputs) and grad
-(luamx's gradients), stored in that order as float32 little-endian. This script rebuilds
+"<kind> <name> <ndim> <dims...>", kinds arg, aux, act (luamx's output of each ReLU and
+clip node, by node name), out (luamx's outputs) and grad (luamx's gradients), stored in
+that order as float32 little-endian. This script rebuilds
 the graph node by node with torch.nn.functional (its own definition of each MXNet
 operator used by the zoo, from MXNet's documented semantics), runs the forward in
 training mode and the backward of the SoftmaxOutput head (the gradient of the summed
@@ -80,7 +81,7 @@ def max_pool_gap(x, a):
     return gap.min().item() if gap.numel() else float('inf')
 
 
-def run(node, a, xs, params):
+def run(node, a, xs, params, acts=None):
     op = node['op']
     if op == '_copy':
         return xs[0]
@@ -92,11 +93,21 @@ def run(node, a, xs, params):
         gamma = torch.ones_like(xs[1]) if truth(a.get('fix_gamma', 'True')) else xs[1]
         mean, var = xs[3].detach().clone(), xs[4].detach().clone()
         return F.batch_norm(xs[0], mean, var, gamma, xs[2], True, 0.1, float(a.get('eps', '0.001')))
+    # ReLU and clip pass the gradient where luamx's forward passed the input (its output
+    # strictly inside the range): float32 and float64 may put an input within rounding
+    # of a corner on different sides, and the comparison is about the rest
     if op == 'Activation':
         assert a['act_type'] == 'relu'
-        return F.relu(xs[0])
+        y = acts.get(node['name']) if acts else None
+        if y is None:
+            return F.relu(xs[0])
+        return torch.where(y > 0, xs[0], torch.zeros_like(xs[0]))
     if op == 'clip':
-        return torch.clamp(xs[0], float(a['a_min']), float(a['a_max']))
+        lo, hi = float(a['a_min']), float(a['a_max'])
+        y = acts.get(node['name']) if acts else None
+        if y is None:
+            return torch.clamp(xs[0], lo, hi)
+        return torch.where((y > lo) & (y < hi), xs[0], torch.clamp(xs[0], lo, hi).detach())
     if op == 'elemwise_add':
         return xs[0] + xs[1]
     if op == 'Pooling':
@@ -117,6 +128,7 @@ def main(d):
     sym = json.load(open(os.path.join(d, 'symbol.json')))
     arrays = read_arrays(d)
     params = {name: t for kind, name, t in arrays if kind in ('arg', 'aux')}
+    acts = {name: t for kind, name, t in arrays if kind == 'act'}
     leaves = {}
     for name, t in params.items():
         leaves[name] = t.clone().requires_grad_(True)
@@ -139,7 +151,7 @@ def main(d):
                        (x - float(a['a_max'])).abs().min().item())
         elif node['op'] == 'Pooling' and a.get('pool_type', 'max') == 'max':
             kink = min(kink, max_pool_gap(xs[0].detach(), a))
-        values[i] = run(node, a, xs, params)
+        values[i] = run(node, a, xs, params, acts)
     logits = values[sym['heads'][0][0]]
     prob = torch.softmax(logits, dim=1)
     loss = F.cross_entropy(logits, label.detach().long(), reduction='sum')

@@ -41,7 +41,19 @@ local function write_case(dir, net, shape, classes, tamper, seed)
   local labels = {}
   for i = 1, shape[1] do labels[i] = (i - 1) % classes end
   exe.arg_dict.softmax_label:set(nd.array(labels))
+  -- the pass/stop pattern of every ReLU and clip in luamx's forward: the reference applies
+  -- these, so an input within float32 rounding of a corner routes its gradient the same
+  -- way on both sides (see compare_all)
+  local kinked = {}
+  for op, name in net:tojson():gmatch('"op": "([^"]+)",%s*"name": "([^"]+)"') do
+    if op == 'Activation' or op == 'clip' then kinked[name .. '_output'] = name end
+  end
+  local masks = {}
+  exe:set_monitor_callback(function(name, arr)
+    if kinked[name] then masks[#masks + 1] = {kinked[name], arr:copy()} end
+  end)
   exe:forward{is_train = true}
+  exe:set_monitor_callback(nil)
   exe:backward()
   local js = assert(io.open(dir .. '/symbol.json', 'w'))
   js:write(net:tojson())
@@ -57,6 +69,7 @@ local function write_case(dir, net, shape, classes, tamper, seed)
   end
   for _, name in ipairs(exe:list_arguments()) do put('arg', name, exe.arg_dict[name]) end
   for _, name in ipairs(exe:list_auxiliary_states()) do put('aux', name, exe.aux_dict[name]) end
+  for _, m in ipairs(masks) do put('act', m[1], m[2]) end
   put('out', 'output', exe.outputs[1])
   for _, name in ipairs(exe:list_arguments()) do
     if name ~= 'data' and name ~= 'softmax_label' then
@@ -77,11 +90,12 @@ local cases = {
   -- they would see 2, where BN's gradient is ill-conditioned and float32 rounding dominates)
   {'resnet-18 v1, ImageNet form, batch 2 at 3x64x64', function()
     return mx.models.resnet{num_layers = 18, version = 1, num_classes = 10} end, {2, 3, 64, 64}, 10, 1e-3},
-  {'mobilenet alpha 0.25, batch 4 at 3x32x32', function()
-    return mx.models.mobilenet{alpha = 0.25, resolution = 32, num_classes = 4} end, {4, 3, 32, 32}, 4, 1e-3},
+  -- 64x64 (not 32x32) for both MobileNets: the last layers work on 2x2 maps, so their
+  -- BatchNorms see 16 values, not the batch's 4, where float32 rounding is amplified
+  {'mobilenet alpha 0.25, batch 4 at 3x64x64', function()
+    return mx.models.mobilenet{alpha = 0.25, resolution = 64, num_classes = 4} end, {4, 3, 64, 64}, 4, 1e-3},
   {'mobilenet_v2 multiplier 0.25, batch 4 at 3x64x64', function()
-    return mx.models.mobilenet_v2{multiplier = 0.25, num_classes = 4} end, {4, 3, 64, 64}, 4, 1e-3,
-    seed = 12},
+    return mx.models.mobilenet_v2{multiplier = 0.25, num_classes = 4} end, {4, 3, 64, 64}, 4, 1e-3},
   {'inception_bn small form, batch 2 at 3x28x28', function()
     return mx.models.inception_bn{num_classes = 4, image_shape = {3, 28, 28}} end, {2, 3, 28, 28}, 4, 1e-3},
   {'densenet-121 growth 4 without dropout, batch 2 at 3x64x64', function()
@@ -93,14 +107,15 @@ local cases = {
     {4, 3, 16, 16}, 10, 1e-3, 'stage2_unit1_conv1_weight'},
 }
 
--- Writes every case (with its seed), runs the reference once; returns per case
--- {kind .. ' ' .. name = {err, max}, kink = distance} and the reference's output.
--- A draw is comparable only where no ReLU/clip input lies within float32 rounding of its
--- corner and no max-pooling window holds a near tie: there luamx's float32 forward may
--- fall on the other side of the kink than the float64 reference, and that element's
--- gradient differs outright (seen with some seeds for MobileNet v2 and ResNet-18, where
--- luamx on the CPU and on the simulated GPU agreed with each other). The seeds below are
--- draws the reference found clear; the closest kink is printed with each result.
+-- Writes every case, runs the reference once; returns per case {kind .. ' ' .. name =
+-- {err, max}, kink = distance} and the reference's output. Where a ReLU/clip input lies
+-- within float32 rounding of its corner, luamx's float32 forward and the float64
+-- reference may fall on different sides and route that element's gradient differently
+-- (seen with MobileNet v2, ResNet-18 and Inception-BN under other OpenBLAS kernels, with
+-- luamx on the CPU and the simulated GPU agreeing): so the reference applies luamx's own
+-- pass/stop pattern (the `act` arrays). Max-pooling windows are not pinned that way; the
+-- closest kink the reference saw (ReLU/clip corner or max-pooling near tie, in float64)
+-- is printed with each result to explain a failure should one appear.
 local function compare_all()
   local root = os.tmpname()
   os.remove(root)
@@ -108,7 +123,7 @@ local function compare_all()
   for i, c in ipairs(cases) do
     dirs[i] = ('%s/case%d'):format(root, i)
     assert(os.execute('mkdir -p ' .. dirs[i]) == 0)
-    write_case(dirs[i], c[2](), c[3], c[4], c[6], c.seed or 11)
+    write_case(dirs[i], c[2](), c[3], c[4], c[6], 11)
   end
   local p = io.popen(('/usr/bin/python3 %s/spec/models_torch_ref.py %s 2>&1'):format(src,
     table.concat(dirs, ' ')))
