@@ -17,12 +17,23 @@ local function have_torch()
   return os.execute('/usr/bin/python3 -c "import torch" >/dev/null 2>&1') == 0
 end
 
-local function write_case(dir, net, shape, classes, tamper)
-  mx.random.seed(11)
+local function write_case(dir, net, shape, classes, tamper, seed)
+  mx.random.seed(seed or 11)
   local exe = net:simple_bind{ctx = mx.cpu(), data = shape}
+  -- variance-preserving weights (uniform with variance 1/fan_in), so gradients stay of
+  -- order one through the depth and one relative tolerance fits every layer
   for _, name in ipairs(exe:list_arguments()) do
     local a = exe.arg_dict[name]
-    if name ~= 'softmax_label' then a:set(nd.random.uniform(-1, 1, a.shape) * 0.5) end
+    if name == 'data' then
+      a:set(nd.random.uniform(-1, 1, a.shape))
+    elseif name:match('_gamma$') then
+      a:set(nd.random.uniform(0.8, 1.2, a.shape))
+    elseif name:match('_beta$') or name:match('_bias$') then
+      a:set(nd.random.uniform(-0.1, 0.1, a.shape))
+    elseif name ~= 'softmax_label' then
+      local s = math.sqrt(3 / (a.size / a.shape[1]))
+      a:set(nd.random.uniform(-s, s, a.shape))
+    end
   end
   for _, name in ipairs(exe:list_auxiliary_states()) do
     exe.aux_dict[name]:fill(name:match('_moving_var$') and 1 or 0)
@@ -30,7 +41,19 @@ local function write_case(dir, net, shape, classes, tamper)
   local labels = {}
   for i = 1, shape[1] do labels[i] = (i - 1) % classes end
   exe.arg_dict.softmax_label:set(nd.array(labels))
+  -- the pass/stop pattern of every ReLU and clip in luamx's forward: the reference applies
+  -- these, so an input within float32 rounding of a corner routes its gradient the same
+  -- way on both sides (see compare_all)
+  local kinked = {}
+  for op, name in net:tojson():gmatch('"op": "([^"]+)",%s*"name": "([^"]+)"') do
+    if op == 'Activation' or op == 'clip' then kinked[name .. '_output'] = name end
+  end
+  local masks = {}
+  exe:set_monitor_callback(function(name, arr)
+    if kinked[name] then masks[#masks + 1] = {kinked[name], arr:copy()} end
+  end)
   exe:forward{is_train = true}
+  exe:set_monitor_callback(nil)
   exe:backward()
   local js = assert(io.open(dir .. '/symbol.json', 'w'))
   js:write(net:tojson())
@@ -46,6 +69,7 @@ local function write_case(dir, net, shape, classes, tamper)
   end
   for _, name in ipairs(exe:list_arguments()) do put('arg', name, exe.arg_dict[name]) end
   for _, name in ipairs(exe:list_auxiliary_states()) do put('aux', name, exe.aux_dict[name]) end
+  for _, m in ipairs(masks) do put('act', m[1], m[2]) end
   put('out', 'output', exe.outputs[1])
   for _, name in ipairs(exe:list_arguments()) do
     if name ~= 'data' and name ~= 'softmax_label' then
@@ -66,11 +90,12 @@ local cases = {
   -- they would see 2, where BN's gradient is ill-conditioned and float32 rounding dominates)
   {'resnet-18 v1, ImageNet form, batch 2 at 3x64x64', function()
     return mx.models.resnet{num_layers = 18, version = 1, num_classes = 10} end, {2, 3, 64, 64}, 10, 1e-3},
-  {'mobilenet alpha 0.25, batch 4 at 3x32x32', function()
-    return mx.models.mobilenet{alpha = 0.25, resolution = 32, num_classes = 4} end, {4, 3, 32, 32}, 4, 1e-3},
+  -- 64x64 (not 32x32) for both MobileNets: the last layers work on 2x2 maps, so their
+  -- BatchNorms see 16 values, not the batch's 4, where float32 rounding is amplified
+  {'mobilenet alpha 0.25, batch 4 at 3x64x64', function()
+    return mx.models.mobilenet{alpha = 0.25, resolution = 64, num_classes = 4} end, {4, 3, 64, 64}, 4, 1e-3},
   {'mobilenet_v2 multiplier 0.25, batch 4 at 3x64x64', function()
-    return mx.models.mobilenet_v2{multiplier = 0.25, num_classes = 4} end, {4, 3, 64, 64}, 4,
-    5e-3}, -- 52 convolutions deep in float32
+    return mx.models.mobilenet_v2{multiplier = 0.25, num_classes = 4} end, {4, 3, 64, 64}, 4, 1e-3},
   {'inception_bn small form, batch 2 at 3x28x28', function()
     return mx.models.inception_bn{num_classes = 4, image_shape = {3, 28, 28}} end, {2, 3, 28, 28}, 4, 1e-3},
   {'densenet-121 growth 4 without dropout, batch 2 at 3x64x64', function()
@@ -83,7 +108,14 @@ local cases = {
 }
 
 -- Writes every case, runs the reference once; returns per case {kind .. ' ' .. name =
--- {err, max}} and the reference's whole output.
+-- {err, max}, kink = distance} and the reference's output. Where a ReLU/clip input lies
+-- within float32 rounding of its corner, luamx's float32 forward and the float64
+-- reference may fall on different sides and route that element's gradient differently
+-- (seen with MobileNet v2, ResNet-18 and Inception-BN under other OpenBLAS kernels, with
+-- luamx on the CPU and the simulated GPU agreeing): so the reference applies luamx's own
+-- pass/stop pattern (the `act` arrays). Max-pooling windows are not pinned that way; the
+-- closest kink the reference saw (ReLU/clip corner or max-pooling near tie, in float64)
+-- is printed with each result to explain a failure should one appear.
 local function compare_all()
   local root = os.tmpname()
   os.remove(root)
@@ -91,7 +123,7 @@ local function compare_all()
   for i, c in ipairs(cases) do
     dirs[i] = ('%s/case%d'):format(root, i)
     assert(os.execute('mkdir -p ' .. dirs[i]) == 0)
-    write_case(dirs[i], c[2](), c[3], c[4], c[6])
+    write_case(dirs[i], c[2](), c[3], c[4], c[6], 11)
   end
   local p = io.popen(('/usr/bin/python3 %s/spec/models_torch_ref.py %s 2>&1'):format(src,
     table.concat(dirs, ' ')))
@@ -100,11 +132,13 @@ local function compare_all()
   os.execute('rm -rf ' .. root)
   local res = {}
   for i, d in ipairs(dirs) do
+    local pat = d:gsub('%p', '%%%0')
     res[i] = {}
-    for kind, name, err, ref in text:gmatch('cmp ' .. d:gsub('%p', '%%%0') .. ' (%a+) (%S+) (%S+) (%S+)') do
+    for kind, name, err, ref in text:gmatch('cmp ' .. pat .. ' (%a+) (%S+) (%S+) (%S+)') do
       -- 'nan' is no Lua number: it counts as the largest difference
       res[i][kind .. ' ' .. name] = {tonumber(err) or math.huge, tonumber(ref) or 0}
     end
+    res[i].kink = tonumber(text:match('kink ' .. pat .. ' (%S+)'))
   end
   return res, text
 end
@@ -116,6 +150,8 @@ end
 -- both sides hold only rounding noise there.
 local function check(label, net, res, rtol)
   assert(next(res), label .. ': the PyTorch reference compared nothing')
+  local kink = res.kink
+  res.kink = nil
   local top = 0
   for key, r in pairs(res) do if key:match('^grad ') then top = math.max(top, r[2]) end end
   local worst, at = 0, nil
@@ -128,8 +164,8 @@ local function check(label, net, res, rtol)
   assert.is_truthy(res['out output'], label .. ': no output compared')
   local nparams = #net:list_arguments() - 2
   assert.equal(nparams, ngrad)
-  print(('  %s: output and %d gradients, worst relative difference %.2g (%s)'):format(label, ngrad,
-    worst, tostring(at)))
+  print(('  %s: output and %d gradients, worst relative difference %.2g (%s); closest kink %s')
+    :format(label, ngrad, worst, tostring(at), tostring(kink)))
   assert(worst < rtol, ('%s: %s differs from PyTorch by %.3g of its largest value'):format(label, at, worst))
 end
 

@@ -16,6 +16,9 @@ local vgg_spec = {[11] = {{1, 1, 2, 2, 2}, {64, 128, 256, 512, 512}},
   [16] = {{2, 2, 3, 3, 3}, {64, 128, 256, 512, 512}},
   [19] = {{2, 2, 4, 4, 4}, {64, 128, 256, 512, 512}}}
 
+--- The builders of this file, bound to `mx` (luamx.models.init puts them in mx.models).
+-- @param mx the luamx module table
+-- @return a table name -> builder
 function M.make(mx)
   local S = mx.sym
   local R = {}

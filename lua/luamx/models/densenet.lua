@@ -15,6 +15,9 @@ local M = {}
 local depths = {[121] = {6, 12, 24, 16}, [161] = {6, 12, 36, 24}, [169] = {6, 12, 32, 32},
   [201] = {6, 12, 48, 32}, [264] = {6, 12, 64, 48}}
 
+--- The builders of this file, bound to `mx` (luamx.models.init puts them in mx.models).
+-- @param mx the luamx module table
+-- @return a table name -> builder
 function M.make(mx)
   local S = mx.sym
   local R = {}

@@ -14,6 +14,9 @@ local common = require 'luamx.models.common'
 
 local M = {}
 
+--- The builders of this file, bound to `mx` (luamx.models.init puts them in mx.models).
+-- @param mx the luamx module table
+-- @return a table name -> builder
 function M.make(mx)
   local S = mx.sym
   local R = {}

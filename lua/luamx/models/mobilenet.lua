@@ -27,6 +27,9 @@ local function py_round(x)
   return f
 end
 
+--- The builders of this file, bound to `mx` (luamx.models.init puts them in mx.models).
+-- @param mx the luamx module table
+-- @return a table name -> builder
 function M.make(mx)
   local S = mx.sym
 

@@ -44,6 +44,9 @@ local function layout(who, depth, small)
   return units, {64, 64, 128, 256, 512}, false
 end
 
+--- The builders of this file, bound to `mx` (luamx.models.init puts them in mx.models).
+-- @param mx the luamx module table
+-- @return a table name -> builder
 local function make(mx)
   local S = mx.sym
   local cfg -- bn_mom and workspace of the network being built
