@@ -357,3 +357,33 @@ describe('pick and cumsum (MXNet docs)', function()
       'cumsum', "parameter 'axis': axis 2 is out of range for 2-D input")
   end)
 end)
+
+describe('gather_nd and scatter_nd (MXNet docs)', function()
+  it('gather_nd picks elements or slices', function()
+    assert.are.same({ 2, 3, 0 },
+      op.gather_nd(arr { { 0, 1 }, { 2, 3 } }, arr { { 1, 1, 0 }, { 0, 1, 0 } }):totable())
+    local d = arr { { { 1, 2 }, { 3, 4 } }, { { 5, 6 }, { 7, 8 } } }
+    assert.are.same({ { 3, 4 }, { 5, 6 } }, op.gather_nd(d, arr { { 0, 1 }, { 1, 0 } }):totable())
+    -- negative indices count from the end
+    assert.are.same({ { 7, 8 } }, op.gather_nd(d, arr { { -1 }, { -1 } }):totable())
+  end)
+  it('scatter_nd writes into zeros of `shape`', function()
+    assert.are.same({ { 0, 0 }, { 2, 3 } }, op.scatter_nd(arr { 2, 3, 0 },
+      arr { { 1, 1, 0 }, { 0, 1, 0 } }, { shape = { 2, 2 } }):totable())
+    local y = op.scatter_nd(arr { { { 1, 2 }, { 3, 4 } }, { { 5, 6 }, { 7, 8 } } },
+      arr { { 0, 1 }, { 1, 1 } }, { shape = { 2, 2, 2, 2 } })
+    local z = { { 0, 0 }, { 0, 0 } }
+    assert.are.same({ { z, { { 1, 2 }, { 3, 4 } } }, { z, { { 5, 6 }, { 7, 8 } } } }, y:totable())
+    H.raises(function() return op.scatter_nd(arr { 1, 2 }, arr { { 0, 1 } }, { shape = { 2, 2 } }) end,
+      'scatter_nd', "input 'data'", 'expected shape (2,2), got (2,)')
+  end)
+  it('gather_nd sums the gradient of repeated positions; indices get zeros', function()
+    local d, i = arr({ 1, 2, 3 }, 'float64'), arr({ { 2, 0, 2 } }, 'float64')
+    d:attach_grad()
+    i:attach_grad()
+    local w = arr({ 1, 10, 100 }, 'float64')
+    mx.autograd.record(function() return mx.nd.sum(op.gather_nd(d, i) * w) end):backward()
+    assert.are.same({ 10, 0, 101 }, d.grad:totable())
+    assert.are.same({ { 0, 0, 0 } }, i.grad:totable())
+  end)
+end)

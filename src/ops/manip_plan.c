@@ -339,3 +339,26 @@ int lmx_mplan_cumsum(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor 
   LMX_TRY(lmx_glue_check_size(c, x, n, xname(bwd)));
   return lmx_glue_check_size(c, y, n, yname(bwd));
 }
+
+/* ---- gather_nd / scatter_nd -------------------------------------------------------------- */
+
+int lmx_mplan_nd(const lmx_op_ctx *c, const lmx_tensor *big, const lmx_tensor *idx,
+                 const lmx_tensor *small, int *M, int64_t *dims, int64_t *nY, int64_t *inner) {
+  if (idx->shape.ndim < 1 || idx->shape.dim[0] < 1 || idx->shape.dim[0] > big->shape.ndim)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'indices' %s does not fit the indexed shape %s",
+                       SH(&idx->shape), SH(&big->shape));
+  *M = (int)idx->shape.dim[0];
+  *inner = 1;
+  for (int k = 0; k < big->shape.ndim; k++) {
+    if (k < *M) dims[k] = big->shape.dim[k];
+    else *inner *= big->shape.dim[k];
+  }
+  *nY = lmx_glue_size(idx) / *M;
+  LMX_TRY(lmx_glue_check_size(c, idx, lmx_glue_size(idx), "input 'indices'"));
+  LMX_TRY(lmx_glue_check_size(c, big, lmx_glue_size(big), "the indexed array"));
+  LMX_TRY(lmx_glue_check_size(c, small, *nY * *inner, "the gathered array"));
+  if (small->dtype != big->dtype)
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "expected one dtype for data and output, got %s and %s",
+                       lmx_dtype_str(small->dtype), lmx_dtype_str(big->dtype));
+  return LMX_OK;
+}
