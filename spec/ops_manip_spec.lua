@@ -387,3 +387,26 @@ describe('gather_nd and scatter_nd (MXNet docs)', function()
     assert.are.same({ { 0, 0, 0 } }, i.grad:totable())
   end)
 end)
+
+describe('batch_take (MXNet docs)', function()
+  it('takes one element per row, clipping, with int32 indices', function()
+    local x = arr { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+    local i = mx.nd.array({ 0, 1, 0 }, { dtype = 'int32' })
+    assert.are.same({ 1, 4, 5 }, op.batch_take(x, i):totable())
+    local far = mx.nd.array({ 5, -3, 1 }, { dtype = 'int32' })
+    assert.are.same({ 2, 3, 6 }, op.batch_take(x, far):totable())
+    H.raises(function() return op.batch_take(x, arr { 0, 1, 0 }) end,
+      'batch_take', "input 'indices'", 'expected int32, got float32')
+    H.raises(function() return op.batch_take(x, mx.nd.array({ 0, 1 }, { dtype = 'int32' })) end,
+      'batch_take', "input 'indices' has 2 elements, expected one per row of input 'a' (3)")
+  end)
+  it('gives the same values on gpu(0) (the other ops: gpu_ops_spec)', function()
+    if mx.context.num_gpus() == 0 then return pending('no GPU context') end
+    local x = mx.nd.arange(0, 24):reshape { 6, 4 }
+    local i = mx.nd.array({ 3, 0, 7, -2, 1, 2 }, { dtype = 'int32' })
+    local g = op.batch_take(x:copyto(mx.gpu(0)), i:copyto(mx.gpu(0)))
+    assert.are.equal(mx.gpu(0), g.context)
+    assert.are.same({ 3, 4, 11, 12, 17, 22 }, g:copyto(mx.cpu()):totable())
+    assert.are.same(op.batch_take(x, i):totable(), g:copyto(mx.cpu()):totable())
+  end)
+end)

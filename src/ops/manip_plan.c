@@ -10,7 +10,8 @@
 #include "op_impl.h"
 
 extern const lmx_op lmx_op_tile, lmx_op_repeat, lmx_op_stack, lmx_op_reshape_like,
-    lmx_op_slice_like, lmx_op_diag, lmx_op_size_array, lmx_op__split_v2, lmx_op__arange;
+    lmx_op_slice_like, lmx_op_diag, lmx_op_size_array, lmx_op__split_v2, lmx_op__arange,
+    lmx_op_batch_take;
 
 #define SH(s) lmx_shape_str((s), (char[LMX_SHAPE_STRCAP]){0})
 
@@ -310,6 +311,13 @@ int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor
                    const lmx_tensor *out, int bwd, int64_t *outer, int64_t *A, int64_t *inner) {
   const lmx_pick_param *p = c->param;
   int a;
+  int bt = c->op == &lmx_op_batch_take;
+  if (bt) { /* rows of the last axis, clipped */
+    static const lmx_pick_param last = {-1, 0, LMX_PICK_CLIP};
+    p = &last;
+  }
+  if (data->shape.ndim < 1)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input '%s' has no dims", bt ? "a" : "data");
   if (p->axis == LMX_PARAM_NONE_INT)
     return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'axis': None is not supported");
   LMX_TRY(lmx_op_axis(c, "axis", p->axis, data->shape.ndim, &a));
@@ -317,7 +325,7 @@ int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor
   *inner = lmx_glue_inner(&data->shape, a);
   if (*A <= 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': the picked axis is empty");
   LMX_TRY(lmx_glue_check_size(c, data, lmx_glue_size(data), xname(bwd)));
-  LMX_TRY(lmx_glue_check_size(c, index, *outer * *inner, "input 'index'"));
+  LMX_TRY(lmx_glue_check_size(c, index, *outer * *inner, bt ? "input 'indices'" : "input 'index'"));
   LMX_TRY(lmx_glue_check_size(c, out, *outer * *inner, yname(bwd)));
   if (out->dtype != data->dtype)
     return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s like %s, got %s", yname(bwd),

@@ -173,6 +173,7 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     /* manip_pick.c (issue 14, ops14b) */
     [LMX_OPID_pick] = {FWD(pick), BWD(pick)},
     [LMX_OPID_cumsum] = {FWD(cumsum), BWD(cumsum)},
+    [LMX_OPID_batch_take] = {FWD(batch_take)},
     /* manip_nd.c (issue 14, ops14b) */
     [LMX_OPID_gather_nd] = {FWD(gather_nd), BWD(gather_nd)},
     [LMX_OPID_scatter_nd] = {FWD(scatter_nd), BWD(scatter_nd)},
