@@ -357,3 +357,56 @@ describe('pick and cumsum (MXNet docs)', function()
       'cumsum', "parameter 'axis': axis 2 is out of range for 2-D input")
   end)
 end)
+
+describe('gather_nd and scatter_nd (MXNet docs)', function()
+  it('gather_nd picks elements or slices', function()
+    assert.are.same({ 2, 3, 0 },
+      op.gather_nd(arr { { 0, 1 }, { 2, 3 } }, arr { { 1, 1, 0 }, { 0, 1, 0 } }):totable())
+    local d = arr { { { 1, 2 }, { 3, 4 } }, { { 5, 6 }, { 7, 8 } } }
+    assert.are.same({ { 3, 4 }, { 5, 6 } }, op.gather_nd(d, arr { { 0, 1 }, { 1, 0 } }):totable())
+    -- negative indices count from the end
+    assert.are.same({ { 7, 8 } }, op.gather_nd(d, arr { { -1 }, { -1 } }):totable())
+  end)
+  it('scatter_nd writes into zeros of `shape`', function()
+    assert.are.same({ { 0, 0 }, { 2, 3 } }, op.scatter_nd(arr { 2, 3, 0 },
+      arr { { 1, 1, 0 }, { 0, 1, 0 } }, { shape = { 2, 2 } }):totable())
+    local y = op.scatter_nd(arr { { { 1, 2 }, { 3, 4 } }, { { 5, 6 }, { 7, 8 } } },
+      arr { { 0, 1 }, { 1, 1 } }, { shape = { 2, 2, 2, 2 } })
+    local z = { { 0, 0 }, { 0, 0 } }
+    assert.are.same({ { z, { { 1, 2 }, { 3, 4 } } }, { z, { { 5, 6 }, { 7, 8 } } } }, y:totable())
+    H.raises(function() return op.scatter_nd(arr { 1, 2 }, arr { { 0, 1 } }, { shape = { 2, 2 } }) end,
+      'scatter_nd', "input 'data'", 'expected shape (2,2), got (2,)')
+  end)
+  it('gather_nd sums the gradient of repeated positions; indices get zeros', function()
+    local d, i = arr({ 1, 2, 3 }, 'float64'), arr({ { 2, 0, 2 } }, 'float64')
+    d:attach_grad()
+    i:attach_grad()
+    local w = arr({ 1, 10, 100 }, 'float64')
+    mx.autograd.record(function() return mx.nd.sum(op.gather_nd(d, i) * w) end):backward()
+    assert.are.same({ 10, 0, 101 }, d.grad:totable())
+    assert.are.same({ { 0, 0, 0 } }, i.grad:totable())
+  end)
+end)
+
+describe('batch_take (MXNet docs)', function()
+  it('takes one element per row, clipping, with int32 indices', function()
+    local x = arr { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+    local i = mx.nd.array({ 0, 1, 0 }, { dtype = 'int32' })
+    assert.are.same({ 1, 4, 5 }, op.batch_take(x, i):totable())
+    local far = mx.nd.array({ 5, -3, 1 }, { dtype = 'int32' })
+    assert.are.same({ 2, 3, 6 }, op.batch_take(x, far):totable())
+    H.raises(function() return op.batch_take(x, arr { 0, 1, 0 }) end,
+      'batch_take', "input 'indices'", 'expected int32, got float32')
+    H.raises(function() return op.batch_take(x, mx.nd.array({ 0, 1 }, { dtype = 'int32' })) end,
+      'batch_take', "input 'indices' has 2 elements, expected one per row of input 'a' (3)")
+  end)
+  it('gives the same values on gpu(0) (the other ops: gpu_ops_spec)', function()
+    if mx.context.num_gpus() == 0 then return pending('no GPU context') end
+    local x = mx.nd.arange(0, 24):reshape { 6, 4 }
+    local i = mx.nd.array({ 3, 0, 7, -2, 1, 2 }, { dtype = 'int32' })
+    local g = op.batch_take(x:copyto(mx.gpu(0)), i:copyto(mx.gpu(0)))
+    assert.are.equal(mx.gpu(0), g.context)
+    assert.are.same({ 3, 4, 11, 12, 17, 22 }, g:copyto(mx.cpu()):totable())
+    assert.are.same(op.batch_take(x, i):totable(), g:copyto(mx.cpu()):totable())
+  end)
+end)

@@ -423,6 +423,13 @@ static const gc_case g_cases[] = {
     {"pick", "axis=-1;mode=wrap", "(2,3,3);(2,3)", "ul", 8, 1},
     {"pick", "axis=1", "(2,3,2);(2,2)", "ul", 6, 1}, /* indices past the end: clipped */
     {"cumsum", "", "(2,3)", "u", 0, 1},
+    {"gather_nd", "", "(3,4);(1,5)", "ul", 3, 1}, /* repeated rows: summed gradient */
+    {"gather_nd", "", "(2,2,3);(2,2,2)", "ul", 2, 1},
+    {"gather_nd", "", "(2,3);(2,4)", "ul", 2, 1},
+    /* scatter_nd: one column per case, so no position repeats (the last one would win and
+     * the others' finite differences would be 0, MXNet's undefined case) */
+    {"scatter_nd", "shape=(3,2)", "(1,2);(1,1)", "ul", 3, 1},
+    {"scatter_nd", "shape=(2,2,3)", "(1,3);(2,1)", "ul", 2, 1},
     {"cumsum", "axis=1", "(2,4,3)", "u", 0, 1},
     {"cumsum", "axis=-3", "(3,2,2)", "u", 0, 1},
     {"cumsum", "axis=0;dtype=float64", "(5)", "u", 0, 1},

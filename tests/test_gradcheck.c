@@ -471,7 +471,10 @@ static const char *const g_no_gradient[] = {
     /* tensor manipulation (issue 14): no inputs (_arange, _eye), or an int64 shape for an
      * output (shape_array, size_array); values checked in spec/ops_manip_spec.lua, the
      * devices compared by their forward-only cases */
-    "_arange", "_eye", "shape_array", "size_array", NULL};
+    "_arange", "_eye", "shape_array", "size_array",
+    /* no gradient in MXNet either; int32 indices (values, and gpu(0) against the CPU, in
+     * spec/ops_manip_spec.lua) */
+    "batch_take", NULL};
 
 static void check_coverage(int ncases) {
   int nops = 0;

@@ -309,6 +309,14 @@ void lmx_cpu_pick_bwd(int dt, int idt, int64_t outer, int64_t A, int64_t inner, 
  * reverse (cumsum's gradient); sums in double */
 void lmx_cpu_cumsum(int xdt, int ydt, int64_t outer, int64_t len, int64_t inner, void *y,
                     const void *x, int reverse, int acc);
+/* gather_nd: data as [rows of the M indexed dims dims[M], inner]; idx[M, nY] (any dtype,
+ * truncated; negatives from the end; clipped); y[nY, inner] (+)= data at each row */
+void lmx_cpu_gather_nd(int dt, int idt, int M, const int64_t *dims, int64_t nY, int64_t inner,
+                       void *y, const void *data, const void *idx, int acc);
+/* out[rows, inner] (+)= the src[nY, inner] columns whose index names that row: their sum
+ * (add: gather_nd's gradient) or the last one (scatter_nd); 0 for rows nobody names */
+void lmx_cpu_scatter_nd(int dt, int idt, int M, const int64_t *dims, int64_t nY, int64_t inner,
+                        void *out, const void *src, const void *idx, int add, int acc);
 
 /* ---- normalisation and vision (issue 14, ops14c) ------------------------------------- */
 /* norm_more.c: LRN on x[N, C, SP]: y = x tmp^-beta, tmp = knorm + alpha/nsize * window

@@ -59,3 +59,43 @@ void lmx_cpu_cumsum(int xdt, int ydt, int64_t outer, int64_t len, int64_t inner,
     }
   });
 }
+
+/* row r of the indexed dims for column y of idx[M, nY]: negatives count from the end,
+ * then clipped into range (a kernel never reads out of bounds) */
+static int64_t nd_row(const void *idx, int idt, int M, const int64_t *dims, int64_t nY,
+                      int64_t y) {
+  int64_t r = 0;
+  for (int k = 0; k < M; k++) {
+    double v = lmx_load_f64(idx, idt, k * nY + y);
+    int64_t i = isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
+    if (i < 0) i += dims[k];
+    i = i < 0 ? 0 : i >= dims[k] ? dims[k] - 1 : i;
+    r = r * dims[k] + i;
+  }
+  return r;
+}
+
+void lmx_cpu_gather_nd(int dt, int idt, int M, const int64_t *dims, int64_t nY, int64_t inner,
+                       void *y, const void *data, const void *idx, int acc) {
+  LMX_PAR_FOR(nY * inner, e, {
+    int64_t c = e / inner, j = e % inner, r = nd_row(idx, idt, M, dims, nY, c);
+    double v = lmx_load_f64(data, dt, r * inner + j);
+    lmx_store_f64(y, dt, e, acc ? lmx_load_f64(y, dt, e) + v : v);
+  });
+}
+
+void lmx_cpu_scatter_nd(int dt, int idt, int M, const int64_t *dims, int64_t nY, int64_t inner,
+                        void *out, const void *src, const void *idx, int add, int acc) {
+  int64_t rows = 1;
+  for (int k = 0; k < M; k++) rows *= dims[k];
+  LMX_PAR_FOR_W(rows * inner, nY, e, {
+    int64_t r = e / inner, j = e % inner;
+    double v = 0;
+    for (int64_t c = 0; c < nY; c++)
+      if (nd_row(idx, idt, M, dims, nY, c) == r) {
+        double s = lmx_load_f64(src, dt, c * inner + j);
+        v = add ? v + s : s;
+      }
+    lmx_store_f64(out, dt, e, acc ? lmx_load_f64(out, dt, e) + v : v);
+  });
+}

@@ -25,6 +25,18 @@ int lmx_cu_pick_bwd(lmx_cu_stream s, int dt, int idt, int64_t outer, int64_t A, 
 int lmx_cu_cumsum(lmx_cu_stream s, int xdt, int ydt, int64_t outer, int64_t len, int64_t inner,
                   void *y, const void *x, int reverse, int acc);
 
+/* gather_nd: data as [rows of the M indexed dims dims[M] (a HOST array), inner]; idx[M, nY]
+ * (any dtype, truncated; negatives from the end; clipped); y[nY, inner] (+)= data at each
+ * row. Any of the 7 dtypes. */
+int lmx_cu_gather_nd(lmx_cu_stream s, int dt, int idt, int M, const int64_t *dims, int64_t nY,
+                     int64_t inner, void *y, const void *data, const void *idx, int acc);
+/* out[rows, inner] (+)= the src[nY, inner] columns whose index names that row: their sum
+ * (add: gather_nd's gradient) or the last one (scatter_nd); 0 for rows nobody names.
+ * One thread per output element scanning the nY columns: deterministic, no atomics. */
+int lmx_cu_scatter_nd(lmx_cu_stream s, int dt, int idt, int M, const int64_t *dims, int64_t nY,
+                      int64_t inner, void *out, const void *src, const void *idx, int add,
+                      int acc);
+
 LMX_CU_END
 
 #endif

@@ -99,3 +99,86 @@ int lmx_cu_cumsum(lmx_cu_stream s, int xdt, int ydt, int64_t outer, int64_t len,
                                  len, inner, (T *)y, x, xdt, reverse, acc));
   return lmx_cu_last_error();
 }
+
+/* ---- gather_nd / scatter_nd: the indexed dims travel by value (M <= LMX_MAX_NDIM) ------- */
+
+typedef struct {
+  int M;
+  int64_t dims[LMX_MAX_NDIM];
+} nd_dims;
+
+__device__ static inline int64_t nd_row(const void *idx, int idt, const nd_dims &d, int64_t nY,
+                                        int64_t y) {
+  int64_t r = 0;
+  for (int k = 0; k < d.M; k++) {
+    double v = ld_dt(idx, idt, k * nY + y);
+    int64_t i = isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
+    if (i < 0) i += d.dims[k];
+    i = i < 0 ? 0 : i >= d.dims[k] ? d.dims[k] - 1 : i;
+    r = r * d.dims[k] + i;
+  }
+  return r;
+}
+
+template <typename T>
+__global__ void k_gather_nd(nd_dims d, int64_t nY, int64_t inner, T *y, const T *data,
+                            const void *idx, int idt, int acc) {
+  LMX_CU_GRID_LOOP(e, nY * inner) {
+    int64_t c = e / inner, j = e % inner, r = nd_row(idx, idt, d, nY, c);
+    double v = (double)lmx_cu_ld(data, r * inner + j);
+    if (acc) v += (double)lmx_cu_ld(y, e);
+    lmx_cu_st(y, e, v);
+  }
+}
+
+template <typename T>
+__global__ void k_scatter_nd(nd_dims d, int64_t rows, int64_t nY, int64_t inner, T *out,
+                             const T *src, const void *idx, int idt, int add, int acc) {
+  LMX_CU_GRID_LOOP(e, rows * inner) {
+    int64_t r = e / inner, j = e % inner;
+    double v = 0;
+    for (int64_t c = 0; c < nY; c++)
+      if (nd_row(idx, idt, d, nY, c) == r) {
+        double s = (double)lmx_cu_ld(src, c * inner + j);
+        v = add ? v + s : s;
+      }
+    if (acc) v += (double)lmx_cu_ld(out, e);
+    lmx_cu_st(out, e, v);
+  }
+}
+
+static int nd_dims_of(int M, const int64_t *dims, nd_dims *d, int64_t *rows) {
+  if (M < 1 || M > LMX_MAX_NDIM) return -1;
+  d->M = M, *rows = 1;
+  for (int k = 0; k < M; k++) {
+    if (dims[k] <= 0) return -1;
+    d->dims[k] = dims[k], *rows *= dims[k];
+  }
+  return 0;
+}
+
+int lmx_cu_gather_nd(lmx_cu_stream s, int dt, int idt, int M, const int64_t *dims, int64_t nY,
+                     int64_t inner, void *y, const void *data, const void *idx, int acc) {
+  nd_dims d;
+  int64_t rows, n = nY * inner;
+  if (!dt_ok(idt) || nd_dims_of(M, dims, &d, &rows)) return -1;
+  if (n == 0) return 0;
+  LMX_CU_DISPATCH_ALL(dt, return -1,
+                      LMX_LAUNCH(k_gather_nd<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, d, nY,
+                                 inner, (T *)y, (const T *)data, idx, idt, acc));
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_scatter_nd(lmx_cu_stream s, int dt, int idt, int M, const int64_t *dims, int64_t nY,
+                      int64_t inner, void *out, const void *src, const void *idx, int add,
+                      int acc) {
+  nd_dims d;
+  int64_t rows;
+  if (!dt_ok(idt) || nd_dims_of(M, dims, &d, &rows)) return -1;
+  int64_t n = rows * inner;
+  if (n == 0) return 0;
+  LMX_CU_DISPATCH_ALL(dt, return -1,
+                      LMX_LAUNCH(k_scatter_nd<T>, lmx_cu_blocks(n), LMX_CU_THREADS, 0, s, d,
+                                 rows, nY, inner, (T *)out, (const T *)src, idx, idt, add, acc));
+  return lmx_cu_last_error();
+}

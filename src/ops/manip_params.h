@@ -94,4 +94,8 @@ typedef struct { /* cumsum (_np_cumsum) */
   int dtype;    /* -1: the input's */
 } lmx_cumsum_param;
 
+typedef struct { /* scatter_nd (manip_nd.c) */
+  lmx_shape shape;
+} lmx_scatter_nd_param;
+
 #endif

@@ -120,3 +120,36 @@ const lmx_op lmx_op_cumsum = {
     .infer_type = cumsum_infer_type,
     .backward_needs = G,
 };
+
+/* ---- batch_take ----------------------------------------------------------------------------- */
+
+static const char *const batch_take_inputs[] = {"a", "indices", NULL};
+
+static int batch_take_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                                  int nout, lmx_shape *aux, int naux) {
+  (void)nin, (void)nout, (void)aux, (void)naux;
+  if (in[1].ndim > 0) LMX_TRY(lmx_out_assign(c, out, 0, &in[1]));
+  else if (out[0].ndim > 0) LMX_TRY(lmx_in_assign(c, in, 1, &out[0]));
+  if (!lmx_shape_known(&in[0]) || !lmx_shape_known(&in[1])) return LMX_OK;
+  int64_t rows = lmx_shape_size(&in[0]) / in[0].dim[in[0].ndim - 1];
+  if (rows != lmx_shape_size(&in[1]))
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'indices' has %lld elements, expected one per "
+                       "row of input 'a' (%lld)", (long long)lmx_shape_size(&in[1]),
+                       (long long)rows);
+  return LMX_OK;
+}
+
+static int batch_take_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
+                                 int *aux, int naux) {
+  LMX_TRY(lmx_dtype_assign(c, &in[1], LMX_INT32, "input 'indices'"));
+  return pick_infer_type(c, in, nin, out, nout, aux, naux);
+}
+
+const lmx_op lmx_op_batch_take = {
+    .name = "batch_take",
+    .doc = "Takes one element per row of a along its last axis: out[i] = a[i, indices[i]] "
+           "(int32 indices, clipped into range). No gradient, as in MXNet.",
+    .inputs = batch_take_inputs,
+    .infer_shape = batch_take_infer_shape,
+    .infer_type = batch_take_infer_type,
+};

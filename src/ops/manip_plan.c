@@ -10,7 +10,8 @@
 #include "op_impl.h"
 
 extern const lmx_op lmx_op_tile, lmx_op_repeat, lmx_op_stack, lmx_op_reshape_like,
-    lmx_op_slice_like, lmx_op_diag, lmx_op_size_array, lmx_op__split_v2, lmx_op__arange;
+    lmx_op_slice_like, lmx_op_diag, lmx_op_size_array, lmx_op__split_v2, lmx_op__arange,
+    lmx_op_batch_take;
 
 #define SH(s) lmx_shape_str((s), (char[LMX_SHAPE_STRCAP]){0})
 
@@ -310,6 +311,13 @@ int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor
                    const lmx_tensor *out, int bwd, int64_t *outer, int64_t *A, int64_t *inner) {
   const lmx_pick_param *p = c->param;
   int a;
+  int bt = c->op == &lmx_op_batch_take;
+  if (bt) { /* rows of the last axis, clipped */
+    static const lmx_pick_param last = {-1, 0, LMX_PICK_CLIP};
+    p = &last;
+  }
+  if (data->shape.ndim < 1)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input '%s' has no dims", bt ? "a" : "data");
   if (p->axis == LMX_PARAM_NONE_INT)
     return lmx_op_fail(c, LMX_ERR_UNSUPPORTED, "parameter 'axis': None is not supported");
   LMX_TRY(lmx_op_axis(c, "axis", p->axis, data->shape.ndim, &a));
@@ -317,7 +325,7 @@ int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor
   *inner = lmx_glue_inner(&data->shape, a);
   if (*A <= 0) return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': the picked axis is empty");
   LMX_TRY(lmx_glue_check_size(c, data, lmx_glue_size(data), xname(bwd)));
-  LMX_TRY(lmx_glue_check_size(c, index, *outer * *inner, "input 'index'"));
+  LMX_TRY(lmx_glue_check_size(c, index, *outer * *inner, bt ? "input 'indices'" : "input 'index'"));
   LMX_TRY(lmx_glue_check_size(c, out, *outer * *inner, yname(bwd)));
   if (out->dtype != data->dtype)
     return lmx_op_fail(c, LMX_ERR_DTYPE, "%s: expected %s like %s, got %s", yname(bwd),
@@ -338,4 +346,27 @@ int lmx_mplan_cumsum(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor 
   }
   LMX_TRY(lmx_glue_check_size(c, x, n, xname(bwd)));
   return lmx_glue_check_size(c, y, n, yname(bwd));
+}
+
+/* ---- gather_nd / scatter_nd -------------------------------------------------------------- */
+
+int lmx_mplan_nd(const lmx_op_ctx *c, const lmx_tensor *big, const lmx_tensor *idx,
+                 const lmx_tensor *small, int *M, int64_t *dims, int64_t *nY, int64_t *inner) {
+  if (idx->shape.ndim < 1 || idx->shape.dim[0] < 1 || idx->shape.dim[0] > big->shape.ndim)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'indices' %s does not fit the indexed shape %s",
+                       SH(&idx->shape), SH(&big->shape));
+  *M = (int)idx->shape.dim[0];
+  *inner = 1;
+  for (int k = 0; k < big->shape.ndim; k++) {
+    if (k < *M) dims[k] = big->shape.dim[k];
+    else *inner *= big->shape.dim[k];
+  }
+  *nY = lmx_glue_size(idx) / *M;
+  LMX_TRY(lmx_glue_check_size(c, idx, lmx_glue_size(idx), "input 'indices'"));
+  LMX_TRY(lmx_glue_check_size(c, big, lmx_glue_size(big), "the indexed array"));
+  LMX_TRY(lmx_glue_check_size(c, small, *nY * *inner, "the gathered array"));
+  if (small->dtype != big->dtype)
+    return lmx_op_fail(c, LMX_ERR_DTYPE, "expected one dtype for data and output, got %s and %s",
+                       lmx_dtype_str(small->dtype), lmx_dtype_str(big->dtype));
+  return LMX_OK;
 }

@@ -78,4 +78,10 @@ int lmx_mplan_pick(const lmx_op_ctx *c, const lmx_tensor *data, const lmx_tensor
 int lmx_mplan_cumsum(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *y, int bwd,
                      int64_t *outer, int64_t *len, int64_t *inner);
 
+/* gather_nd / scatter_nd: `big` is the indexed array (gather_nd's data, scatter_nd's
+ * output, or their gradients), `small` the gathered one ([nY, inner]), idx (M, Y...):
+ * M and the first M dims of big, nY = Y0·...·Yk, inner = the rest of big. */
+int lmx_mplan_nd(const lmx_op_ctx *c, const lmx_tensor *big, const lmx_tensor *idx,
+                 const lmx_tensor *small, int *M, int64_t *dims, int64_t *nY, int64_t *inner);
+
 #endif

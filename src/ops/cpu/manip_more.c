@@ -23,7 +23,7 @@ static int fail_rc(const lmx_op_ctx *c, int rc, const lmx_tensor *t, const char 
                 : LMX_OK;
 }
 
-/* ---- _split_v2 ------------------------------------------------------------------------------ */
+/* ---- _split_v2 ----------------------------------------------------------------------------- */
 
 int lmx_cpu_fwd__split_v2(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                           const int *req, const lmx_tensor *aux) {
@@ -62,7 +62,7 @@ int lmx_cpu_bwd__split_v2(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   return LMX_OK;
 }
 
-/* ---- argmax_channel --------------------------------------------------------------------------- */
+/* ---- argmax_channel -------------------------------------------------------------------------- */
 
 int lmx_cpu_fwd_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                                const int *req, const lmx_tensor *aux) {
@@ -76,7 +76,7 @@ int lmx_cpu_fwd_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *in, const 
   return LMX_OK;
 }
 
-/* ---- generators ------------------------------------------------------------------------------- */
+/* ---- generators ------------------------------------------------------------------------------ */
 
 static int range_fwd(const lmx_op_ctx *c, const lmx_tensor *out, const int *req) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;

@@ -225,4 +225,8 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_depth_to_space] = {FWD(depth_to_space), BWD(depth_to_space)},
     [LMX_OPID_space_to_depth] = {FWD(space_to_depth), BWD(space_to_depth)},
     [LMX_OPID_Crop] = {FWD(Crop), BWD(Crop)},
+    [LMX_OPID_batch_take] = {FWD(batch_take)},
+    /* manip_nd.c (issue 14, ops14b) */
+    [LMX_OPID_gather_nd] = {FWD(gather_nd), BWD(gather_nd)},
+    [LMX_OPID_scatter_nd] = {FWD(scatter_nd), BWD(scatter_nd)},
 };

@@ -24,7 +24,7 @@ static int fail_rc(const lmx_op_ctx *c, int rc, const lmx_tensor *t, const char 
   return lmx_cuda_fail(c, rc, kernel);
 }
 
-/* ---- _split_v2 ------------------------------------------------------------------------------ */
+/* ---- _split_v2 ----------------------------------------------------------------------------- */
 
 int lmx_cuda_fwd__split_v2(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                            const int *req, const lmx_tensor *aux) {
@@ -63,7 +63,7 @@ int lmx_cuda_bwd__split_v2(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   return LMX_OK;
 }
 
-/* ---- argmax_channel --------------------------------------------------------------------------- */
+/* ---- argmax_channel -------------------------------------------------------------------------- */
 
 int lmx_cuda_fwd_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *in,
                                 const lmx_tensor *out, const int *req, const lmx_tensor *aux) {
@@ -78,7 +78,7 @@ int lmx_cuda_fwd_argmax_channel(const lmx_op_ctx *c, const lmx_tensor *in,
                        "lmx_cu_argmax");
 }
 
-/* ---- generators ------------------------------------------------------------------------------- */
+/* ---- generators ------------------------------------------------------------------------------ */
 
 static int range_fwd(const lmx_op_ctx *c, const lmx_tensor *out, const int *req) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;

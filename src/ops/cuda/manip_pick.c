@@ -67,3 +67,15 @@ int lmx_cuda_bwd_cumsum(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
                                         req[0] == LMX_REQ_ADD),
                        "lmx_cu_cumsum");
 }
+
+int lmx_cuda_fwd_batch_take(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                            const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (req[0] == LMX_REQ_ADD) return lmx_cuda_fail_req_add(c, "output");
+  int64_t outer, A, inner;
+  LMX_TRY(lmx_mplan_pick(c, &in[0], &in[1], &out[0], 0, &outer, &A, &inner));
+  return lmx_cuda_fail(c, lmx_cu_pick(LMX_CU_S(c), in[0].dtype, in[1].dtype, outer, A, inner,
+                                      out[0].data, in[0].data, in[1].data, 0, 0),
+                       "lmx_cu_pick");
+}
