@@ -416,11 +416,18 @@ describe('mx.models', function()
       pending('AlexNet needs the LRN operator, which this build does not register')
       return
     end
-    it('has the original network\'s 60,965,224 parameters', function()
+    -- alexnet.py has no channel groups: Caffe's grouped AlexNet has 60,965,224
+    -- parameters, and ungrouping conv2/conv4/conv5 adds 307,200 + 663,552 + 442,368 =
+    -- 62,378,344 at 227x227. At 224x224 the last pooling gives 5x5, not 6x6, so fc6 has
+    -- 6,400 inputs instead of 9,216: 11,534,336 fewer, 50,844,008.
+    it('has 62,378,344 parameters at 227x227 (Caffe\'s AlexNet ungrouped) and 50,844,008 at 224x224', function()
       local net = mx.models.alexnet()
+      local out227, params227 = shape_and_count(net, {1, 3, 227, 227})
+      assert.same({1, 1000}, out227)
+      assert.equal(62378344, params227)
       local out, params = shape_and_count(net, {1, 3, 224, 224})
       assert.same({1, 1000}, out)
-      assert.equal(60965224, params)
+      assert.equal(50844008, params)
       local _, nodes = count_ops(net)
       assert.equal('LRN', nodes.lrn1)
       assert.equal('FullyConnected', nodes.fullyconnected2)
