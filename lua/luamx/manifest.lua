@@ -168,9 +168,11 @@ function M.save(prefix, epoch, who, parts, shared)
       local tmp = ('%s.tmp.%d.%d'):format(p.path, ffi.C.getpid(), 1000000000 + counter)
       staged[i] = tmp
       p.write(tmp)
-      local crc, size = crc32(tmp)
-      if crc then lines[#lines + 1] = ('part %s %d %08x'):format(base_of(p.path), size, crc)
-      else staged[i] = nil end
+      local crc, size, cerr = crc32(tmp)
+      -- a part that cannot be summed (out of memory, a read error) fails the save: leaving
+      -- it out would commit a checkpoint without it
+      if not crc then raise(('%s: %s'):format(who, cerr)) end
+      lines[#lines + 1] = ('part %s %d %08x'):format(base_of(p.path), size, crc)
     end
   end)
   if not ok then unstage() error(err, 0) end
