@@ -308,6 +308,15 @@ static const gc_case g_cases[] = {
      "(3,2,2);(168);(4,2,2)", "uuu", 0, 1},
     {"RNN", "mode=rnn_tanh;state_size=3;num_layers=2;p=0.3", "(3,2,2);(45);(2,2,3)", "uuu", 0, 1},
     {"RNN", "mode=lstm;state_size=2;num_layers=2;p=0.5", "(3,2,3);(104);(2,2,2);(2,2,2)", "uuuu", 0, 0},
+    /* issue 14: losses and small linear algebra (ops14d) */
+    {"softmax_cross_entropy", "", "(4,5);(4)", "ul", 5, 1},
+    {"softmax_cross_entropy", "", "(3,1);(3)", "ul", 1, 1},
+    {"_contrib_div_sqrt_dim", "", "(3,4)", "u", 0, 1},
+    {"_contrib_div_sqrt_dim", "", "(2,3,9)", "u", 0, 1},
+    /* SVMOutput: a loss layer (no finite differences; values checked in the spec) */
+    {"SVMOutput", "", "(4,5);(4)", "ul", 5, 1},
+    {"SVMOutput", "use_linear=True;margin=0.5;regularization_coefficient=2", "(2,3,4);(2,3)",
+     "ul", 4, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -432,6 +432,15 @@ static void check_bad_inputs(void) {
        "input 'rhs': expected 3 elements, got 4"},
       {"transpose", "axes=(0, 0)", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 2}}},
        "parameter 'axes': repeated axis"},
+      /* issue 14: losses and small linear algebra (ops14d); every input element is 5 */
+      {"softmax_cross_entropy", "", 2, {{2, {2, 3}}, {1, {2}}}, {0}, 1, {{1, {1}}},
+       "input 'label': expected class indices in [0, 3), got 5 at row 0"},
+      {"softmax_cross_entropy", "", 2, {{2, {2, 3}}, {1, {3}}}, {0}, 1, {{1, {1}}},
+       "input 'label': expected shape (2,), got 1-D with first dim 3"},
+      {"softmax_cross_entropy", "", 2, {{2, {2, 6}}, {1, {2}}}, {0}, 1, {{1, {2}}},
+       "output: expected shape (1,), got (2,)"},
+      {"_contrib_div_sqrt_dim", "", 1, {{2, {2, 3}}}, {0}, 1, {{2, {3, 2}}},
+       "output: expected shape (2,3), got (3,2)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }

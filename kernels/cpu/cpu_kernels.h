@@ -284,4 +284,20 @@ int lmx_cpu_rnn_fwd(const lmx_cpu_rnn *r, const void *x, const void *w, const vo
 int lmx_cpu_rnn_bwd(const lmx_cpu_rnn *r, const void *x, const void *w, const void *h0,
                     const void *c0, const void *rs, const lmx_cpu_rnn_grad *gr, void *ws);
 
+/* ---- loss_more.c: softmax_cross_entropy (issue 14 losses, float32/float64) ------- */
+/* loss[0] (+)= Σ_i logsumexp(x[i,:]) - x[i,label[i]] over n rows of k; label holds class
+ * indices in x's dtype. Returns -1 when done, the first row whose label is not in [0, k)
+ * (nothing written), or -2 for an unsupported dtype. */
+int64_t lmx_cpu_sce_fwd(int dt, int64_t n, int64_t k, void *loss, const void *x,
+                        const void *label, int acc);
+/* gx[i,j] (+)= (softmax(x[i])[j] - (j == label[i])) * g; -1 for an unsupported dtype */
+int lmx_cpu_sce_bwd(int dt, int64_t n, int64_t k, void *gx, const void *x, const void *label,
+                    double g, int acc);
+/* SVMOutput: gx[i,j] (+)= MXNet's L2-SVM gradient (L1 when linear) of the output y[i,j]
+ * with margin and regularization coefficient reg, class label[i] (a label outside [0, k)
+ * makes every class of the row an "other" class, as MXNet's loop does); -1 for an
+ * unsupported dtype */
+int lmx_cpu_svm_grad(int dt, int64_t n, int64_t k, void *gx, const void *y, const void *label,
+                     double margin, double reg, int linear, int acc);
+
 #endif

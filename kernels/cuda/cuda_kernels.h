@@ -18,5 +18,7 @@
 #include "cu_random.h"
 #include "cu_rnn.h"
 #include "cu_strided.h"
+/* issue 14: losses and small linear algebra (ops14d) */
+#include "cu_loss_more.h"
 
 #endif

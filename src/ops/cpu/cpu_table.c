@@ -152,4 +152,8 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_mp_nag_mom_update] = {FWD(mp_nag_mom_update), NULL, WS(mp_nag_mom_update)},
     /* custom.c */
     [LMX_OPID_Custom] = {FWD(Custom), BWD(Custom)},
+    /* loss_more.c, linalg_more.c (issue 14: losses and small linear algebra, ops14d) */
+    [LMX_OPID_softmax_cross_entropy] = {FWD(softmax_cross_entropy), BWD(softmax_cross_entropy)},
+    [LMX_OPID__contrib_div_sqrt_dim] = {FWD(_contrib_div_sqrt_dim), BWD(_contrib_div_sqrt_dim)},
+    [LMX_OPID_SVMOutput] = {FWD(SVMOutput), BWD(SVMOutput)},
 };

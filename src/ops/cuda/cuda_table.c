@@ -137,4 +137,8 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_dot] = {FWD(dot), BWD(dot)},
     [LMX_OPID_batch_dot] = {FWD(batch_dot), BWD(batch_dot)},
     [LMX_OPID_RNN] = {FWD(RNN), BWD(RNN), WS(RNN)},
+    /* loss_more.c, linalg_more.c (issue 14: losses and small linear algebra, ops14d) */
+    [LMX_OPID_softmax_cross_entropy] = {FWD(softmax_cross_entropy), BWD(softmax_cross_entropy)},
+    [LMX_OPID__contrib_div_sqrt_dim] = {FWD(_contrib_div_sqrt_dim), BWD(_contrib_div_sqrt_dim)},
+    [LMX_OPID_SVMOutput] = {FWD(SVMOutput), BWD(SVMOutput)},
 };

@@ -1,0 +1,329 @@
+-- Issue 14's losses and small linear algebra: softmax_cross_entropy and
+-- _contrib_div_sqrt_dim, SVMOutput (more to come in this file: IdentityAttachKLSparseReg,
+-- linalg_gemm / linalg_gemm2, khatri_rao).
+--
+-- softmax_cross_entropy (MXNet 1.9 src/operator/loss_binary_op.cc): data (batch, classes),
+-- label (batch,) of class indices; the output (1,) is Σ_i -log(softmax(data[i])[label[i]]);
+-- the data gradient is (softmax(data) - onehot(label)) * head gradient, the label's is 0.
+-- MXNet's documented example is a test. _contrib_div_sqrt_dim (contrib/transformer.cc):
+-- data / sqrt(data.shape[-1]) both ways. Forward and backward are checked against Lua
+-- loops, in an executor, through JSON, in the help text; errors name op, argument,
+-- expected and actual. On a GPU context (the simulator in CI) both run on gpu(0) and
+-- must agree with the CPU.
+local mx = require 'luamx'
+local H = require 'helpers'
+local ops = require 'luamx.ndarray_ops'
+local help = require 'luamx.repl.help'
+
+local DTYPES = { float32 = 1e-5, float64 = 1e-12 }
+
+local function flat(a) return a:toflat() end
+
+local function rand_list(n, lo, hi)
+  local t = {}
+  for i = 1, n do t[i] = lo + (hi - lo) * math.random() end
+  return t
+end
+
+-- Rows of x (flat, n rows of k) -> softmax rows and the summed cross entropy.
+local function sce_ref(x, labels, n, k)
+  local p, loss = {}, 0
+  for i = 0, n - 1 do
+    local m = -math.huge
+    for j = 1, k do m = math.max(m, x[i * k + j]) end
+    local s = 0
+    for j = 1, k do s = s + math.exp(x[i * k + j] - m) end
+    for j = 1, k do p[i * k + j] = math.exp(x[i * k + j] - m) / s end
+    loss = loss - math.log(p[i * k + labels[i + 1] + 1])
+  end
+  return loss, p
+end
+
+describe('softmax_cross_entropy', function()
+  it('gives MXNet\'s documented value 0.4281871', function()
+    local x = mx.nd.array { { 1, 2, 3 }, { 11, 7, 5 } }
+    local y = mx.nd.softmax_cross_entropy(x, mx.nd.array { 2, 0 })
+    assert.are.same({ 1 }, y.shape)
+    H.near(flat(y), { 0.4281871 }, 1e-6)
+  end)
+
+  for dt, tol in pairs(DTYPES) do
+    it('forward and backward match a Lua loop (' .. dt .. ')', function()
+      math.randomseed(5)
+      local n, k = 6, 7
+      local x = rand_list(n * k, -3, 3)
+      local labels = {}
+      for i = 1, n do labels[i] = (i * 3) % k end
+      local X = mx.nd.array(x, { dtype = dt }):reshape { n, k }
+      local L = mx.nd.array(labels, { dtype = dt })
+      local y = mx.nd.softmax_cross_entropy { data = X, label = L }
+      local loss, p = sce_ref(x, labels, n, k)
+      H.near(flat(y), { loss }, tol * 10)
+      local g = 0.75
+      local gr = ops.backward('softmax_cross_entropy', {}, { X, L }, { y },
+        { mx.nd.array({ g }, { dtype = dt }) })
+      local want = {}
+      for i = 0, n - 1 do
+        for j = 1, k do
+          want[i * k + j] = (p[i * k + j] - (j - 1 == labels[i + 1] and 1 or 0)) * g
+        end
+      end
+      H.near(flat(gr[1]), want, tol * 10)
+      for _, v in ipairs(flat(gr[2])) do assert.are.equal(0, v) end
+    end)
+  end
+
+  it('infers label (batch,) and output (1,), trains in an executor', function()
+    local s = mx.sym.softmax_cross_entropy { data = mx.sym.Variable('data'),
+      label = mx.sym.Variable('label'), name = 'ce' }
+    assert.are.same({ 'data', 'label' }, s:list_arguments())
+    local args, outs = s:infer_shape { data = { 4, 3 } }
+    assert.are.same({ 4 }, args[2])
+    assert.are.same({ { 1 } }, outs)
+    local exe = s:simple_bind { data = { 2, 3 }, type_dict = { data = 'float64' } }
+    exe.arg_dict.data:set { { 1, 2, 3 }, { 11, 7, 5 } }
+    exe.arg_dict.label:set { 2, 0 }
+    H.near(flat(exe:forward { is_train = true }[1]), { 0.4281871 }, 1e-6)
+    exe:backward(mx.nd.array({ 2 }, { dtype = 'float64' }))
+    local _, p = sce_ref({ 1, 2, 3, 11, 7, 5 }, { 2, 0 }, 2, 3)
+    H.near(flat(exe.grad_dict.data), { 2 * p[1], 2 * p[2], 2 * (p[3] - 1), 2 * (p[4] - 1),
+      2 * p[5], 2 * p[6] }, 1e-12)
+    assert.are.same({ 0, 0 }, flat(exe.grad_dict.label))
+  end)
+
+  it('round-trips through JSON and has help text', function()
+    local s = mx.sym.softmax_cross_entropy { data = mx.sym.Variable('d'),
+      label = mx.sym.Variable('l'), name = 'ce' }
+    local js = s:tojson()
+    assert.truthy(js:find('"op": "softmax_cross_entropy"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local text = help.op_text(mx, 'softmax_cross_entropy')
+    assert.truthy(text:find('cross entropy of softmax output', 1, true))
+    assert.truthy(text:find('label', 1, true))
+  end)
+
+  it('refuses bad shapes and labels, naming op, argument, expected and actual', function()
+    local s = mx.sym.softmax_cross_entropy { data = mx.sym.Variable('data'),
+      label = mx.sym.Variable('label'), name = 'ce' }
+    H.raises(function() s:infer_shape { data = { 2, 3, 4 } } end,
+      "softmax_cross_entropy 'ce'", "input 'data'", 'expected 2-D', 'got 3-D')
+    H.raises(function() s:infer_shape { data = { 2, 3 }, label = { 3 } } end,
+      "softmax_cross_entropy 'ce'", "input 'label'", 'expected shape (2,)', 'got (3,)')
+    H.raises(function() s:infer_shape { data = { 2, 3 }, label = { 2, 1 } } end,
+      "softmax_cross_entropy 'ce'", "input 'label'", 'expected 1-D', 'got 2-D')
+    local x = mx.nd.ones { 2, 3 }
+    H.raises(function() mx.nd.softmax_cross_entropy(x, mx.nd.array { 0, 3 }) end,
+      'softmax_cross_entropy', "input 'label'", 'expected class indices in [0, 3)',
+      'got 3 at row 1')
+    H.raises(function() mx.nd.softmax_cross_entropy(x, mx.nd.array { -1, 0 }) end,
+      'softmax_cross_entropy', "input 'label'", 'got -1 at row 0')
+    H.raises(function()
+      mx.nd.softmax_cross_entropy(mx.nd.ones({ 2, 3 }, { dtype = 'int32' }),
+        mx.nd.array({ 0, 1 }, { dtype = 'int32' }))
+    end, 'softmax_cross_entropy', "input 'data'", 'got int32')
+    -- the array stays usable after a refused call
+    H.near(flat(mx.nd.softmax_cross_entropy(x, mx.nd.array { 0, 2 })), { 2 * math.log(3) }, 1e-6)
+  end)
+end)
+
+describe('_contrib_div_sqrt_dim', function()
+  for _, dt in ipairs { 'float32', 'float64', 'float16' } do
+    it('divides by sqrt(last dim) forward and backward (' .. dt .. ')', function()
+      local tol = dt == 'float16' and 2e-3 or DTYPES[dt]
+      math.randomseed(3)
+      local s = { 2, 3, 9 }
+      local x = rand_list(54, -2, 2)
+      local X = mx.nd.array(x, { dtype = dt }):reshape(s)
+      local xr = flat(X)
+      local y = mx.nd._contrib_div_sqrt_dim(X)
+      assert.are.same(s, y.shape)
+      assert.are.equal(dt, y.dtype)
+      local want = {}
+      for i = 1, 54 do want[i] = xr[i] / 3 end
+      H.near(flat(y), want, tol)
+      local G = mx.nd.array(rand_list(54, -1, 1), { dtype = dt }):reshape(s)
+      local gr = ops.backward('_contrib_div_sqrt_dim', {}, { X }, { y }, { G })
+      local gw = {}
+      for i, v in ipairs(flat(G)) do gw[i] = v / 3 end
+      H.near(flat(gr[1]), gw, tol)
+    end)
+  end
+
+  it('runs in an executor, round-trips through JSON and has help text', function()
+    local s = mx.sym._contrib_div_sqrt_dim { data = mx.sym.Variable('q'), name = 'scale' }
+    local exe = s:simple_bind { q = { 2, 4 }, type_dict = { q = 'float64' } }
+    exe.arg_dict.q:set { { 2, 4, 6, 8 }, { -2, 0, 1, 3 } }
+    H.near(flat(exe:forward { is_train = true }[1]), { 1, 2, 3, 4, -1, 0, 0.5, 1.5 }, 1e-12)
+    exe:backward(mx.nd.array({ { 2, 2, 2, 2 }, { 4, 4, 4, 4 } }, { dtype = 'float64' }))
+    H.near(flat(exe.grad_dict.q), { 1, 1, 1, 1, 2, 2, 2, 2 }, 1e-12)
+    local js = s:tojson()
+    assert.truthy(js:find('"op": "_contrib_div_sqrt_dim"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    assert.truthy(help.op_text(mx, '_contrib_div_sqrt_dim'):find('sqrt(data.shape[-1])', 1, true))
+  end)
+
+  it('refuses an integer array on the CPU, naming op and argument', function()
+    H.raises(function() mx.nd._contrib_div_sqrt_dim(mx.nd.ones({ 2, 4 }, { dtype = 'int32' })) end,
+      '_contrib_div_sqrt_dim', "input 'data'", 'got int32')
+  end)
+end)
+
+-- MXNet's SVMOutput gradient of one output y for the labelled class or another.
+local function svm_ref(y, is_label, margin, reg, linear)
+  if linear then
+    if is_label then return margin > y and -reg or 0 end
+    return margin > -y and reg or 0
+  end
+  if is_label then return margin > y and -2 * (margin - y) * reg or 0 end
+  return margin > -y and 2 * (margin + y) * reg or 0
+end
+
+describe('SVMOutput', function()
+  it('has MXNet\'s parameters, defaults and label shape', function()
+    local s = mx.sym.SVMOutput { data = mx.sym.Variable('data'), name = 'svm' }
+    assert.are.same({ 'data', 'svm_label' }, s:list_arguments())
+    local args, outs = s:infer_shape { data = { 2, 3, 4 } }
+    assert.are.same({ 2, 3 }, args[2])
+    assert.are.same({ { 2, 3, 4 } }, outs)
+    local js = mx.sym.SVMOutput { data = mx.sym.Variable('d'), margin = 0.5, use_linear = true,
+      name = 'svm' }:tojson()
+    assert.truthy(js:find('"margin": "0.5"', 1, true))
+    assert.truthy(js:find('"use_linear": "True"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local text = help.op_text(mx, 'SVMOutput')
+    for _, w in ipairs { 'margin', 'regularization_coefficient', 'use_linear', 'support vector' } do
+      assert.truthy(text:find(w, 1, true), w)
+    end
+  end)
+
+  it('gives hand-worked L2 and L1 gradients, identity forward', function()
+    local x = mx.nd.array({ { 0.5, -2, 1.5 }, { 3, 0.25, -0.5 } }, { dtype = 'float64' })
+    local l = mx.nd.array({ 0, 1 }, { dtype = 'float64' })
+    local y = mx.nd.SVMOutput(x, l)
+    assert.are.same(flat(x), flat(y))
+    local g2 = ops.backward('SVMOutput', {}, { x, l }, { y })
+    -- row 0: -2(1-0.5), 0 (1 > 2 is false), 2(1+1.5); row 1: 2(1+3), -2(1-0.25), 2(1-0.5)
+    H.near(flat(g2[1]), { -1, 0, 5, 8, -1.5, 1 }, 1e-12)
+    assert.are.same({ 0, 0 }, flat(g2[2]))
+    local g1 = ops.backward('SVMOutput', { use_linear = true, regularization_coefficient = 3 },
+      { x, l }, { y })
+    H.near(flat(g1[1]), { -3, 0, 3, 3, -3, 3 }, 1e-12)
+  end)
+
+  for dt, tol in pairs(DTYPES) do
+    it('matches MXNet\'s loops on 3-D data, margin and coefficient set (' .. dt .. ')', function()
+      math.randomseed(21)
+      local s, k = { 2, 3, 5 }, 5
+      local x = rand_list(30, -2, 2)
+      local labels = {}
+      for i = 1, 6 do labels[i] = (i * 2) % k end
+      local X = mx.nd.array(x, { dtype = dt }):reshape(s)
+      local L = mx.nd.array(labels, { dtype = dt }):reshape { 2, 3 }
+      local xr = flat(X)
+      for _, linear in ipairs { false, true } do
+        local p = { margin = 0.7, regularization_coefficient = 1.5, use_linear = linear }
+        local y = mx.nd.SVMOutput { data = X, label = L, margin = 0.7,
+          regularization_coefficient = 1.5, use_linear = linear }
+        local gr = ops.backward('SVMOutput', p, { X, L }, { y })
+        local want = {}
+        for i = 0, 5 do
+          for j = 0, k - 1 do
+            want[i * k + j + 1] = svm_ref(xr[i * k + j + 1], j == labels[i + 1], 0.7, 1.5, linear)
+          end
+        end
+        H.near(flat(gr[1]), want, tol)
+      end
+    end)
+  end
+
+  it('trains in an executor without a head gradient', function()
+    local s = mx.sym.SVMOutput { data = mx.sym.Variable('data'), name = 'svm' }
+    local exe = s:simple_bind { data = { 1, 3 }, type_dict = { data = 'float64' } }
+    exe.arg_dict.data:set { { 0.5, -2, 1.5 } }
+    exe.arg_dict.svm_label:set { 0 }
+    H.near(flat(exe:forward { is_train = true }[1]), { 0.5, -2, 1.5 }, 0)
+    exe:backward()
+    H.near(flat(exe.grad_dict.data), { -1, 0, 5 }, 1e-12)
+  end)
+
+  it('refuses bad parameters and shapes, naming op, argument, expected and actual', function()
+    H.raises(function() mx.sym.SVMOutput { data = mx.sym.Variable('d'), margin = 'wide' } end,
+      'SVMOutput', "parameter 'margin'", 'wide')
+    local s = mx.sym.SVMOutput { data = mx.sym.Variable('data'), name = 'svm' }
+    H.raises(function() s:infer_shape { data = { 2, 3 }, svm_label = { 3 } } end,
+      "SVMOutput 'svm'", "input 'label'", 'expected shape (2,)', 'got (3,)')
+    H.raises(function()
+      ops.backward('SVMOutput', {}, { mx.nd.ones { 2, 3 }, mx.nd.ones { 3 } },
+        { mx.nd.ones { 2, 3 } })
+    end, 'SVMOutput', "input 'label'", 'expected shape (2,)', 'got (3,)')
+  end)
+end)
+
+describe('issue 14 losses on gpu(0)', function()
+  if mx.context.num_gpus() == 0 then
+    pending('no GPU context (mx.context.num_gpus() == 0): GPU checks skipped')
+    return
+  end
+  local gpu = mx.gpu(0)
+
+  local function both(t, shape, dtype)
+    local a = mx.nd.array(t, { dtype = dtype }):reshape(shape)
+    return a, a:copyto(gpu)
+  end
+
+  for dt, tol in pairs { float32 = 1e-5, float64 = 1e-12 } do
+    it('softmax_cross_entropy agrees with the CPU (' .. dt .. ')', function()
+      math.randomseed(8)
+      local n, k = 37, 5
+      local labels = {}
+      for i = 1, n do labels[i] = (i * 2) % k end
+      local Xc, Xg = both(rand_list(n * k, -4, 4), { n, k }, dt)
+      local Lc, Lg = both(labels, { n }, dt)
+      local yc = mx.nd.softmax_cross_entropy(Xc, Lc)
+      local yg = mx.nd.softmax_cross_entropy(Xg, Lg)
+      H.near(flat(yg:copyto(mx.cpu())), flat(yc), tol * 10)
+      local gc = ops.backward('softmax_cross_entropy', {}, { Xc, Lc }, { yc },
+        { mx.nd.array({ -1.5 }, { dtype = dt }) })
+      local gg = ops.backward('softmax_cross_entropy', {}, { Xg, Lg }, { yg },
+        { mx.nd.array({ -1.5 }, { dtype = dt, ctx = gpu }) })
+      H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), tol * 10)
+      for _, v in ipairs(flat(gg[2]:copyto(mx.cpu()))) do assert.are.equal(0, v) end
+    end)
+
+    it('_contrib_div_sqrt_dim agrees with the CPU (' .. dt .. ')', function()
+      local Xc, Xg = both(rand_list(60, -2, 2), { 3, 4, 5 }, dt)
+      local yc, yg = mx.nd._contrib_div_sqrt_dim(Xc), mx.nd._contrib_div_sqrt_dim(Xg)
+      H.near(flat(yg:copyto(mx.cpu())), flat(yc), tol)
+      local Gc, Gg = both(rand_list(60, -1, 1), { 3, 4, 5 }, dt)
+      local gc = ops.backward('_contrib_div_sqrt_dim', {}, { Xc }, { yc }, { Gc })
+      local gg = ops.backward('_contrib_div_sqrt_dim', {}, { Xg }, { yg }, { Gg })
+      H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), tol)
+    end)
+  end
+
+  it('softmax_cross_entropy runs in float16 and gives NaN for a label out of range', function()
+    local x = mx.nd.array({ { 1, 2, 3 }, { 11, 7, 5 } }, { dtype = 'float16', ctx = gpu })
+    local function lab(t) return mx.nd.array(t, { dtype = 'float16', ctx = gpu }) end
+    local y = mx.nd.softmax_cross_entropy(x, lab { 2, 0 })
+    H.near(flat(y:copyto(mx.cpu())), { 0.4281871 }, 2e-3)
+    local bad = mx.nd.softmax_cross_entropy(x, lab { 2, 3 })
+    local v = flat(bad:copyto(mx.cpu()))[1]
+    assert.is_true(v ~= v, 'expected NaN, got ' .. tostring(v))
+  end)
+  it('SVMOutput agrees with the CPU (L2 and L1)', function()
+    math.randomseed(4)
+    local Xc, Xg = both(rand_list(40, -2, 2), { 8, 5 }, 'float32')
+    local labels = {}
+    for i = 1, 8 do labels[i] = i % 5 end
+    local Lc, Lg = both(labels, { 8 }, 'float32')
+    for _, linear in ipairs { false, true } do
+      local p = { margin = 0.8, use_linear = linear }
+      local yc = mx.nd.SVMOutput { data = Xc, label = Lc, margin = 0.8, use_linear = linear }
+      local yg = mx.nd.SVMOutput { data = Xg, label = Lg, margin = 0.8, use_linear = linear }
+      H.near(flat(yg:copyto(mx.cpu())), flat(yc), 0)
+      local gc = ops.backward('SVMOutput', p, { Xc, Lc }, { yc })
+      local gg = ops.backward('SVMOutput', p, { Xg, Lg }, { yg })
+      H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), 1e-6)
+    end
+  end)
+end)
