@@ -1,5 +1,5 @@
 -- Issue 14's losses and small linear algebra: softmax_cross_entropy and
--- _contrib_div_sqrt_dim, SVMOutput (more to come in this file: IdentityAttachKLSparseReg,
+-- _contrib_div_sqrt_dim, SVMOutput, IdentityAttachKLSparseReg (more to come in this file:
 -- linalg_gemm / linalg_gemm2, khatri_rao).
 --
 -- softmax_cross_entropy (MXNet 1.9 src/operator/loss_binary_op.cc): data (batch, classes),
@@ -259,6 +259,87 @@ describe('SVMOutput', function()
   end)
 end)
 
+describe('IdentityAttachKLSparseReg', function()
+  local function kl_ref(x, n, k, avg, g, t, pen, mom)
+    local m, gr = {}, {}
+    for j = 1, k do
+      local s = 0
+      for i = 0, n - 1 do s = s + x[i * k + j] end
+      m[j] = mom * avg[j] + (1 - mom) * s / n
+    end
+    for i = 0, n - 1 do
+      for j = 1, k do gr[i * k + j] = g[i * k + j] + pen * (-t / m[j] + (1 - t) / (1 - m[j])) end
+    end
+    return m, gr
+  end
+
+  it('has MXNet\'s parameters, defaults, aux state and help text', function()
+    local s = mx.sym.IdentityAttachKLSparseReg { data = mx.sym.Variable('data'), name = 'kl' }
+    assert.are.same({ 'data' }, s:list_arguments())
+    assert.are.same({ 'kl_moving_avg' }, s:list_auxiliary_states())
+    local _, outs, aux = s:infer_shape { data = { 5, 3 } }
+    assert.are.same({ { 5, 3 } }, outs)
+    assert.are.same({ { 3 } }, aux)
+    local js = mx.sym.IdentityAttachKLSparseReg { data = mx.sym.Variable('d'), penalty = 0.01,
+      name = 'kl' }:tojson()
+    assert.truthy(js:find('"penalty": "0.01"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local text = help.op_text(mx, 'IdentityAttachKLSparseReg')
+    for _, w in ipairs { 'sparseness_target', 'penalty', 'momentum', 'moving_avg', '0.001' } do
+      assert.truthy(text:find(w, 1, true), w)
+    end
+  end)
+
+  it('moves moving_avg and adds the KL penalty in backward (hand-worked)', function()
+    local s = mx.sym.IdentityAttachKLSparseReg { data = mx.sym.Variable('data'), name = 'kl' }
+    local exe = s:simple_bind { data = { 2, 2 }, type_dict = { data = 'float64' } }
+    exe.arg_dict.data:set { { 0.2, 0.6 }, { 0.4, 0.8 } }
+    exe.aux_dict.kl_moving_avg:set { 0.5, 0.5 }
+    H.near(flat(exe:forward { is_train = true }[1]), { 0.2, 0.6, 0.4, 0.8 }, 0)
+    assert.are.same({ 0.5, 0.5 }, flat(exe.aux_dict.kl_moving_avg)) -- forward leaves it
+    exe:backward(mx.nd.ones({ 2, 2 }, { dtype = 'float64' }))
+    -- means 0.3, 0.7 -> 0.9 * 0.5 + 0.1 * mean = 0.48, 0.52; gradient 1 + 0.001 *
+    -- (-0.1 / m + 0.9 / (1 - m)) = 1.0015224359, 1.0016826923
+    H.near(flat(exe.aux_dict.kl_moving_avg), { 0.48, 0.52 }, 1e-12)
+    H.near(flat(exe.grad_dict.data), { 1.0015224359, 1.0016826923, 1.0015224359, 1.0016826923 },
+      1e-10)
+    exe:backward(mx.nd.ones({ 2, 2 }, { dtype = 'float64' }))
+    H.near(flat(exe.aux_dict.kl_moving_avg), { 0.9 * 0.48 + 0.03, 0.9 * 0.52 + 0.07 }, 1e-12)
+  end)
+
+  for dt, tol in pairs(DTYPES) do
+    it('matches MXNet\'s formula with parameters set (' .. dt .. ')', function()
+      math.randomseed(17)
+      local n, k = 5, 4
+      local x, g, a0 = rand_list(n * k, 0.05, 0.95), rand_list(n * k, -1, 1), rand_list(k, 0.2, 0.8)
+      local X = mx.nd.array(x, { dtype = dt }):reshape { n, k }
+      local G = mx.nd.array(g, { dtype = dt }):reshape { n, k }
+      local A = mx.nd.array(a0, { dtype = dt })
+      local xr, gr0, ar = flat(X), flat(G), flat(A)
+      local p = { sparseness_target = 0.3, penalty = 0.05, momentum = 0.6 }
+      local y = ops.forward_all('IdentityAttachKLSparseReg', p, { X, A }, true)
+      H.near(flat(y[1]), xr, 0)
+      local res = ops.backward('IdentityAttachKLSparseReg', p, { X, A }, { y[1] }, { G })
+      local m, want = kl_ref(xr, n, k, ar, gr0, 0.3, 0.05, 0.6)
+      H.near(flat(A), m, tol)
+      H.near(flat(res[1]), want, tol * 10)
+    end)
+  end
+
+  it('refuses data it cannot average, naming op, argument, expected and actual', function()
+    local s = mx.sym.IdentityAttachKLSparseReg { data = mx.sym.Variable('data'), name = 'kl' }
+    H.raises(function() s:infer_shape { data = { 4 } } end,
+      "IdentityAttachKLSparseReg 'kl'", "input 'data'", 'expected at least 2-D', 'got 1-D')
+    H.raises(function()
+      mx.sym.IdentityAttachKLSparseReg { data = mx.sym.Variable('d'), sparseness_target = 2 }
+    end, 'IdentityAttachKLSparseReg', "parameter 'sparseness_target'", '2')
+    local X = mx.nd.ones { 2, 3, 4 }
+    H.raises(function()
+      ops.backward('IdentityAttachKLSparseReg', {}, { X, mx.nd.ones { 3 } }, { X }, { X })
+    end, 'IdentityAttachKLSparseReg', "input 'data'", 'expected (batch, units)', 'got 3-D')
+  end)
+end)
+
 describe('issue 14 losses on gpu(0)', function()
   if mx.context.num_gpus() == 0 then
     pending('no GPU context (mx.context.num_gpus() == 0): GPU checks skipped')
@@ -325,5 +406,16 @@ describe('issue 14 losses on gpu(0)', function()
       local gg = ops.backward('SVMOutput', p, { Xg, Lg }, { yg })
       H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), 1e-6)
     end
+  end)
+  it('IdentityAttachKLSparseReg agrees with the CPU, moving_avg included', function()
+    math.randomseed(6)
+    local Xc, Xg = both(rand_list(30, 0.1, 0.9), { 6, 5 }, 'float64')
+    local Gc, Gg = both(rand_list(30, -1, 1), { 6, 5 }, 'float64')
+    local Ac, Ag = both(rand_list(5, 0.3, 0.7), { 5 }, 'float64')
+    local p = { penalty = 0.02, momentum = 0.7 }
+    local gc = ops.backward('IdentityAttachKLSparseReg', p, { Xc, Ac }, { Xc }, { Gc })
+    local gg = ops.backward('IdentityAttachKLSparseReg', p, { Xg, Ag }, { Xg }, { Gg })
+    H.near(flat(Ag:copyto(mx.cpu())), flat(Ac), 1e-12)
+    H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), 1e-12)
   end)
 end)

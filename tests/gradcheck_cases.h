@@ -317,6 +317,10 @@ static const gc_case g_cases[] = {
     {"SVMOutput", "", "(4,5);(4)", "ul", 5, 1},
     {"SVMOutput", "use_linear=True;margin=0.5;regularization_coefficient=2", "(2,3,4);(2,3)",
      "ul", 4, 1},
+    /* IdentityAttachKLSparseReg: with penalty 0 the gradient is the head gradient (finite
+     * differences hold); the penalty and moving_avg are checked in the spec */
+    {"IdentityAttachKLSparseReg", "penalty=0", "(4,3)", "p", 0, 1},
+    {"IdentityAttachKLSparseReg", "penalty=0;momentum=0.5", "(2,5,1)", "p", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -299,5 +299,10 @@ int lmx_cpu_sce_bwd(int dt, int64_t n, int64_t k, void *gx, const void *x, const
  * unsupported dtype */
 int lmx_cpu_svm_grad(int dt, int64_t n, int64_t k, void *gx, const void *y, const void *label,
                      double margin, double reg, int linear, int acc);
+/* IdentityAttachKLSparseReg's backward over x (n, k): avg[j] = momentum * avg[j] +
+ * (1 - momentum) * mean_i x[i,j] (in place), then gx[i,j] (+)= g[i,j] + penalty *
+ * (-target / avg[j] + (1 - target) / (1 - avg[j])); gx may alias g. -1: unsupported dtype */
+int lmx_cpu_klreg_bwd(int dt, int64_t n, int64_t k, void *gx, const void *g, const void *x,
+                      void *avg, double target, double penalty, double momentum, int acc);
 
 #endif

@@ -1,8 +1,9 @@
 /* loss_more.c — CPU kernels of issue 14's losses: softmax_cross_entropy (the summed loss
- * of a batch of rows and its data gradient) and SVMOutput's hinge gradient (the label
- * truncated to an integer as MXNet's static_cast<int>). float32 and float64; rows are
- * accumulated in double, one row per iteration (parallel past the threshold of
- * cpu_par.h for the gradients, whose rows are independent writes).
+ * of a batch of rows and its data gradient), SVMOutput's hinge gradient (the label
+ * truncated to an integer as MXNet's static_cast<int>) and IdentityAttachKLSparseReg's
+ * backward (the moving average of unit means, then the KL penalty on the gradient).
+ * float32 and float64; rows are accumulated in double, one row per iteration (parallel
+ * past the threshold of cpu_par.h for the gradients, whose rows are independent writes).
  */
 #include <math.h>
 
@@ -101,5 +102,34 @@ int lmx_cpu_svm_grad(int dt, int64_t n, int64_t k, void *gx, const void *y, cons
   } else {
     return -1;
   }
+  return 0;
+}
+
+/* ---- IdentityAttachKLSparseReg's backward ---------------------------------------------- */
+
+#define KL_BWD(T)                                                                  \
+  do {                                                                             \
+    const T *xs = (const T *)x, *gs = (const T *)g;                                \
+    T *m = (T *)avg, *gd = (T *)gx;                                                \
+    for (int64_t j = 0; j < k; j++) {                                              \
+      double s = 0.0;                                                              \
+      for (int64_t i = 0; i < n; i++) s += (double)xs[i * k + j];                  \
+      m[j] = (T)(momentum * (double)m[j] + (1.0 - momentum) * (s / (double)n));    \
+    }                                                                              \
+    LMX_PAR_FOR_W(n, k, i, {                                                       \
+      for (int64_t j = 0; j < k; j++) {                                            \
+        double a = (double)m[j];                                                   \
+        double pen = penalty * (-target / a + (1.0 - target) / (1.0 - a));          \
+        double v = (double)gs[i * k + j] + pen;                                    \
+        gd[i * k + j] = (T)(acc ? (double)gd[i * k + j] + v : v);                  \
+      }                                                                            \
+    });                                                                            \
+  } while (0)
+
+int lmx_cpu_klreg_bwd(int dt, int64_t n, int64_t k, void *gx, const void *g, const void *x,
+                      void *avg, double target, double penalty, double momentum, int acc) {
+  if (dt == LMX_FLOAT32) KL_BWD(float);
+  else if (dt == LMX_FLOAT64) KL_BWD(double);
+  else return -1;
   return 0;
 }

@@ -1,4 +1,5 @@
-/* cu_loss_more.h — CUDA launchers of softmax_cross_entropy and SVMOutput (issue 14's losses,
+/* cu_loss_more.h — CUDA launchers of softmax_cross_entropy, SVMOutput and
+ * IdentityAttachKLSparseReg (issue 14's losses,
  * kernels/cuda/loss_more.cu), mirroring kernels/cpu/loss_more.c with the stream first.
  * Every pointer is device memory. dtypes: float32, float64 and float16 (rows accumulate
  * in double); another returns -1. Launch failures return the cudaError_t. Nothing
@@ -25,6 +26,13 @@ int lmx_cu_sce_bwd(lmx_cu_stream s, int dt, int64_t n, int64_t k, void *gx, cons
  * label[i] (truncated; outside [0, k): no class), as lmx_cpu_svm_grad */
 int lmx_cu_svm_grad(lmx_cu_stream s, int dt, int64_t n, int64_t k, void *gx, const void *y,
                     const void *label, double margin, double reg, int linear, int acc);
+
+/* IdentityAttachKLSparseReg's backward over x (n, k), as lmx_cpu_klreg_bwd: avg (device,
+ * k) moves to momentum * avg + (1 - momentum) * column means, then gx (+)= g + penalty *
+ * (-target / avg + (1 - target) / (1 - avg)); gx may alias g */
+int lmx_cu_klreg_bwd(lmx_cu_stream s, int dt, int64_t n, int64_t k, void *gx, const void *g,
+                     const void *x, void *avg, double target, double penalty, double momentum,
+                     int acc);
 
 LMX_CU_END
 

@@ -4,6 +4,9 @@
  * x[label] in double, combined by lmx_cu_block_reduce's fixed tree, so the result does
  * not depend on timing. The gradient runs one thread per row over the grid. A label
  * outside [0, k) gives NaN. SVMOutput's gradient is one thread per element.
+ * IdentityAttachKLSparseReg's backward is two launches on the stream: one thread per unit
+ * sums its column in a fixed order and moves moving_avg, then one thread per element
+ * writes the gradient from the updated average.
  */
 #include <math.h>
 
@@ -119,5 +122,42 @@ int lmx_cu_svm_grad(lmx_cu_stream s, int dt, int64_t n, int64_t k, void *gx, con
                         LMX_LAUNCH(k_svm_grad<T>, lmx_cu_blocks(n * k), LMX_CU_THREADS, 0, s,
                                    n, k, (T *)gx, (const T *)y, (const T *)label, margin, reg,
                                    linear, acc));
+  return lmx_cu_last_error();
+}
+
+/* ---- IdentityAttachKLSparseReg's backward ---------------------------------------------- */
+
+/* one thread per unit: its batch mean in a fixed order, then the moving average */
+template <typename T>
+__global__ void k_klreg_avg(int64_t n, int64_t k, const T *x, T *avg, double momentum) {
+  LMX_CU_GRID_LOOP(j, k) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (double)lmx_cu_ld(x, i * k + j);
+    double m = momentum * (double)lmx_cu_ld(avg, j) + (1.0 - momentum) * (s / (double)n);
+    lmx_cu_st(avg, j, m);
+  }
+}
+
+template <typename T>
+__global__ void k_klreg_grad(int64_t n, int64_t k, T *gx, const T *g, const T *avg,
+                             double target, double penalty, int acc) {
+  LMX_CU_GRID_LOOP(q, n * k) {
+    double a = (double)lmx_cu_ld(avg, q % k);
+    double v = (double)lmx_cu_ld(g, q) + penalty * (-target / a + (1.0 - target) / (1.0 - a));
+    if (acc) v += (double)lmx_cu_ld(gx, q);
+    lmx_cu_st(gx, q, v);
+  }
+}
+
+int lmx_cu_klreg_bwd(lmx_cu_stream s, int dt, int64_t n, int64_t k, void *gx, const void *g,
+                     const void *x, void *avg, double target, double penalty, double momentum,
+                     int acc) {
+  if (n * k == 0) return dt <= LMX_FLOAT16 ? 0 : -1;
+  LMX_CU_DISPATCH_FLOAT(dt, return -1,
+                        LMX_LAUNCH(k_klreg_avg<T>, lmx_cu_blocks(k), LMX_CU_THREADS, 0, s, n, k,
+                                   (const T *)x, (T *)avg, momentum);
+                        LMX_LAUNCH(k_klreg_grad<T>, lmx_cu_blocks(n * k), LMX_CU_THREADS, 0, s,
+                                   n, k, (T *)gx, (const T *)g, (const T *)avg, target, penalty,
+                                   acc));
   return lmx_cu_last_error();
 }

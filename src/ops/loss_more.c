@@ -9,8 +9,13 @@
  * (a loss layer) and gives MXNet's L2-SVM (or L1-SVM with use_linear) hinge gradient of
  * the output viewed as (prod(shape[:-1]), shape[-1]) rows, the label (data's shape
  * without the last axis) selecting each row's class.
+ * IdentityAttachKLSparseReg(data) is the identity forward; its backward (which MXNet runs
+ * in training) first moves the aux state moving_avg (units,) towards the batch mean of
+ * each unit, moving_avg = momentum * moving_avg + (1 - momentum) * mean, then adds the KL
+ * sparseness penalty penalty * (-target / moving_avg + (1 - target) / (1 - moving_avg))
+ * to the head gradient (meant to follow a sigmoid: moving_avg in (0, 1)).
  * MXNet 1.9 sources: src/operator/loss_binary_op.cc, loss_binary_op-inl.h,
- * contrib/transformer.cc, svm_output-inl.h.
+ * contrib/transformer.cc, svm_output-inl.h, identity_attach_KL_sparse_reg-inl.h.
  */
 #include "loss_more_plan.h"
 #include "op_impl.h"
@@ -110,4 +115,49 @@ const lmx_op lmx_op_SVMOutput = {
     .inplace = inplace_00,
     .num_inplace = 1,
     .flags = LMX_OPF_LOSS,
+};
+
+/* ---- IdentityAttachKLSparseReg -------------------------------------------------------- */
+
+static const lmx_param_field klreg_fields[] = {
+    LMX_PF(lmx_klreg_param, sparseness_target, LMX_PT_FLOAT, "0.1", NULL, 0, 1,
+           "The sparseness target."),
+    LMX_PF(lmx_klreg_param, penalty, LMX_PT_FLOAT, "0.001", NULL, 0, 0,
+           "The tradeoff parameter for the sparseness penalty."),
+    LMX_PF(lmx_klreg_param, momentum, LMX_PT_FLOAT, "0.9", NULL, 0, 1,
+           "The momentum for running average."),
+};
+
+static const char *const aux_moving_avg[] = {"moving_avg", NULL};
+
+/* MXNet's InferShape: output = data's shape, moving_avg = (data.shape[1],). */
+static int klreg_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape *out,
+                             int nout, lmx_shape *aux, int naux) {
+  (void)nin, (void)nout, (void)naux;
+  LMX_TRY(lmx_in_assign(c, in, 0, &out[0]));
+  if (in[0].ndim <= 0) return LMX_OK;
+  if (in[0].ndim < 2)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D (batch, "
+                       "units), got %d-D", in[0].ndim);
+  lmx_shape a = LMX_SHP(in[0].dim[1]);
+  LMX_TRY(lmx_aux_assign(c, aux, 0, &a));
+  return lmx_out_assign(c, out, 0, &in[0]);
+}
+
+const lmx_op lmx_op_IdentityAttachKLSparseReg = {
+    .name = "IdentityAttachKLSparseReg",
+    .doc = "Apply a sparse regularization to the output of a sigmoid activation function: the "
+           "forward is the identity; the backward updates the aux state moving_avg = momentum "
+           "* moving_avg + (1 - momentum) * batch mean of each unit and adds penalty * "
+           "(-sparseness_target / moving_avg + (1 - sparseness_target) / (1 - moving_avg)) "
+           "to the gradient.",
+    LMX_PARAMS(klreg_fields, lmx_klreg_param),
+    .aux = aux_moving_avg,
+    .infer_shape = klreg_infer_shape,
+    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUT_GRADS,
+    .inplace = inplace_00,
+    .num_inplace = 1,
+    .backward_inplace = inplace_00,
+    .num_backward_inplace = 1,
+    .flags = LMX_OPF_MUTATES_AUX,
 };

@@ -43,3 +43,23 @@ int lmx_plan_svm(const lmx_op_ctx *c, const lmx_shape *data, const lmx_shape *la
                        "shape without the last axis), got %lld", (long long)*n, (long long)nl);
   return LMX_OK;
 }
+
+int lmx_plan_klreg(const lmx_op_ctx *c, const lmx_shape *data, const lmx_shape *avg,
+                   int64_t *n, int64_t *k) {
+  if (data->ndim < 2)
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected at least 2-D (batch, "
+                       "units), got %d-D", data->ndim);
+  int64_t rest = 1;
+  for (int i = 1; i < data->ndim; i++) rest *= data->dim[i];
+  if (rest != data->dim[1])
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "input 'data': expected (batch, units) (MXNet "
+                       "averages the flattened (batch, %lld) view into moving_avg of %lld), "
+                       "got %d-D", (long long)rest, (long long)data->dim[1], data->ndim);
+  if (avg->ndim != 1 || avg->dim[0] != data->dim[1])
+    return lmx_op_fail(c, LMX_ERR_SHAPE, "aux state 'moving_avg': expected shape (%lld,), "
+                       "got %d-D with first dim %lld", (long long)data->dim[1], avg->ndim,
+                       (long long)(avg->ndim > 0 ? avg->dim[0] : 0));
+  *n = data->dim[0];
+  *k = data->dim[1];
+  return LMX_OK;
+}

@@ -22,6 +22,15 @@ int lmx_plan_sce(const lmx_op_ctx *c, const lmx_shape *data, const lmx_shape *la
 /* _contrib_div_sqrt_dim: *alpha = 1 / sqrt(s.shape[-1]); s at least 1-D with a last dim > 0 */
 int lmx_plan_div_sqrt_dim(const lmx_op_ctx *c, const lmx_shape *s, double *alpha);
 
+/* IdentityAttachKLSparseReg's parameters */
+typedef struct {
+  double sparseness_target, penalty, momentum;
+} lmx_klreg_param;
+
+/* IdentityAttachKLSparseReg: data (n, k, 1...) as MXNet's (n, k) view, moving_avg (k,) */
+int lmx_plan_klreg(const lmx_op_ctx *c, const lmx_shape *data, const lmx_shape *avg,
+                   int64_t *n, int64_t *k);
+
 /* SVMOutput: data viewed as (n, k) = (prod(shape[:-1]), shape[-1]), label n elements */
 int lmx_plan_svm(const lmx_op_ctx *c, const lmx_shape *data, const lmx_shape *label,
                  int64_t *n, int64_t *k);

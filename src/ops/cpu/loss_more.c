@@ -1,12 +1,13 @@
-/* loss_more.c — CPU glue of softmax_cross_entropy, _contrib_div_sqrt_dim and SVMOutput
- * (issue 14's losses; descriptors in src/ops/loss_more.c).
+/* loss_more.c — CPU glue of softmax_cross_entropy, _contrib_div_sqrt_dim, SVMOutput and
+ * IdentityAttachKLSparseReg (issue 14's losses; descriptors in src/ops/loss_more.c).
  *
  * softmax_cross_entropy: float32/float64 (as SoftmaxOutput on the CPU); a label that is
  * not a class index in [0, classes) fails the call naming the row and the value. Its
  * backward reads the head gradient (one number) on the host. _contrib_div_sqrt_dim scales
  * by 1/sqrt(data.shape[-1]) both ways, in the elementwise dtypes of lmx_cpu_scale.
  * SVMOutput copies forward and writes the hinge gradient from the output and the label
- * (float32/float64); the label gets a zero gradient.
+ * (float32/float64); the label gets a zero gradient. IdentityAttachKLSparseReg copies
+ * forward; its backward updates the aux state moving_avg, then writes the gradient.
  */
 #include <math.h>
 
@@ -130,5 +131,33 @@ int lmx_cpu_bwd_SVMOutput(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &out[0].shape, out[0].dtype, "gradient of 'data'"));
   lmx_cpu_svm_grad(out[0].dtype, n, k, ig[0].data, out[0].data, in[1].data, p->margin,
                    p->regularization_coefficient, p->use_linear, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+/* ---- IdentityAttachKLSparseReg ------------------------------------------------------------ */
+
+int lmx_cpu_fwd_IdentityAttachKLSparseReg(const lmx_op_ctx *c, const lmx_tensor *in,
+                                          const lmx_tensor *out, const int *req,
+                                          const lmx_tensor *aux) {
+  return lmx_cpu_fwd_SVMOutput(c, in, out, req, aux); /* the same checked copy */
+}
+
+int lmx_cpu_bwd_IdentityAttachKLSparseReg(const lmx_op_ctx *c, const lmx_tensor *og,
+                                          const lmx_tensor *in, const lmx_tensor *out,
+                                          const lmx_tensor *ig, const int *req,
+                                          const lmx_tensor *aux) {
+  (void)out;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  const lmx_klreg_param *p = c->param;
+  int64_t n, k;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_plan_klreg(c, &in[0].shape, &aux[0].shape, &n, &k));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n * k, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &aux[0], &aux[0].shape, in[0].dtype, "aux state 'moving_avg'"));
+  LMX_TRY(lmx_glue_check_size(c, &aux[0], k, "aux state 'moving_avg'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  lmx_cpu_klreg_bwd(in[0].dtype, n, k, ig[0].data, og[0].data, in[0].data, aux[0].data,
+                    p->sparseness_target, p->penalty, p->momentum, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }

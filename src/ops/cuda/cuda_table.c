@@ -141,4 +141,6 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_softmax_cross_entropy] = {FWD(softmax_cross_entropy), BWD(softmax_cross_entropy)},
     [LMX_OPID__contrib_div_sqrt_dim] = {FWD(_contrib_div_sqrt_dim), BWD(_contrib_div_sqrt_dim)},
     [LMX_OPID_SVMOutput] = {FWD(SVMOutput), BWD(SVMOutput)},
+    [LMX_OPID_IdentityAttachKLSparseReg] = {FWD(IdentityAttachKLSparseReg),
+                                            BWD(IdentityAttachKLSparseReg)},
 };

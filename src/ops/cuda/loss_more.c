@@ -1,4 +1,5 @@
-/* loss_more.c — CUDA glue of softmax_cross_entropy, _contrib_div_sqrt_dim and SVMOutput
+/* loss_more.c — CUDA glue of softmax_cross_entropy, _contrib_div_sqrt_dim, SVMOutput and
+ * IdentityAttachKLSparseReg
  * (src/ops/cpu/loss_more.c's twin, on the call's stream). Shapes come from
  * src/ops/loss_more_plan.c, shared with the CPU glue. softmax_cross_entropy's head
  * gradient stays on the device (the kernel reads it); a label outside [0, classes) gives
@@ -116,4 +117,34 @@ int lmx_cuda_bwd_SVMOutput(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
                                           p->regularization_coefficient, p->use_linear,
                                           req[0] == LMX_REQ_ADD),
                        "lmx_cu_svm_grad");
+}
+
+/* ---- IdentityAttachKLSparseReg ------------------------------------------------------------ */
+
+int lmx_cuda_fwd_IdentityAttachKLSparseReg(const lmx_op_ctx *c, const lmx_tensor *in,
+                                           const lmx_tensor *out, const int *req,
+                                           const lmx_tensor *aux) {
+  return lmx_cuda_fwd_SVMOutput(c, in, out, req, aux); /* the same checked copy */
+}
+
+int lmx_cuda_bwd_IdentityAttachKLSparseReg(const lmx_op_ctx *c, const lmx_tensor *og,
+                                           const lmx_tensor *in, const lmx_tensor *out,
+                                           const lmx_tensor *ig, const int *req,
+                                           const lmx_tensor *aux) {
+  (void)out;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  const lmx_klreg_param *p = c->param;
+  int64_t n, k;
+  LMX_TRY(lmx_cuda_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_plan_klreg(c, &in[0].shape, &aux[0].shape, &n, &k));
+  LMX_TRY(lmx_glue_check_size(c, &in[0], n * k, "input 'data'"));
+  LMX_TRY(lmx_glue_check_like(c, &aux[0], &aux[0].shape, in[0].dtype, "aux state 'moving_avg'"));
+  LMX_TRY(lmx_glue_check_size(c, &aux[0], k, "aux state 'moving_avg'"));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));
+  return lmx_cuda_fail(c, lmx_cu_klreg_bwd(LMX_CU_S(c), in[0].dtype, n, k, ig[0].data,
+                                           og[0].data, in[0].data, aux[0].data,
+                                           p->sparseness_target, p->penalty, p->momentum,
+                                           req[0] == LMX_REQ_ADD),
+                       "lmx_cu_klreg_bwd");
 }
