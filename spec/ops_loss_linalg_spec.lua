@@ -1,6 +1,6 @@
 -- Issue 14's losses and small linear algebra: softmax_cross_entropy and
--- _contrib_div_sqrt_dim, SVMOutput, IdentityAttachKLSparseReg (more to come in this file:
--- linalg_gemm / linalg_gemm2, khatri_rao).
+-- _contrib_div_sqrt_dim, SVMOutput, IdentityAttachKLSparseReg, _linalg_gemm and _linalg_gemm2
+-- (aliases linalg_gemm, linalg_gemm2).
 --
 -- softmax_cross_entropy (MXNet 1.9 src/operator/loss_binary_op.cc): data (batch, classes),
 -- label (batch,) of class indices; the output (1,) is Σ_i -log(softmax(data[i])[label[i]]);
@@ -340,6 +340,169 @@ describe('IdentityAttachKLSparseReg', function()
   end)
 end)
 
+-- op(A) · op(B) for matrices stored as flat row-major tables (r x c), alpha times.
+local function matmul(a, ar, ac, ta, b, br, bc, tb, alpha)
+  local m, k = ta and ac or ar, ta and ar or ac
+  local n = tb and br or bc
+  local function A(i, j) return ta and a[(j - 1) * ac + i] or a[(i - 1) * ac + j] end
+  local function B(i, j) return tb and b[(j - 1) * bc + i] or b[(i - 1) * bc + j] end
+  local c = {}
+  for i = 1, m do
+    for j = 1, n do
+      local s = 0
+      for q = 1, k do s = s + A(i, q) * B(q, j) end
+      c[(i - 1) * n + j] = alpha * s
+    end
+  end
+  return c, m, n
+end
+
+describe('_linalg_gemm and _linalg_gemm2', function()
+  it('give MXNet\'s documented examples, by name and alias', function()
+    local A = mx.nd.ones { 2, 2 }
+    local B = mx.nd.ones { 3, 2 }
+    local C = mx.nd.ones { 2, 3 }
+    local y = mx.nd.linalg_gemm { A = A, B = B, C = C, transpose_b = true, alpha = 2, beta = 10 }
+    assert.are.same({ 2, 3 }, y.shape)
+    H.near(flat(y), { 14, 14, 14, 14, 14, 14 }, 1e-6)
+    H.near(flat(mx.nd._linalg_gemm2 { A = A, B = B, transpose_b = true, alpha = 2 }),
+      { 4, 4, 4, 4, 4, 4 }, 1e-6)
+    local Ab = mx.nd.array { { { 1, 1 } }, { { 0.1, 0.1 } } }
+    local Cb = mx.nd.array { { { 10 } }, { { 0.01 } } }
+    H.near(flat(mx.nd._linalg_gemm { A = Ab, B = Ab, C = Cb, transpose_b = true, alpha = 2,
+      beta = 10 }), { 104, 0.14 }, 1e-6)
+    H.near(flat(mx.nd.linalg_gemm2 { A = Ab, B = Ab, transpose_b = true, alpha = 2 }),
+      { 4, 0.04 }, 1e-6)
+  end)
+
+  for dt, tol in pairs(DTYPES) do
+    it('matches Lua loops with rows on axis 1 of 4-D tensors, forward and backward (' .. dt .. ')',
+      function()
+        math.randomseed(9)
+        -- A (2, 3, 2, 4): rows on axis 1, cols last; B (2, 4, 2, 5); batch (outer 2, mid 2)
+        local a, b = rand_list(48, -1, 1), rand_list(80, -1, 1)
+        local A = mx.nd.array(a, { dtype = dt }):reshape { 2, 3, 2, 4 }
+        local B = mx.nd.array(b, { dtype = dt }):reshape { 2, 4, 2, 5 }
+        local ar, br = flat(A), flat(B)
+        local y = mx.nd.linalg_gemm2 { A = A, B = B, axis = 1, alpha = 0.5 }
+        assert.are.same({ 2, 3, 2, 5 }, y.shape)
+        -- the matrix (o, q) of a (outer, rows, mid, cols) tensor, as a flat table
+        local function get(t, rows, cols, o, q)
+          local m = {}
+          for i = 1, rows do
+            for j = 1, cols do
+              m[(i - 1) * cols + j] = t[((o * rows + i - 1) * 2 + q) * cols + j]
+            end
+          end
+          return m
+        end
+        local want = {}
+        for o = 0, 1 do
+          for q = 0, 1 do
+            local c = matmul(get(ar, 3, 4, o, q), 3, 4, false, get(br, 4, 5, o, q), 4, 5, false,
+              0.5)
+            for i = 1, 3 do
+              for j = 1, 5 do want[((o * 3 + i - 1) * 2 + q) * 5 + j] = c[(i - 1) * 5 + j] end
+            end
+          end
+        end
+        H.near(flat(y), want, tol * 10)
+        -- backward: dA = 0.5 G Bᵀ, dB = 0.5 Aᵀ G per matrix
+        local g = rand_list(60, -1, 1)
+        local G = mx.nd.array(g, { dtype = dt }):reshape { 2, 3, 2, 5 }
+        local gr = ops.backward('_linalg_gemm2', { axis = 1, alpha = 0.5 }, { A, B }, { y }, { G })
+        local gf = flat(G)
+        local wa, wb = {}, {}
+        for o = 0, 1 do
+          for q = 0, 1 do
+            local gm = get(gf, 3, 5, o, q)
+            local da = matmul(gm, 3, 5, false, get(br, 4, 5, o, q), 4, 5, true, 0.5)
+            local db = matmul(get(ar, 3, 4, o, q), 3, 4, true, gm, 3, 5, false, 0.5)
+            for i = 1, 3 do
+              for j = 1, 4 do wa[((o * 3 + i - 1) * 2 + q) * 4 + j] = da[(i - 1) * 4 + j] end
+            end
+            for i = 1, 4 do
+              for j = 1, 5 do wb[((o * 4 + i - 1) * 2 + q) * 5 + j] = db[(i - 1) * 5 + j] end
+            end
+          end
+        end
+        H.near(flat(gr[1]), wa, tol * 10)
+        H.near(flat(gr[2]), wb, tol * 10)
+      end)
+  end
+
+  it('trains in an executor: C\'s gradient is beta times the head gradient', function()
+    local s = mx.sym.linalg_gemm { A = mx.sym.Variable('a'), B = mx.sym.Variable('b'),
+      C = mx.sym.Variable('c'), transpose_a = true, alpha = 2, beta = 3, name = 'g' }
+    assert.are.same({ 'a', 'b', 'c' }, s:list_arguments())
+    local args, outs = s:infer_shape { a = { 2, 3 }, b = { 2, 4 } }
+    assert.are.same({ 3, 4 }, args[3])
+    assert.are.same({ { 3, 4 } }, outs)
+    local exe = s:simple_bind { a = { 2, 3 }, b = { 2, 4 }, type_dict = { a = 'float64' } }
+    local a, b, c = rand_list(6, -1, 1), rand_list(8, -1, 1), rand_list(12, -1, 1)
+    local function rows(t, r, n)
+      local m = {}
+      for i = 1, r do
+        m[i] = {}
+        for j = 1, n do m[i][j] = t[(i - 1) * n + j] end
+      end
+      return m
+    end
+    exe.arg_dict.a:set(rows(a, 2, 3))
+    exe.arg_dict.b:set(rows(b, 2, 4))
+    exe.arg_dict.c:set(rows(c, 3, 4))
+    local want = matmul(a, 2, 3, true, b, 2, 4, false, 2)
+    for i = 1, 12 do want[i] = want[i] + 3 * c[i] end
+    H.near(flat(exe:forward { is_train = true }[1]), want, 1e-12)
+    local g = rand_list(12, -1, 1)
+    exe:backward(mx.nd.array(g, { dtype = 'float64' }):reshape { 3, 4 })
+    local gc = {}
+    for i = 1, 12 do gc[i] = 3 * g[i] end
+    H.near(flat(exe.grad_dict.c), gc, 1e-12)
+    -- dA = 2 · B · Gᵀ (ta): (2x4)(4x3)
+    H.near(flat(exe.grad_dict.a), matmul(b, 2, 4, false, g, 3, 4, true, 2), 1e-12)
+  end)
+
+  it('stores MXNet\'s names in JSON, round-trips, and has help text', function()
+    local s = mx.sym.linalg_gemm2 { A = mx.sym.Variable('a'), B = mx.sym.Variable('b'),
+      transpose_a = true, axis = -3, name = 'mm' }
+    local js = s:tojson()
+    assert.truthy(js:find('"op": "_linalg_gemm2"', 1, true))
+    assert.truthy(js:find('"axis": "-3"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local alias = js:gsub('"_linalg_gemm2"', '"linalg_gemm2"')
+    assert.are.equal(js, mx.sym.load_json(alias):tojson())
+    local text = help.op_text(mx, '_linalg_gemm')
+    for _, w in ipairs { 'general matrix multiplication and accumulation', 'transpose_a',
+      'Scalar factor multiplied with C', 'axis' } do
+      assert.truthy(text:find(w, 1, true), w)
+    end
+    assert.truthy(help.op_text(mx, 'linalg_gemm2'):find('general matrix multiplication:', 1, true))
+  end)
+
+  it('refuses mismatched shapes and a bad axis, naming op, argument, expected and actual', function()
+    local s = mx.sym.linalg_gemm2 { A = mx.sym.Variable('a'), B = mx.sym.Variable('b'),
+      name = 'mm' }
+    H.raises(function() s:infer_shape { a = { 2, 3 }, b = { 4, 5 } } end,
+      "_linalg_gemm2 'mm'", "input 'B'", 'expected 3 rows', 'got 4')
+    H.raises(function() s:infer_shape { a = { 2, 2, 3 }, b = { 3, 3, 5 } } end,
+      "_linalg_gemm2 'mm'", "input 'B'", 'expected dim 0 to be 2', 'got 3')
+    H.raises(function() s:infer_shape { a = { 2, 3 }, b = { 3, 4, 1 } } end,
+      "_linalg_gemm2 'mm'", "input 'B'", 'expected 2-D like', 'got 3-D')
+    H.raises(function()
+      mx.nd.linalg_gemm2 { A = mx.nd.ones { 2, 3 }, B = mx.nd.ones { 3, 2 }, axis = -1 }
+    end, '_linalg_gemm2', "parameter 'axis'", 'that is not the last', 'got -1')
+    H.raises(function()
+      mx.nd.linalg_gemm { A = mx.nd.ones { 2, 3 }, B = mx.nd.ones { 3, 2 },
+        C = mx.nd.ones { 3, 3 } }
+    end, '_linalg_gemm', "input 'C'", 'expected shape (2,2)', 'got (3,3)')
+    H.raises(function()
+      mx.nd.linalg_gemm2 { A = mx.nd.ones({ 2, 3 }, { dtype = 'int32' }),
+        B = mx.nd.ones({ 3, 2 }, { dtype = 'int32' }) }
+    end, '_linalg_gemm2', "input 'A'", 'got int32')
+  end)
+end)
+
 describe('issue 14 losses on gpu(0)', function()
   if mx.context.num_gpus() == 0 then
     pending('no GPU context (mx.context.num_gpus() == 0): GPU checks skipped')
@@ -418,4 +581,24 @@ describe('issue 14 losses on gpu(0)', function()
     H.near(flat(Ag:copyto(mx.cpu())), flat(Ac), 1e-12)
     H.near(flat(gg[1]:copyto(mx.cpu())), flat(gc[1]), 1e-12)
   end)
+  for dt, tol in pairs { float32 = 1e-5, float64 = 1e-12 } do
+    it('_linalg_gemm agrees with the CPU on rows at axis 0 (' .. dt .. ')', function()
+      math.randomseed(12)
+      local Ac, Ag = both(rand_list(36, -1, 1), { 3, 4, 3 }, dt)
+      local Bc, Bg = both(rand_list(60, -1, 1), { 5, 4, 3 }, dt)
+      -- op(A) = Aᵀ (3 x 3) and op(B) = Bᵀ (3 x 5) per matrix: C (3, 4, 5), mid 4
+      local Cc, Cg = both(rand_list(60, -1, 1), { 3, 4, 5 }, dt)
+      local p = { axis = 0, transpose_a = true, transpose_b = true, alpha = 1.5, beta = -0.5 }
+      local function call(A, B, C)
+        return mx.nd.linalg_gemm { A = A, B = B, C = C, axis = 0, transpose_a = true,
+          transpose_b = true, alpha = 1.5, beta = -0.5 }
+      end
+      local yc, yg = call(Ac, Bc, Cc), call(Ag, Bg, Cg)
+      H.near(flat(yg:copyto(mx.cpu())), flat(yc), tol * 10)
+      local Gc, Gg = both(rand_list(60, -1, 1), yc.shape, dt)
+      local gc = ops.backward('_linalg_gemm', p, { Ac, Bc, Cc }, { yc }, { Gc })
+      local gg = ops.backward('_linalg_gemm', p, { Ag, Bg, Cg }, { yg }, { Gg })
+      for i = 1, 3 do H.near(flat(gg[i]:copyto(mx.cpu())), flat(gc[i]), tol * 10) end
+    end)
+  end
 end)

@@ -321,6 +321,17 @@ static const gc_case g_cases[] = {
      * differences hold); the penalty and moving_avg are checked in the spec */
     {"IdentityAttachKLSparseReg", "penalty=0", "(4,3)", "p", 0, 1},
     {"IdentityAttachKLSparseReg", "penalty=0;momentum=0.5", "(2,5,1)", "p", 0, 1},
+    /* _linalg_gemm / _linalg_gemm2: every transpose pair, batches, rows on another axis */
+    {"_linalg_gemm2", "", "(3,4);(4,2)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_a=True;alpha=1.5", "(4,3);(4,2)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_b=True", "(2,3,4);(2,5,4)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_a=True;transpose_b=True;alpha=-2", "(2,4,3);(2,5,4)", "uu", 0, 1},
+    {"_linalg_gemm2", "axis=1", "(2,3,2,4);(2,4,2,3)", "uu", 0, 1},
+    {"_linalg_gemm2", "axis=0;transpose_a=True", "(4,2,3);(4,2,5)", "uu", 0, 1},
+    {"_linalg_gemm", "alpha=2;beta=0.5", "(3,4);(4,2);(3,2)", "uuu", 0, 1},
+    {"_linalg_gemm", "transpose_b=True;beta=-1", "(2,3,4);(2,5,4);(2,3,5)", "uuu", 0, 1},
+    {"_linalg_gemm", "axis=-3;transpose_a=True;transpose_b=True", "(4,2,3);(5,2,4);(3,2,5)",
+     "uuu", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

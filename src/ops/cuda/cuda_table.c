@@ -143,4 +143,6 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_SVMOutput] = {FWD(SVMOutput), BWD(SVMOutput)},
     [LMX_OPID_IdentityAttachKLSparseReg] = {FWD(IdentityAttachKLSparseReg),
                                             BWD(IdentityAttachKLSparseReg)},
+    [LMX_OPID__linalg_gemm] = {FWD(_linalg_gemm), BWD(_linalg_gemm)},
+    [LMX_OPID__linalg_gemm2] = {FWD(_linalg_gemm2), BWD(_linalg_gemm2)},
 };
