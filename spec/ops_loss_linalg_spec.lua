@@ -1,6 +1,6 @@
 -- Issue 14's losses and small linear algebra: softmax_cross_entropy and
 -- _contrib_div_sqrt_dim, SVMOutput, IdentityAttachKLSparseReg, _linalg_gemm and _linalg_gemm2
--- (aliases linalg_gemm, linalg_gemm2).
+-- (aliases linalg_gemm, linalg_gemm2), khatri_rao.
 --
 -- softmax_cross_entropy (MXNet 1.9 src/operator/loss_binary_op.cc): data (batch, classes),
 -- label (batch,) of class indices; the output (1,) is Σ_i -log(softmax(data[i])[label[i]]);
@@ -480,7 +480,7 @@ describe('_linalg_gemm and _linalg_gemm2', function()
     assert.truthy(help.op_text(mx, 'linalg_gemm2'):find('general matrix multiplication:', 1, true))
   end)
 
-  it('refuses mismatched shapes and a bad axis, naming op, argument, expected and actual', function()
+  it('refuses mismatched shapes and a bad axis, naming op, argument, expected, actual', function()
     local s = mx.sym.linalg_gemm2 { A = mx.sym.Variable('a'), B = mx.sym.Variable('b'),
       name = 'mm' }
     H.raises(function() s:infer_shape { a = { 2, 3 }, b = { 4, 5 } } end,
@@ -500,6 +500,81 @@ describe('_linalg_gemm and _linalg_gemm2', function()
       mx.nd.linalg_gemm2 { A = mx.nd.ones({ 2, 3 }, { dtype = 'int32' }),
         B = mx.nd.ones({ 3, 2 }, { dtype = 'int32' }) }
     end, '_linalg_gemm2', "input 'A'", 'got int32')
+  end)
+end)
+
+describe('khatri_rao', function()
+  it('gives MXNet\'s documented example, with arg<i> inputs and num_args', function()
+    local A = mx.nd.array { { 1, -1 }, { 2, -3 } }
+    local B = mx.nd.array { { 1, 4 }, { 2, 5 }, { 3, 6 } }
+    local C = mx.nd.khatri_rao(A, B)
+    assert.are.same({ 6, 2 }, C.shape)
+    H.near(flat(C), { 1, -4, 2, -5, 3, -6, 2, -12, 4, -15, 6, -18 }, 0)
+    local s = mx.sym.khatri_rao(mx.sym.Variable('a'), mx.sym.Variable('b'), mx.sym.Variable('c'))
+    assert.are.same({ 'a', 'b', 'c' }, s:list_arguments())
+    local js = s:tojson()
+    assert.truthy(js:find('"num_args": "3"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local _, outs = s:infer_shape { a = { 2, 4 }, b = { 3, 4 }, c = { 5, 4 } }
+    assert.are.same({ { 30, 4 } }, outs)
+    assert.truthy(help.op_text(mx, 'khatri_rao'):find('Khatri-Rao product', 1, true))
+  end)
+
+  for dt, tol in pairs(DTYPES) do
+    it('matches Lua loops for three factors, forward and backward (' .. dt .. ')', function()
+      math.randomseed(13)
+      local M, N = { 2, 3, 2 }, 3
+      local f, X = {}, {}
+      for i = 1, 3 do
+        f[i] = rand_list(M[i] * N, -1, 1)
+        X[i] = mx.nd.array(f[i], { dtype = dt }):reshape { M[i], N }
+        f[i] = flat(X[i])
+      end
+      local y = mx.nd.khatri_rao(X[1], X[2], X[3])
+      local want, row = {}, 0
+      for r1 = 0, 1 do
+        for r2 = 0, 2 do
+          for r3 = 0, 1 do
+            for k = 1, N do
+              want[row * N + k] = f[1][r1 * N + k] * f[2][r2 * N + k] * f[3][r3 * N + k]
+            end
+            row = row + 1
+          end
+        end
+      end
+      H.near(flat(y), want, tol)
+      local g = rand_list(12 * N, -1, 1)
+      local G = mx.nd.array(g, { dtype = dt }):reshape { 12, N }
+      local gf = flat(G)
+      local gr = ops.backward('khatri_rao', { num_args = 3 }, X, { y }, { G })
+      -- d/dX2[r2, k] = Σ_{r1, r3} g[(r1, r2, r3), k] · X1[r1, k] · X3[r3, k]
+      local w2 = {}
+      for r2 = 0, 2 do
+        for k = 1, N do
+          local acc = 0
+          for r1 = 0, 1 do
+            for r3 = 0, 1 do
+              local q = ((r1 * 3 + r2) * 2 + r3) * N + k
+              acc = acc + gf[q] * f[1][r1 * N + k] * f[3][r3 * N + k]
+            end
+          end
+          w2[r2 * N + k] = acc
+        end
+      end
+      H.near(flat(gr[2]), w2, tol * 10)
+      assert.are.same({ 2, N }, gr[1].shape)
+      assert.are.same({ 2, N }, gr[3].shape)
+    end)
+  end
+
+  it('refuses matrices with other column counts or dims, naming op, argument and shapes', function()
+    local s = mx.sym.khatri_rao(mx.sym.Variable('a'), mx.sym.Variable('b'))
+    H.raises(function() s:infer_shape { a = { 2, 3 }, b = { 4, 5 } } end,
+      'khatri_rao', "input 'arg1'", 'expected shape (4,3)', 'got (4,5)')
+    H.raises(function() s:infer_shape { a = { 2, 3, 1 }, b = { 4, 3 } } end,
+      'khatri_rao', "input 'arg0'", 'expected a 2-D matrix', 'got 3-D')
+    H.raises(function() mx.nd.khatri_rao(mx.nd.ones { 2, 3 }, mx.nd.ones { 2, 2 }) end,
+      'khatri_rao', "input 'arg1'", 'expected shape (2,3)', 'got (2,2)')
   end)
 end)
 
@@ -601,4 +676,15 @@ describe('issue 14 losses on gpu(0)', function()
       for i = 1, 3 do H.near(flat(gg[i]:copyto(mx.cpu())), flat(gc[i]), tol * 10) end
     end)
   end
+  it('khatri_rao agrees with the CPU, forward and every factor\'s gradient', function()
+    math.randomseed(14)
+    local Ac, Ag = both(rand_list(8, -1, 1), { 2, 4 }, 'float64')
+    local Bc, Bg = both(rand_list(12, -1, 1), { 3, 4 }, 'float64')
+    local yc, yg = mx.nd.khatri_rao(Ac, Bc), mx.nd.khatri_rao(Ag, Bg)
+    H.near(flat(yg:copyto(mx.cpu())), flat(yc), 1e-12)
+    local Gc, Gg = both(rand_list(24, -1, 1), { 6, 4 }, 'float64')
+    local gc = ops.backward('khatri_rao', { num_args = 2 }, { Ac, Bc }, { yc }, { Gc })
+    local gg = ops.backward('khatri_rao', { num_args = 2 }, { Ag, Bg }, { yg }, { Gg })
+    for i = 1, 2 do H.near(flat(gg[i]:copyto(mx.cpu())), flat(gc[i]), 1e-12) end
+  end)
 end)

@@ -332,6 +332,10 @@ static const gc_case g_cases[] = {
     {"_linalg_gemm", "transpose_b=True;beta=-1", "(2,3,4);(2,5,4);(2,3,5)", "uuu", 0, 1},
     {"_linalg_gemm", "axis=-3;transpose_a=True;transpose_b=True", "(4,2,3);(5,2,4);(3,2,5)",
      "uuu", 0, 1},
+    /* khatri_rao: one, two and three factors */
+    {"khatri_rao", "num_args=1", "(3,2)", "u", 0, 1},
+    {"khatri_rao", "num_args=2", "(2,3);(3,3)", "uu", 0, 1},
+    {"khatri_rao", "num_args=3", "(2,2);(1,2);(3,2)", "uuu", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

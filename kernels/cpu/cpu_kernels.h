@@ -305,4 +305,12 @@ int lmx_cpu_svm_grad(int dt, int64_t n, int64_t k, void *gx, const void *y, cons
 int lmx_cpu_klreg_bwd(int dt, int64_t n, int64_t k, void *gx, const void *g, const void *x,
                       void *avg, double target, double penalty, double momentum, int acc);
 
+/* ---- khatri_rao.c: the Khatri-Rao product (issue 14, float32/float64) -------------- */
+#include "khatri_rao.h"
+/* out (M_1···M_n, N) (+)= the column-wise Khatri-Rao product of a's matrices */
+int lmx_cpu_khatri_rao(int dt, const lmx_kr_args *a, void *out, int acc);
+/* ga (M_which, N) (+)= the gradient of factor `which` from g (M_1···M_n, N) */
+int lmx_cpu_khatri_rao_bwd(int dt, const lmx_kr_args *a, int which, const void *g, void *ga,
+                           int acc);
+
 #endif

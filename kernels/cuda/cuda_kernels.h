@@ -20,5 +20,6 @@
 #include "cu_strided.h"
 /* issue 14: losses and small linear algebra (ops14d) */
 #include "cu_loss_more.h"
+#include "cu_khatri_rao.h"
 
 #endif

@@ -1,7 +1,9 @@
-/* linalg_more_plan.c — the batch-of-matrices plan of _linalg_gemm / _linalg_gemm2, shared
- * by the CPU and the CUDA glue (linalg_more_plan.h). */
+/* linalg_more_plan.c — the batch-of-matrices plan of _linalg_gemm / _linalg_gemm2 and the
+ * Khatri-Rao factors of khatri_rao, shared by the CPU and the CUDA glue
+ * (linalg_more_plan.h). */
 #include "linalg_more_plan.h"
 
+#include "glue.h"
 #include "op_impl.h"
 
 int lmx_plan_la_gemm(const lmx_op_ctx *c, const lmx_shape *a, const lmx_shape *b,
@@ -46,4 +48,27 @@ lmx_shape lmx_plan_la_gemm_out(const lmx_shape *a, const lmx_la_gemm_plan *p) {
   o.dim[p->axis] = p->m;
   o.dim[a->ndim - 1] = p->n;
   return o;
+}
+
+int lmx_kr_setup(const lmx_op_ctx *c, const lmx_tensor *in, int n, lmx_kr_args *a,
+                 lmx_shape *os) {
+  if (n < 1 || n > LMX_KR_MAX)
+    return lmx_op_fail(c, LMX_ERR_ARG, "expected 1 to %d input matrices, got %d", LMX_KR_MAX, n);
+  a->n = n;
+  int64_t rows = 1;
+  for (int i = 0; i < n; i++) {
+    char nm[48], what[64];
+    snprintf(what, sizeof what, "input '%s'", lmx_op_in_name(c, i, nm, sizeof nm));
+    if (in[i].shape.ndim != 2)
+      return lmx_op_fail(c, LMX_ERR_SHAPE, "%s: expected a 2-D matrix, got %d-D", what,
+                         in[i].shape.ndim);
+    if (i == 0) a->N = in[0].shape.dim[1];
+    lmx_shape e = LMX_SHP(in[i].shape.dim[0], a->N);
+    LMX_TRY(lmx_glue_check_like(c, &in[i], &e, in[0].dtype, what));
+    a->M[i] = e.dim[0];
+    a->A[i] = in[i].data;
+    rows *= e.dim[0];
+  }
+  *os = LMX_SHP(rows, a->N);
+  return LMX_OK;
 }

@@ -1,6 +1,7 @@
 /* linalg_more_plan.h — what the CPU and the CUDA glue of _linalg_gemm / _linalg_gemm2
- * (issue 14's small linear algebra) derive from shapes and parameters: the batch of
- * matrices and the product's dims. Shapes only, never data; messages from lmx_op_fail.
+ * and khatri_rao (issue 14's small linear algebra) derive from shapes and parameters:
+ * the batch of matrices and the product's dims, the Khatri-Rao factors. Shapes only,
+ * never data; messages from lmx_op_fail.
  *
  * A tensor of n >= 2 dims holds its matrices with rows on `axis` and columns on the last
  * dim (MXNet's LaMatrixMultMacOpShape): as (outer, rows, mid, cols), with outer the
@@ -12,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "../../kernels/cpu/khatri_rao.h"
 #include "op.h"
 
 /* _linalg_gemm's parameters (_linalg_gemm2 has no beta) */
@@ -27,6 +29,16 @@ typedef struct {
   int64_t ar, ac, br, bc; /* stored rows / cols of A and B */
   int axis;           /* normalised */
 } lmx_la_gemm_plan;
+
+/* khatri_rao's parameter (at most LMX_KR_MAX = 16 matrices: kernels/cpu/khatri_rao.h) */
+typedef struct {
+  int64_t num_args;
+} lmx_kr_param;
+
+/* khatri_rao: checks that the n inputs are 2-D with one column count and in[0]'s dtype,
+ * fills a (the inputs' data pointers, on whatever device) and the output shape *os. */
+int lmx_kr_setup(const lmx_op_ctx *c, const lmx_tensor *in, int n, lmx_kr_args *a,
+                 lmx_shape *os);
 
 /* The product of A and B (full shapes) under the parameters; fails naming the input and
  * the dims when the batch dims or the inner dims differ. */

@@ -160,4 +160,5 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
                                             BWD(IdentityAttachKLSparseReg)},
     [LMX_OPID__linalg_gemm] = {FWD(_linalg_gemm), BWD(_linalg_gemm)},
     [LMX_OPID__linalg_gemm2] = {FWD(_linalg_gemm2), BWD(_linalg_gemm2)},
+    [LMX_OPID_khatri_rao] = {FWD(khatri_rao), BWD(khatri_rao)},
 };

@@ -125,3 +125,37 @@ int lmx_cpu_bwd__linalg_gemm2(const lmx_op_ctx *c, const lmx_tensor *og, const l
   (void)out, (void)aux;
   return gemm_bwd(c, og, in, 2, ig, req);
 }
+
+/* ---- khatri_rao ------------------------------------------------------------------------- */
+
+int lmx_cpu_fwd_khatri_rao(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  const lmx_kr_param *p = c->param;
+  lmx_kr_args a;
+  lmx_shape os;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'arg0'"));
+  LMX_TRY(lmx_kr_setup(c, in, (int)p->num_args, &a, &os));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &os, in[0].dtype, "output"));
+  lmx_cpu_khatri_rao(in[0].dtype, &a, out[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd_khatri_rao(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                           const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                           const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  const lmx_kr_param *p = c->param;
+  lmx_kr_args a;
+  lmx_shape os;
+  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'arg0'"));
+  LMX_TRY(lmx_kr_setup(c, in, (int)p->num_args, &a, &os));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &os, in[0].dtype, "output gradient"));
+  for (int i = 0; i < a.n; i++) {
+    if (req[i] == LMX_REQ_NULL) continue;
+    LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, in[0].dtype, "input gradient"));
+    lmx_cpu_khatri_rao_bwd(in[0].dtype, &a, i, og[0].data, ig[i].data, req[i] == LMX_REQ_ADD);
+  }
+  return LMX_OK;
+}

@@ -1,9 +1,11 @@
-/* linalg_more.c — CUDA glue of _linalg_gemm and _linalg_gemm2 (src/ops/cpu/linalg_more.c's
+/* linalg_more.c — CUDA glue of _linalg_gemm, _linalg_gemm2 and khatri_rao
+ * (src/ops/cpu/linalg_more.c's
  * twin, on the call's stream): each outer index of the plan (linalg_more_plan.h) is one
  * strided-batched cuBLAS request over its `mid` matrices (one request for the whole batch
  * with the default axis), through kernels/cuda/cu_gemm.h, so nothing is copied or
  * transposed. float32, float64 and float16 (float32 compute). The GEMM error codes
- * become messages through nn_util.h, as for the other GEMM-shaped ops.
+ * become messages through nn_util.h, as for the other GEMM-shaped ops. khatri_rao runs
+ * kernels/cuda/khatri_rao.cu (float32, float64, float16).
  */
 #include "../linalg_more_plan.h"
 #include "nn_util.h"
@@ -124,4 +126,41 @@ int lmx_cuda_bwd__linalg_gemm2(const lmx_op_ctx *c, const lmx_tensor *og, const 
                                const lmx_tensor *aux) {
   (void)out, (void)aux;
   return gemm_bwd(c, og, in, 2, ig, req);
+}
+
+/* ---- khatri_rao ------------------------------------------------------------------------- */
+
+int lmx_cuda_fwd_khatri_rao(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                            const int *req, const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  const lmx_kr_param *p = c->param;
+  lmx_kr_args a;
+  lmx_shape os;
+  LMX_TRY(lmx_cunn_check_float(c, &in[0], 1, "input 'arg0'"));
+  LMX_TRY(lmx_kr_setup(c, in, (int)p->num_args, &a, &os));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &os, in[0].dtype, "output"));
+  LMX_CU_TRY(c, lmx_cu_khatri_rao(LMX_CU_S(c), in[0].dtype, &a, out[0].data,
+                                  req[0] == LMX_REQ_ADD), "lmx_cu_khatri_rao");
+  return LMX_OK;
+}
+
+int lmx_cuda_bwd_khatri_rao(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                            const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                            const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  const lmx_kr_param *p = c->param;
+  lmx_kr_args a;
+  lmx_shape os;
+  LMX_TRY(lmx_cunn_check_float(c, &in[0], 1, "input 'arg0'"));
+  LMX_TRY(lmx_kr_setup(c, in, (int)p->num_args, &a, &os));
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &os, in[0].dtype, "output gradient"));
+  for (int i = 0; i < a.n; i++) {
+    if (req[i] == LMX_REQ_NULL) continue;
+    LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, in[0].dtype, "input gradient"));
+    LMX_CU_TRY(c, lmx_cu_khatri_rao_bwd(LMX_CU_S(c), in[0].dtype, &a, i, og[0].data,
+                                        ig[i].data, req[i] == LMX_REQ_ADD),
+               "lmx_cu_khatri_rao_bwd");
+  }
+  return LMX_OK;
 }
