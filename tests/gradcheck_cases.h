@@ -477,6 +477,34 @@ static const gc_case g_cases[] = {
      "(1,2,3,4,3);(2,1,2,2,3);(2)", "uuu", 0, 1},
     {"UpSampling", "scale=3;sample_type=bilinear;num_args=2;num_filter=2",
      "(2,2,2,2);(2,1,5,5)", "uu", 0, 1},
+    /* issue 14: losses and small linear algebra (ops14d) */
+    {"softmax_cross_entropy", "", "(4,5);(4)", "ul", 5, 1},
+    {"softmax_cross_entropy", "", "(3,1);(3)", "ul", 1, 1},
+    {"_contrib_div_sqrt_dim", "", "(3,4)", "u", 0, 1},
+    {"_contrib_div_sqrt_dim", "", "(2,3,9)", "u", 0, 1},
+    /* SVMOutput: a loss layer (no finite differences; values checked in the spec) */
+    {"SVMOutput", "", "(4,5);(4)", "ul", 5, 1},
+    {"SVMOutput", "use_linear=True;margin=0.5;regularization_coefficient=2", "(2,3,4);(2,3)",
+     "ul", 4, 1},
+    /* IdentityAttachKLSparseReg: with penalty 0 the gradient is the head gradient (finite
+     * differences hold); the penalty and moving_avg are checked in the spec */
+    {"IdentityAttachKLSparseReg", "penalty=0", "(4,3)", "p", 0, 1},
+    {"IdentityAttachKLSparseReg", "penalty=0;momentum=0.5", "(2,5,1)", "p", 0, 1},
+    /* _linalg_gemm / _linalg_gemm2: every transpose pair, batches, rows on another axis */
+    {"_linalg_gemm2", "", "(3,4);(4,2)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_a=True;alpha=1.5", "(4,3);(4,2)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_b=True", "(2,3,4);(2,5,4)", "uu", 0, 1},
+    {"_linalg_gemm2", "transpose_a=True;transpose_b=True;alpha=-2", "(2,4,3);(2,5,4)", "uu", 0, 1},
+    {"_linalg_gemm2", "axis=1", "(2,3,2,4);(2,4,2,3)", "uu", 0, 1},
+    {"_linalg_gemm2", "axis=0;transpose_a=True", "(4,2,3);(4,2,5)", "uu", 0, 1},
+    {"_linalg_gemm", "alpha=2;beta=0.5", "(3,4);(4,2);(3,2)", "uuu", 0, 1},
+    {"_linalg_gemm", "transpose_b=True;beta=-1", "(2,3,4);(2,5,4);(2,3,5)", "uuu", 0, 1},
+    {"_linalg_gemm", "axis=-3;transpose_a=True;transpose_b=True", "(4,2,3);(5,2,4);(3,2,5)",
+     "uuu", 0, 1},
+    /* khatri_rao: one, two and three factors */
+    {"khatri_rao", "num_args=1", "(3,2)", "u", 0, 1},
+    {"khatri_rao", "num_args=2", "(2,3);(3,3)", "uu", 0, 1},
+    {"khatri_rao", "num_args=3", "(2,2);(1,2);(3,2)", "uuu", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -447,6 +447,23 @@ static void check_bad_inputs(void) {
       {"moments", "axes=(3,)", 1, {{2, {2, 3}}}, {0}, 2, {{1, {2}}, {1, {2}}},
        "parameter 'axes': axis 3 is out of range"},
       {"softmin", "", 1, {{2, {2, 3}}}, {0}, 1, {{2, {2, 3}}}, "workspace: expected at least"},
+      /* issue 14: losses and small linear algebra (ops14d); every input element is 5 */
+      {"softmax_cross_entropy", "", 2, {{2, {2, 3}}, {1, {2}}}, {0}, 1, {{1, {1}}},
+       "input 'label': expected class indices in [0, 3), got 5 at row 0"},
+      {"softmax_cross_entropy", "", 2, {{2, {2, 3}}, {1, {3}}}, {0}, 1, {{1, {1}}},
+       "input 'label': expected shape (2,), got 1-D with first dim 3"},
+      {"softmax_cross_entropy", "", 2, {{2, {2, 6}}, {1, {2}}}, {0}, 1, {{1, {2}}},
+       "output: expected shape (1,), got (2,)"},
+      {"_contrib_div_sqrt_dim", "", 1, {{2, {2, 3}}}, {0}, 1, {{2, {3, 2}}},
+       "output: expected shape (2,3), got (3,2)"},
+      {"_linalg_gemm2", "", 2, {{2, {2, 3}}, {2, {4, 5}}}, {0}, 1, {{2, {2, 5}}},
+       "input 'B': expected 3 rows (the inner dim of op(A)), got 4"},
+      {"_linalg_gemm", "", 3, {{2, {2, 3}}, {2, {3, 4}}, {2, {2, 5}}}, {0}, 1, {{2, {2, 4}}},
+       "input 'C': expected shape (2,4), got (2,5)"},
+      {"_linalg_gemm2", "axis=1", 2, {{2, {2, 3}}, {2, {3, 2}}}, {0}, 1, {{2, {2, 2}}},
+       "parameter 'axis': expected an axis in [-2, 1) that is not the last, got 1"},
+      {"khatri_rao", "num_args=2", 2, {{2, {2, 3}}, {2, {4, 5}}}, {0}, 1, {{2, {8, 3}}},
+       "input 'arg1': expected shape (4,3), got (4,5)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }

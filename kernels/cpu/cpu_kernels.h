@@ -381,5 +381,33 @@ int lmx_cpu_d2s(int dt, const lmx_cpu_d2s_geom *g, int to_small, const void *src
                 int acc);
 int lmx_cpu_crop(int dt, const lmx_cpu_crop_geom *g, int to_big, const void *src, void *dst,
                  int acc);
+/* ---- loss_more.c: softmax_cross_entropy (issue 14 losses, float32/float64) ------- */
+/* loss[0] (+)= Σ_i logsumexp(x[i,:]) - x[i,label[i]] over n rows of k; label holds class
+ * indices in x's dtype. Returns -1 when done, the first row whose label is not in [0, k)
+ * (nothing written), or -2 for an unsupported dtype. */
+int64_t lmx_cpu_sce_fwd(int dt, int64_t n, int64_t k, void *loss, const void *x,
+                        const void *label, int acc);
+/* gx[i,j] (+)= (softmax(x[i])[j] - (j == label[i])) * g; -1 for an unsupported dtype */
+int lmx_cpu_sce_bwd(int dt, int64_t n, int64_t k, void *gx, const void *x, const void *label,
+                    double g, int acc);
+/* SVMOutput: gx[i,j] (+)= MXNet's L2-SVM gradient (L1 when linear) of the output y[i,j]
+ * with margin and regularization coefficient reg, class label[i] (a label outside [0, k)
+ * makes every class of the row an "other" class, as MXNet's loop does); -1 for an
+ * unsupported dtype */
+int lmx_cpu_svm_grad(int dt, int64_t n, int64_t k, void *gx, const void *y, const void *label,
+                     double margin, double reg, int linear, int acc);
+/* IdentityAttachKLSparseReg's backward over x (n, k): avg[j] = momentum * avg[j] +
+ * (1 - momentum) * mean_i x[i,j] (in place), then gx[i,j] (+)= g[i,j] + penalty *
+ * (-target / avg[j] + (1 - target) / (1 - avg[j])); gx may alias g. -1: unsupported dtype */
+int lmx_cpu_klreg_bwd(int dt, int64_t n, int64_t k, void *gx, const void *g, const void *x,
+                      void *avg, double target, double penalty, double momentum, int acc);
+
+/* ---- khatri_rao.c: the Khatri-Rao product (issue 14, float32/float64) -------------- */
+#include "khatri_rao.h"
+/* out (M_1···M_n, N) (+)= the column-wise Khatri-Rao product of a's matrices */
+int lmx_cpu_khatri_rao(int dt, const lmx_kr_args *a, void *out, int acc);
+/* ga (M_which, N) (+)= the gradient of factor `which` from g (M_1···M_n, N) */
+int lmx_cpu_khatri_rao_bwd(int dt, const lmx_kr_args *a, int which, const void *g, void *ga,
+                           int acc);
 
 #endif

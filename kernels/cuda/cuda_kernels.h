@@ -24,5 +24,8 @@
 #include "cu_manip.h"
 /* normalisation and vision (issue 14, ops14c) */
 #include "cu_vision.h"
+/* issue 14: losses and small linear algebra (ops14d) */
+#include "cu_loss_more.h"
+#include "cu_khatri_rao.h"
 
 #endif

@@ -229,4 +229,13 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     /* manip_nd.c (issue 14, ops14b) */
     [LMX_OPID_gather_nd] = {FWD(gather_nd), BWD(gather_nd)},
     [LMX_OPID_scatter_nd] = {FWD(scatter_nd), BWD(scatter_nd)},
+    /* loss_more.c, linalg_more.c (issue 14: losses and small linear algebra, ops14d) */
+    [LMX_OPID_softmax_cross_entropy] = {FWD(softmax_cross_entropy), BWD(softmax_cross_entropy)},
+    [LMX_OPID__contrib_div_sqrt_dim] = {FWD(_contrib_div_sqrt_dim), BWD(_contrib_div_sqrt_dim)},
+    [LMX_OPID_SVMOutput] = {FWD(SVMOutput), BWD(SVMOutput)},
+    [LMX_OPID_IdentityAttachKLSparseReg] = {FWD(IdentityAttachKLSparseReg),
+                                            BWD(IdentityAttachKLSparseReg)},
+    [LMX_OPID__linalg_gemm] = {FWD(_linalg_gemm), BWD(_linalg_gemm)},
+    [LMX_OPID__linalg_gemm2] = {FWD(_linalg_gemm2), BWD(_linalg_gemm2)},
+    [LMX_OPID_khatri_rao] = {FWD(khatri_rao), BWD(khatri_rao)},
 };
