@@ -158,7 +158,7 @@ static int csv_scan(csv_state *s, const char *p, size_t size, int64_t width, dou
     for (;;) {
       const char *comma = memchr(l + f, ',', len - f);
       size_t fe = comma ? (size_t)(comma - l) : len;
-      double v;
+      double v = 0;
       LMX_TRY(parse_field(s, l + f, fe - f, line, &v));
       if (out && count < width) out[nrow * width + count] = v;
       count++;
