@@ -6,27 +6,37 @@
 --   1. writes every per-epoch part (`.params`, `.states`) to a staging temporary
 --      `<part>.tmp.<pid>.<n>` (itself written atomically: fsync'ed) and takes its size
 --      and CRC-32; an error here removes the staging files and leaves the epoch as it was;
---   2. writes the manifest (atomically: temporary, fsync, rename, directory fsync) saying
+--   2. when it replaces a complete checkpoint of the same epoch, hard-links (copies, where
+--      links fail) each of that checkpoint's parts to a backup `<part>.tmp.<pid>.<n>`, then
+--      writes the manifest (atomically: temporary, fsync, rename, directory fsync) saying
 --      `status pending`, listing the new parts (`part <name> <size> <crc32>`), the parts of
---      the complete checkpoint it replaces, if any (`previous ...`), and the shared parts
+--      the complete checkpoint it replaces, if any, with their backups
+--      (`previous <name> <size> <crc32> <backup>`), and the shared parts
 --      (`shared <name>`: the symbol JSON files and `.buckets`, which every epoch
 --      overwrites, as in MXNet; each is written atomically before step 1);
 --   3. renames the staged parts over their names;
 --   4. rewrites the manifest saying `status complete` with the new parts only (its
---      directory fsync makes the renames durable too).
+--      directory fsync makes the renames durable too), and removes the backups.
+-- A backup has a temporary's name, so a killed save's backups are removed as its
+-- temporaries are (by the next save of that part, never while their process lives); that
+-- save first restores the previous parts from the backups (renames) when a pending
+-- manifest needs them, so they are never cleaned while they are the only copy.
 -- Loading (`status`, `check`) verifies sizes and checksums: a complete manifest's parts
 -- must all match; a pending one is the new checkpoint when all its new parts are in
--- place, the previous one when all of those still are (so an interrupted re-save of an
--- epoch does not lose the epoch), and incomplete otherwise (killed between two renames,
--- or before the renames of a first save): an error naming the manifest. The parts are
--- never read before they are verified, and temporaries never are.
+-- place, the previous one when each of its parts is whole under its name or in its
+-- backup (a load then reads the backup: so an epoch that was complete is never lost
+-- by an interrupted re-save, whatever the step it was killed at), and incomplete
+-- otherwise (killed between two renames, or before the renames of a first save): an
+-- error naming the manifest. The parts are never read before they are verified, and a
+-- temporary is read only as the backup a manifest lists and verifies.
 -- No manifest at all is a checkpoint written by MXNet (or by luamx before manifests): it
 -- loads as MXNet would load it, unchecked. There is no silent fallback to another epoch:
 -- `status` says which epochs are complete.
 --
 -- The manifest is untrusted input: a malformed line is an error naming the manifest and
 -- the line; part names must be plain file names (no '/'), so it can name nothing outside
--- the checkpoint's directory.
+-- the checkpoint's directory; a previous part must be a file of the manifest's own epoch
+-- (`<prefix>-0003.<ext>`) and its backup a temporary of it (`<name>.tmp.<pid>.<n>`).
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local C, raise = capi.C, capi.raise
@@ -60,6 +70,7 @@ local function crc32(path)
 end
 
 local function parse(mpath, text)
+  local stem = base_of(mpath):gsub('manifest$', '')
   local function bad(n, msg)
     return nil, ('%s: line %d: %s (the manifest is damaged)'):format(mpath, n, msg)
   end
@@ -75,15 +86,23 @@ local function parse(mpath, text)
         return bad(2, ('expected "status pending" or "status complete", got %q'):format(line:sub(1, 60)))
       end
     elseif line ~= '' then
-      local kind, name, size, crc = line:match('^(%a+) ([^/ ]+) (%d+) (%x%x%x%x%x%x%x%x)$')
+      local kind, name, size, crc, rest = line:match('^(%a+) ([^/ ]+) (%d+) (%x%x%x%x%x%x%x%x)(.*)$')
+      local backup = rest and rest:match('^ ([^/ ]+)$')
       local sname = line:match('^shared ([^/ ]+)$')
-      if (kind == 'part' or kind == 'previous') and name then
-        local list = kind == 'part' and m.parts or m.previous
-        list[#list + 1] = {name = name, size = tonumber(size), crc = tonumber(crc, 16)}
+      if kind == 'previous' and name and (rest == '' or backup) then
+        if name:sub(1, #stem) ~= stem or name:find('.', #stem + 1, true) then
+          return bad(n, ('previous part %q is not a file of this checkpoint (expected %s<ext>)'):format(name:sub(1, 60), stem))
+        end
+        if backup and not (backup:sub(1, #name + 5) == name .. '.tmp.' and backup:sub(#name + 6):match('^%d+%.%d+$')) then
+          return bad(n, ('the backup of %s must be named %s.tmp.<pid>.<n>, got %q'):format(name, name, backup:sub(1, 60)))
+        end
+        m.previous[#m.previous + 1] = {name = name, size = tonumber(size), crc = tonumber(crc, 16), backup = backup}
+      elseif kind == 'part' and name and rest == '' then
+        m.parts[#m.parts + 1] = {name = name, size = tonumber(size), crc = tonumber(crc, 16)}
       elseif sname then m.shared[#m.shared + 1] = sname
       else
-        return bad(n, ('expected "part <name> <size> <crc32>", "previous <name> <size> <crc32>" or "shared <name>", got %q')
-          :format(line:sub(1, 60)))
+        return bad(n, ('expected "part <name> <size> <crc32>", "previous <name> <size> <crc32> [<backup>]" or ' ..
+          '"shared <name>", got %q'):format(line:sub(1, 60)))
       end
     end
   end
@@ -106,7 +125,8 @@ end
 -- @param prefix path prefix
 -- @param epoch epoch number
 -- @return state, and a message saying why for 'pending' and 'damaged', and for
---   'complete' the manifest as {parts = {{name=, size=, crc=}}, shared = {names}}
+--   'complete' the manifest as {parts = {{name=, size=, crc=}}, shared = {names},
+--   files = {[name] = the file name to read it from (itself, or its verified backup)}}
 -- @usage local st, why = mx.model.checkpoint_status('mlp', 3)
 function M.status(prefix, epoch)
   local mpath = M.path(prefix, epoch)
@@ -118,28 +138,40 @@ function M.status(prefix, epoch)
   local m, err = parse(mpath, text)
   if not m then return 'damaged', err end
   local dir = dir_of(mpath)
-  local function verify(list)
+  -- nil and {[name] = file} when every part of list is whole (under its name or, with
+  -- backups, in its backup), else a message
+  local function verify(list, backups)
+    local files = {}
     for _, p in ipairs(list) do
       local crc, size, cerr = crc32(dir .. p.name)
+      files[p.name] = p.name
+      if backups and p.backup and (crc ~= p.crc or size ~= p.size) then
+        local bcrc, bsize = crc32(dir .. p.backup)
+        if bcrc == p.crc and bsize == p.size then crc, size, files[p.name] = bcrc, bsize, p.backup end
+      end
       if not crc then return ('%s lists %s, which cannot be read: %s'):format(mpath, p.name, cerr) end
       if size ~= p.size or crc ~= p.crc then
         return ('%s is not the file %s recorded (size %d, crc32 %08x; found size %d, crc32 %08x): ' ..
           'it was replaced after the checkpoint was saved'):format(dir .. p.name, mpath, p.size, p.crc, size, crc)
       end
     end
-    return nil
+    return nil, files
   end
   for _, sname in ipairs(m.shared) do
     if not read(dir .. sname) then return 'damaged', ('%s lists %s, which does not exist'):format(mpath, dir .. sname) end
   end
-  local err = verify(m.parts)
+  local err, files = verify(m.parts)
+  m.files = files
   if m.status == 'complete' then
     if err then return 'damaged', err end
     return 'complete', m
   end
   if not err then return 'complete', m end -- every new part is in place
-  if #m.previous > 0 and not verify(m.previous) then -- the replaced checkpoint is intact
-    return 'complete', {parts = m.previous, shared = m.shared, status = 'pending'}
+  if #m.previous > 0 then
+    local perr, pfiles = verify(m.previous, true)
+    if not perr then -- the replaced checkpoint is whole (in place or in its backups)
+      return 'complete', {parts = m.previous, shared = m.shared, status = 'pending', files = pfiles}
+    end
   end
   return 'pending', ('%s says the save of this checkpoint did not finish (it was interrupted, ' ..
     'or another process is writing it), and its files are neither all new nor all old'):format(mpath)
@@ -147,6 +179,31 @@ end
 
 local counter = 0
 pcall(ffi.cdef, 'int getpid(void);')
+pcall(ffi.cdef, 'int link(const char *oldpath, const char *newpath);')
+pcall(ffi.cdef, 'char *strerror(int errnum);')
+
+local function temp_name(path)
+  counter = counter + 1
+  return ('%s.tmp.%d.%d'):format(path, ffi.C.getpid(), 1000000000 + counter)
+end
+
+-- Hard-links path to backup (copies it, atomically, where the link fails: a file system
+-- without hard links); errors start with who.
+local function backup_of(path, backup, who)
+  if M._link(path, backup) == 0 then return end
+  local lerr = ffi.string(ffi.C.strerror(ffi.errno()))
+  local f = io.open(path, 'rb')
+  if not f then raise(('%s: cannot back up %s (link: %s; it cannot be opened)'):format(who, path, lerr)) end
+  local data = f:read('*a')
+  f:close()
+  if not data then raise(('%s: cannot back up %s (link: %s; it cannot be read)'):format(who, path, lerr)) end
+  M.write_atomic(backup, data, who)
+end
+
+-- Testing hooks: M._after_rename(i) runs after the i-th rename of a save (i = 0: before
+-- the first), so that a spec can raise there to stand for a kill; M._link is link(2).
+M._after_rename = nil
+M._link = function(path, backup) return ffi.C.link(path, backup) end
 
 --- Saves a checkpoint's per-epoch parts and commits them (steps 1 to 4 at the top).
 -- @param prefix path prefix
@@ -157,15 +214,35 @@ pcall(ffi.cdef, 'int getpid(void);')
 -- @param shared list of shared part paths, already written (only their presence is
 --   recorded)
 function M.save(prefix, epoch, who, parts, shared)
-  local staged, lines = {}, {}
+  local staged, lines, backups = {}, {}, {}
   local function unstage() for _, t in pairs(staged) do os.remove(t) end end
+  local mpath = M.path(prefix, epoch)
+  local dir = dir_of(mpath)
+  -- the checkpoint this save replaces; an interrupted re-save may have left some of its
+  -- parts only in their backups: put them back first (the cleaning of temporaries below
+  -- would remove them, and a kill from here on finds them under their names)
+  local st, info = M.status(prefix, epoch)
+  if st == 'complete' then
+    for _, p in ipairs(info.parts) do
+      local file = info.files[p.name]
+      if file ~= p.name then
+        local rok, rerr = os.rename(dir .. file, dir .. p.name)
+        if not rok then raise(('%s: cannot restore %s from %s: %s'):format(who, dir .. p.name, dir .. file, tostring(rerr))) end
+      elseif p.backup then
+        os.remove(dir .. p.backup) -- not needed: the part is whole under its name
+      end
+    end
+    -- an interrupted re-save whose new set is whole: the old set's backups are not needed
+    for _, p in ipairs(info.previous or {}) do
+      if p.backup then os.remove(dir .. p.backup) end
+    end
+  end
   local ok, err = pcall(function()
     for i, p in ipairs(parts) do
       -- the temporaries killed saves of this part left (the staging file's name is new,
       -- so its own atomic write would not find them)
       capi.check(C.lmx_file_clean_temporaries(p.path, nil), nil, who)
-      counter = counter + 1
-      local tmp = ('%s.tmp.%d.%d'):format(p.path, ffi.C.getpid(), 1000000000 + counter)
+      local tmp = temp_name(p.path)
       staged[i] = tmp
       p.write(tmp)
       local crc, size, cerr = crc32(tmp)
@@ -176,18 +253,26 @@ function M.save(prefix, epoch, who, parts, shared)
     end
   end)
   if not ok then unstage() error(err, 0) end
-  local mpath = M.path(prefix, epoch)
   local shared_lines = {}
   for _, p in ipairs(shared or {}) do shared_lines[#shared_lines + 1] = 'shared ' .. base_of(p) end
   local pending = {HEADER, 'status pending'}
   for _, l in ipairs(lines) do pending[#pending + 1] = l end
-  local st, info = M.status(prefix, epoch)
+  local function unbackup() for _, b in ipairs(backups) do os.remove(b) end end
   if st == 'complete' then
-    for _, p in ipairs(info.parts) do pending[#pending + 1] = ('previous %s %d %08x'):format(p.name, p.size, p.crc) end
+    ok, err = pcall(function()
+      for _, p in ipairs(info.parts) do
+        local b = temp_name(dir .. p.name)
+        backup_of(dir .. p.name, b, who)
+        backups[#backups + 1] = b
+        pending[#pending + 1] = ('previous %s %d %08x %s'):format(p.name, p.size, p.crc, base_of(b))
+      end
+    end)
+    if not ok then unstage() unbackup() error(err, 0) end
   end
   for _, l in ipairs(shared_lines) do pending[#pending + 1] = l end
   ok, err = pcall(M.write_atomic, mpath, table.concat(pending, '\n') .. '\n', who)
-  if not ok then unstage() error(err, 0) end
+  if not ok then unstage() unbackup() error(err, 0) end
+  if M._after_rename then M._after_rename(0) end
   for i, p in ipairs(parts) do
     if staged[i] then
       local rok, rerr = os.rename(staged[i], p.path)
@@ -196,26 +281,31 @@ function M.save(prefix, epoch, who, parts, shared)
         raise(('%s: cannot rename %s to %s: %s'):format(who, staged[i], p.path, tostring(rerr)))
       end
       staged[i] = nil
+      if M._after_rename then M._after_rename(i) end
     end
   end
   local complete = {HEADER, 'status complete'}
   for _, l in ipairs(lines) do complete[#complete + 1] = l end
   for _, l in ipairs(shared_lines) do complete[#complete + 1] = l end
   M.write_atomic(mpath, table.concat(complete, '\n') .. '\n', who)
+  unbackup()
 end
 
 --- Checks a checkpoint before loading it; raises an error starting with `who` unless it
 -- is complete or unmanaged. `need` lists per-epoch part paths the caller will read (a
 -- complete manifest must list them: a checkpoint saved without optimizer states has no
 -- `.states` part, whatever file of that name lies there).
--- @return true for a verified checkpoint, false for an unmanaged one
+-- @return true for a verified checkpoint, false for an unmanaged one; and a function
+--   mapping a part's path to the path to read it from (its backup, for the previous set
+--   of an interrupted re-save whose new files replaced it)
 function M.check(prefix, epoch, who, need)
+  local function same(p) return p end
   local st, info = M.status(prefix, epoch)
   if st == 'unmanaged' then
     for _, p in ipairs(need or {}) do
       if not read(p) then raise(('%s: %s does not exist (was the checkpoint saved without it?)'):format(who, p)) end
     end
-    return false
+    return false, same
   end
   if st == 'missing' then raise(('%s: checkpoint %q epoch %d: %s'):format(who, prefix, epoch, info)) end
   if st ~= 'complete' then
@@ -231,7 +321,12 @@ function M.check(prefix, epoch, who, need)
         :format(who, prefix, epoch, base_of(p), M.path(prefix, epoch)))
     end
   end
-  return true
+  local files = info.files or {}
+  return true, function(p)
+    local f = files[base_of(p)]
+    if f == nil or f == base_of(p) then return p end
+    return dir_of(p) .. f
+  end
 end
 
 return M

@@ -89,12 +89,18 @@ function M.checkpoint_status(prefix, epoch)
   return st, info
 end
 
+local read_params
+
 --- load_params(prefix, epoch) -> arg_params, aux_params.
 function M.load_params(prefix, epoch)
   local check = require 'luamx.check'
   check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
   check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
-  local name = ('%s-%04d.params'):format(prefix, epoch)
+  return read_params(('%s-%04d.params'):format(prefix, epoch))
+end
+
+-- the arg:/aux: arrays of a .params file
+function read_params(name)
   local loaded = nd.load(name)
   local arg, aux = {}, {}
   for k, v in pairs(loaded) do
@@ -116,7 +122,7 @@ function M.load_checkpoint(prefix, epoch)
   local check = require 'luamx.check'
   check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
   check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
-  manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
+  local _, file = manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
   local sym
   local path = prefix .. '-symbol.json'
   local f = io.open(path, 'rb')
@@ -124,7 +130,7 @@ function M.load_checkpoint(prefix, epoch)
     f:close()
     if mx_ref and mx_ref.sym and mx_ref.sym.load then sym = mx_ref.sym.load(path) end
   end
-  local arg, aux = M.load_params(prefix, epoch)
+  local arg, aux = read_params(file(('%s-%04d.params'):format(prefix, epoch)))
   return sym, arg, aux
 end
 

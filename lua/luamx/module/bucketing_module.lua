@@ -500,7 +500,8 @@ function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_o
   if type(prefix) ~= 'string' then raise('BucketingModule.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('BucketingModule.load: epoch must be a number, got ' .. type(epoch)) end
   local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
-  manifest.check(prefix, epoch, 'BucketingModule.load', load_optimizer_states and {pname, sname} or {pname})
+  local _, file = manifest.check(prefix, epoch, 'BucketingModule.load', load_optimizer_states and {pname, sname} or {pname})
+  pname, sname = file(pname), file(sname)
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.sym_gen, o.default_bucket_key = sym_gen, default_bucket_key

@@ -739,7 +739,8 @@ function Module.load(prefix, epoch, load_optimizer_states, opts)
   if type(prefix) ~= 'string' then raise('Module.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('Module.load: epoch must be a number, got ' .. type(epoch)) end
   local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
-  manifest.check(prefix, epoch, 'Module.load', load_optimizer_states and {pname, sname} or {pname})
+  local _, file = manifest.check(prefix, epoch, 'Module.load', load_optimizer_states and {pname, sname} or {pname})
+  pname, sname = file(pname), file(sname)
   local sym = require('luamx.symbol').load(prefix .. '-symbol.json')
   local arg, aux = base.load_params(pname)
   local o = {}
