@@ -9,7 +9,10 @@
 -- and at most the last it began, it loads with its optimizer states and
 -- holds one save's serial in every array (no mixed set), every pending epoch fails to
 -- load with a message saying it is incomplete, and the temporaries the previous kill
--- left behind are gone once the next run has saved the same file again.
+-- left behind are gone once the next run has saved the same file again. The child saves
+-- every epoch twice, the second time over the complete first save: an epoch that was
+-- ever complete is never lost (it stays 'complete' and loads as one of its saves, old or
+-- new, whatever the kill interrupted), and some kills must land in such re-saves.
 local ffi = require 'ffi'
 local mx = require 'luamx'
 local K = require 'ckpt.common'
@@ -92,7 +95,8 @@ describe('checkpoints killed at random moments', function()
     local log = dir .. '/log'
     local saves = dir .. '/ckpt'
     assert(os.execute('mkdir -p "' .. saves .. '"'))
-    local pending_seen, temps_seen, temps_cleaned, mid_save = 0, 0, 0, 0
+    local pending_seen, temps_seen, temps_cleaned, mid_save, mid_resave, between_renames = 0, 0, 0, 0, 0, 0
+    local ever_done, serials = {}, {} -- [kind][epoch] = true; [kind .. epoch][serial] = true
     local prev_temps = {}
     local reached = 0
     for run = 1, KILLS do
@@ -118,10 +122,20 @@ describe('checkpoints killed at random moments', function()
       assert(l[#l] ~= 'finished', 'the child stopped saving before the kill (60 s passed)')
       -- an exit other than by SIGKILL is a failure of the child (its stderr is the test's)
       assert(status % 128 == 9, ('run %d: the child exited with status %d, not by SIGKILL'):format(run, status))
-      if (l[#l] or ''):match('^begin ') then mid_save = mid_save + 1 end
+      if (l[#l] or ''):match('^begin ') or (l[#l] or ''):match('^between ') then mid_save = mid_save + 1 end
       local began, done = {}, {}
-      for _, line in ipairs(l) do
+      for i, line in ipairs(l) do
         local what, kind, e, s = line:match('^(%a+) (%a+) (%d+) (%d+)$')
+        if what then
+          ever_done[kind] = ever_done[kind] or {}
+          serials[kind .. e] = serials[kind .. e] or {}
+          serials[kind .. e][tonumber(s)] = true
+          if what == 'done' then ever_done[kind][tonumber(e)] = true
+          elseif i == #l and ever_done[kind][tonumber(e)] then
+            mid_resave = mid_resave + 1
+            if what == 'between' then between_renames = between_renames + 1 end
+          end
+        end
         if what == 'begin' then began[kind] = {tonumber(e), tonumber(s), began[kind]}
         elseif what == 'done' then done[kind] = tonumber(e) end
         if what then began[kind .. e] = began[kind .. e] or {} ; began[kind .. e][tonumber(s)] = true end
@@ -129,6 +143,14 @@ describe('checkpoints killed at random moments', function()
       for _, kind in ipairs(K.KINDS) do
         local prefix = saves .. '/' .. kind
         local newest, statuses = K.newest_complete(prefix)
+        for e in pairs(ever_done[kind] or {}) do
+          assert(statuses[e] == 'complete', ('run %d: %s epoch %d was complete and is now %s: a re-save lost it')
+            :format(run, kind, e, tostring(statuses[e])))
+          if began[kind .. e] then -- saved in this run: it loads as one of its saves
+            local s = K.serial_of(K.load(kind, prefix, e), ('run %d: %s epoch %d'):format(run, kind, e))
+            assert(serials[kind .. e][s], ('run %d: %s epoch %d holds serial %d, not one of its saves'):format(run, kind, e, s))
+          end
+        end
         for e, st in pairs(statuses) do
           assert(st == 'complete' or st == 'pending', ('run %d: %s epoch %d is %s'):format(run, kind, e, st))
           if st == 'pending' then
@@ -175,9 +197,12 @@ describe('checkpoints killed at random moments', function()
     -- the kills landed inside saves, and left temporaries that later saves removed
     assert(mid_save >= KILLS / 2, ('only %d of %d kills interrupted a save'):format(mid_save, KILLS))
     assert(temps_seen > 0, 'no kill left a temporary: the test did not test')
+    assert(between_renames > 0, 'no kill landed between the renames of a re-save of a complete epoch: the test did not test')
     assert(temps_cleaned > 0, ('no stale temporary was cleaned (%d seen)'):format(temps_seen))
     assert(reached >= 2, 'the children never got past epoch 1')
-    io.stderr:write(('\n# %d kills, %d of them inside a save: %d pending epochs seen, %d temporaries seen, ' ..
-      '%d cleaned by a later save, epoch %d reached\n'):format(KILLS, mid_save, pending_seen, temps_seen, temps_cleaned, reached))
+    io.stderr:write(('\n# %d kills, %d of them inside a save (%d inside a re-save of a complete epoch, %d of those ' ..
+      'between its renames; none lost): ' ..
+      '%d pending epochs seen, %d temporaries seen, %d cleaned by a later save, epoch %d reached\n')
+      :format(KILLS, mid_save, mid_resave, between_renames, pending_seen, temps_seen, temps_cleaned, reached))
   end)
 end)
