@@ -173,6 +173,11 @@ describe('topk, sort, argsort: symbols and errors', function()
       'topk', "parameter 'axis': axis 2 is out of range for 2-D input")
     H.raises(function() return op.argsort(x, { dtype = 'int8' }) end, 'argsort',
       "parameter 'dtype': expected one of float16, float32, float64, int32, int64, uint8, got int8")
+    local long = mx.nd.zeros { 2, 300 }
+    H.raises(function() return op.argsort(long, { dtype = 'uint8' }) end, 'argsort',
+      "parameter 'dtype': uint8 cannot represent the indices of an axis of length 300 exactly")
+    assert.are.same({ 2, 300 }, op.argsort(long, { dtype = 'int32' }).shape)
+    assert.are.same({ 256 }, op.topk(mx.nd.zeros { 256 }, { k = 0, dtype = 'uint8' }).shape)
     H.raises(function() return op.sort(x, { is_ascend = 'maybe' }) end, 'sort', "parameter 'is_ascend'")
     H.raises(function() return op.sort(x, { k = 2 }) end, 'sort', "'k'")
     assert.are.same({ { 2 }, { 1 } }, op.topk(x):totable()) -- still usable

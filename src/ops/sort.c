@@ -136,6 +136,18 @@ static int sort_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int 
   return in[0] < 0 ? LMX_OK : lmx_dtype_assign(c, &out[0], in[0], "output");
 }
 
+/* the largest index dtype dt holds exactly (MXNet refuses a dtype that cannot) */
+static double index_limit(int dt) {
+  switch (dt) {
+  case LMX_FLOAT16: return 2048;
+  case LMX_UINT8: return 255;
+  case LMX_INT8: return 127;
+  case LMX_FLOAT32: return 16777216;
+  case LMX_INT32: return 2147483647.0;
+  default: return 9007199254740992.0;
+  }
+}
+
 int lmx_sort_make_plan(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tensor *out,
                        int nout, int bwd, lmx_sort_plan *p) {
   int a;
@@ -152,6 +164,11 @@ int lmx_sort_make_plan(const lmx_op_ctx *c, const lmx_tensor *x, const lmx_tenso
   for (int i = 0; i < nout; i++) {
     const char *on = bwd ? "output gradient" : i ? "output 'indices'" : "output";
     LMX_TRY(lmx_glue_check_size(c, &out[i], want, on));
+    int is_idx = !bwd && (p->mode == LMX_TOPK_INDICES || (p->mode == LMX_TOPK_BOTH && i == 1));
+    if (is_idx && (double)(p->n - 1) > index_limit(out[i].dtype))
+      return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'dtype': %s cannot represent the indices "
+                         "of an axis of length %lld exactly; expected a wider dtype",
+                         lmx_dtype_str(out[i].dtype), (long long)p->n);
     int vals = p->mode == LMX_TOPK_MASK || (i == 0 && (p->mode == LMX_TOPK_VALUE ||
                                                        p->mode == LMX_TOPK_BOTH));
     if (vals && out[i].dtype != x->dtype)
