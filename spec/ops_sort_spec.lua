@@ -106,6 +106,27 @@ describe('sort and argsort (MXNet docs)', function()
     end)
   end
 
+  it('sorts long rows like table.sort, in float16 too, and as fluent methods', function()
+    local v = {}
+    for i = 1, 300 do v[i] = ((i * 7919) % 1009) / 8 end -- distinct, shuffled
+    local want = {}
+    for i = 1, 300 do want[i] = v[i] end
+    table.sort(want)
+    local x = arr({ v, v }, 'float64')
+    local s = op.sort(x):totable()
+    assert.are.same(want, s[1])
+    assert.are.same(want, s[2])
+    local i = op.argsort(x, { dtype = 'int32' }):totable()[1]
+    for j = 1, 300 do assert.are.equal(want[j], v[i[j] + 1]) end
+    local h = arr({ 0.5, -2, 8, 1.5 }, 'float16')
+    assert.are.same({ 8, 1.5, 0.5, -2 }, op.sort(h, { is_ascend = false }):totable())
+    assert.are.equal('float16', op.sort(h).dtype)
+    local f = arr(X)
+    assert.are.same({ { 1, 0, 2 }, { 0, 2, 1 } }, f:argsort():totable())
+    assert.are.same({ { 0.4, 0.3 }, { 0.3, 0.2 } }, round(f:topk { k = 2, ret_typ = 'value' }:totable()))
+    assert.are.same({ { 0.2, 0.3, 0.4 }, { 0.1, 0.2, 0.3 } }, round(f:sort():totable()))
+  end)
+
   it('argsort along an axis and flattened, in dtype', function()
     local x = arr(X)
     assert.are.same({ { 1, 0, 2 }, { 0, 2, 1 } }, op.argsort(x):totable())
@@ -187,16 +208,33 @@ describe('topk, sort, argsort: symbols and errors', function()
     if mx.context.num_gpus() == 0 then return pending('no GPU context') end
     local x = mx.nd.array { { 3, 1, 3, 0, 2, 1 }, { 5, 5, 4, 6, 4, 7 } }
     local g = x:copyto(mx.gpu(0))
-    local function same(f)
+    local function same(f, both)
       local c, d = f(x), f(g)
-      if c[1] then c, d = c[2], d[2] end
-      assert.are.equal(mx.gpu(0), d.context)
-      assert.are.same(c:totable(), d:copyto(mx.cpu()):totable())
+      if not both then c, d = { c }, { d } end
+      for i = 1, #c do
+        assert.are.equal(mx.gpu(0), d[i].context)
+        assert.are.same(c[i]:totable(), d[i]:copyto(mx.cpu()):totable())
+      end
     end
     same(function(a) return op.topk(a, { k = 4 }) end)
-    same(function(a) return op.topk(a, { k = 2, ret_typ = 'both', is_ascend = true }) end)
+    same(function(a) return op.topk(a, { k = 2, ret_typ = 'both', is_ascend = true }) end, true)
     same(function(a) return op.topk(a, { k = 1, axis = 0, ret_typ = 'mask' }) end)
     same(function(a) return op.sort(a, { axis = 'None', is_ascend = false }) end)
     same(function(a) return op.argsort(a, { dtype = 'int64' }) end)
+    local v = {}
+    for i = 1, 300 do v[i] = (i * 37) % 101 end -- ties (each value about three times)
+    x, g = arr({ v }), arr({ v }):copyto(mx.gpu(0))
+    same(function(a) return op.argsort(a, { is_ascend = false }) end)
+    same(function(a) return op.topk(a, { k = 50, ret_typ = 'mask' }) end)
+    -- the values' gradient on gpu(0) against the CPU's
+    local w = mx.nd.arange(0, 50):reshape { 1, 50 }
+    local function grad(a, ww)
+      a:attach_grad()
+      mx.autograd.record(function()
+        return mx.nd.sum(op.topk(a, { k = 50, ret_typ = 'value' }) * ww)
+      end):backward()
+      return a.grad
+    end
+    assert.are.same(grad(x, w):totable(), grad(g, w:copyto(mx.gpu(0))):copyto(mx.cpu()):totable())
   end)
 end)
