@@ -4,19 +4,6 @@
 #include "cu_util.cuh"
 #include "cuda_common.cuh"
 
-__device__ static inline double ld_dt(const void *p, int dt, int64_t i) {
-  switch (dt) {
-    case LMX_FLOAT32: return ((const float *)p)[i];
-    case LMX_FLOAT64: return ((const double *)p)[i];
-    case LMX_FLOAT16: return lmx_cu_f16_to_f32(((const uint16_t *)p)[i]);
-    case LMX_UINT8: return ((const uint8_t *)p)[i];
-    case LMX_INT32: return ((const int32_t *)p)[i];
-    case LMX_INT8: return ((const int8_t *)p)[i];
-    case LMX_INT64: return (double)((const int64_t *)p)[i];
-    default: return 0;
-  }
-}
-
 __device__ static inline void st_dt(void *p, int dt, int64_t i, double v) {
   switch (dt) {
     case LMX_FLOAT32: lmx_cu_st((float *)p, i, v); break;
