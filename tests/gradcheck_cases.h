@@ -505,6 +505,18 @@ static const gc_case g_cases[] = {
     {"khatri_rao", "num_args=1", "(3,2)", "u", 0, 1},
     {"khatri_rao", "num_args=2", "(2,3);(3,3)", "uu", 0, 1},
     {"khatri_rao", "num_args=3", "(2,2);(1,2);(3,2)", "uuu", 0, 1},
+    /* ordering (issue 14, ops14e): distinct uniform values, so the order survives the
+     * finite differences; indices and masks get a zero gradient (MXNet's zero nodes) */
+    {"topk", "ret_typ=value;k=2", "(3,5)", "u", 0, 1},
+    {"topk", "ret_typ=value;k=2;axis=0;is_ascend=True", "(4,3,2)", "u", 0, 1},
+    {"topk", "ret_typ=both;k=3;axis=1;dtype=float64", "(2,4,3)", "u", 0, 1},
+    {"topk", "ret_typ=value;k=4;axis=None", "(2,3)", "u", 0, 1},
+    {"topk", "ret_typ=value;k=0", "(2,6)", "u", 0, 1}, /* k < 1: the whole axis */
+    {"topk", "ret_typ=indices;k=2;dtype=float64", "(3,4)", "u", 0, 1},
+    {"topk", "ret_typ=mask;k=2;axis=-2", "(3,4)", "u", 0, 1},
+    {"sort", "", "(3,5)", "u", 0, 1},
+    {"sort", "axis=0;is_ascend=False", "(4,2,3)", "u", 0, 1},
+    {"sort", "axis=None", "(2,3,2)", "u", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their
@@ -531,4 +543,8 @@ static const gc_case g_fwd_cases[] = {
     {"_arange", "start=5", "", "", 0, 1},
     {"_eye", "N=4;M=6;k=-1", "", "", 0, 1},
     {"_eye", "N=3;k=2", "", "", 0, 1},
+    /* ordering (issue 14, ops14e) */
+    {"argsort", "dtype=float64", "(3,5)", "u", 0, 1},
+    {"argsort", "axis=0;is_ascend=False;dtype=float64", "(4,2,3)", "u", 0, 1},
+    {"argsort", "axis=None;dtype=float64", "(2,3,2)", "u", 0, 1},
 };

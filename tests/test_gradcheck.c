@@ -464,6 +464,19 @@ static void check_bad_inputs(void) {
        "parameter 'axis': expected an axis in [-2, 1) that is not the last, got 1"},
       {"khatri_rao", "num_args=2", 2, {{2, {2, 3}}, {2, {4, 5}}}, {0}, 1, {{2, {8, 3}}},
        "input 'arg1': expected shape (4,3), got (4,5)"},
+      /* ordering (issue 14, ops14e) */
+      {"topk", "k=2;ret_typ=value", 1, {{2, {3, 4}}}, {0}, 1, {{2, {3, 3}}},
+       "output: expected 6 elements, got 9"},
+      {"topk", "k=5", 1, {{2, {3, 4}}}, {0}, 1, {{2, {3, 5}}},
+       "parameter 'k': expected at most 4 (the length of the sorted axis), got 5"},
+      {"topk", "k=2;ret_typ=both", 1, {{2, {3, 4}}}, {0}, 2, {{2, {3, 2}}, {2, {3, 1}}},
+       "output 'indices': expected 6 elements, got 3"},
+      {"sort", "axis=2", 1, {{2, {3, 4}}}, {0}, 1, {{2, {3, 4}}},
+       "parameter 'axis': axis 2 is out of range"},
+      {"argsort", "axis=None", 1, {{2, {3, 4}}}, {0}, 1, {{1, {11}}},
+       "output: expected 12 elements, got 11"},
+      {"sort", "", 1, {{2, {3, 4}}}, {LMX_INT32}, 1, {{2, {3, 4}}},
+       "output: expected int32 like input 'data', got float64"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }
@@ -491,7 +504,10 @@ static const char *const g_no_gradient[] = {
     "_arange", "_eye", "shape_array", "size_array",
     /* no gradient in MXNet either; int32 indices (values, and gpu(0) against the CPU, in
      * spec/ops_manip_spec.lua) */
-    "batch_take", NULL};
+    "batch_take",
+    /* ordering (issue 14, ops14e): indices have no gradient in MXNet either; values and
+     * ties in spec/ops_sort_spec.lua, the devices compared by its forward-only cases */
+    "argsort", NULL};
 
 static void check_coverage(int ncases) {
   int nops = 0;

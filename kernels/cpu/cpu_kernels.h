@@ -410,4 +410,16 @@ int lmx_cpu_khatri_rao(int dt, const lmx_kr_args *a, void *out, int acc);
 int lmx_cpu_khatri_rao_bwd(int dt, const lmx_kr_args *a, int which, const void *g, void *ga,
                            int acc);
 
+/* ---- sort.c: topk / sort / argsort (issue 14, ops14e) ------------------------------ */
+/* Sorts each row of x[outer, n, inner] (any dtype) along n, ascending when asc, else
+ * descending, ties by index (stable); writes the first k of each row: val[outer, k, inner]
+ * (+)= the values (x's dtype), idx[outer, k, inner] = their indices (idt), mask[outer, n,
+ * inner] = 1 at them, 0 elsewhere (x's dtype); NULL skips one. -1: out of memory. */
+int lmx_cpu_topk(int dt, int idt, int64_t outer, int64_t n, int64_t inner, int64_t k, int asc,
+                 const void *x, void *val, void *idx, void *mask, int acc);
+/* gx[outer, n, inner] (+)= g[outer, k, inner] at the positions the forward picked, 0
+ * elsewhere (the order recomputed from x). -1: out of memory. */
+int lmx_cpu_topk_bwd(int dt, int64_t outer, int64_t n, int64_t inner, int64_t k, int asc,
+                     const void *x, void *gx, const void *g, int acc);
+
 #endif

@@ -27,5 +27,7 @@
 /* issue 14: losses and small linear algebra (ops14d) */
 #include "cu_loss_more.h"
 #include "cu_khatri_rao.h"
+/* ordering: topk / sort / argsort (issue 14, ops14e) */
+#include "cu_sort.h"
 
 #endif

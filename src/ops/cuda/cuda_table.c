@@ -238,4 +238,8 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID__linalg_gemm] = {FWD(_linalg_gemm), BWD(_linalg_gemm)},
     [LMX_OPID__linalg_gemm2] = {FWD(_linalg_gemm2), BWD(_linalg_gemm2)},
     [LMX_OPID_khatri_rao] = {FWD(khatri_rao), BWD(khatri_rao)},
+    /* sort.c: ordering (issue 14, ops14e) */
+    [LMX_OPID_topk] = {FWD(topk), BWD(topk)},
+    [LMX_OPID_sort] = {FWD(sort), BWD(sort)},
+    [LMX_OPID_argsort] = {FWD(argsort)},
 };
