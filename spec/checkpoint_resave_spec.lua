@@ -4,63 +4,13 @@
 -- afterwards as the old set or the new one, and the backups of the old set
 -- (`previous <name> <size> <crc> <backup>` in the pending manifest) are cleaned.
 -- checkpoint_kill_spec does the same with real SIGKILLs.
-local ffi = require 'ffi'
 local mx = require 'luamx'
 local K = require 'ckpt.common'
 local manifest = require 'luamx.manifest'
 mx.logging.set_level('error')
 
-pcall(ffi.cdef, [[
-  int getpid(void);
-  int kill(int pid, int sig);
-]])
-local libc = ffi.C
-
-local function raises(fn, ...)
-  local ok, err = pcall(fn)
-  assert(not ok, 'expected an error, but the call succeeded')
-  err = tostring(err)
-  for _, frag in ipairs {...} do
-    assert(err:find(frag, 1, true), ('error message %q does not contain %q'):format(err, frag))
-  end
-  return err
-end
-
-local function read(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('*a')
-  f:close()
-  return s
-end
-
-local function write(path, bytes)
-  local f = assert(io.open(path, 'wb'))
-  f:write(bytes)
-  f:close()
-end
-
-local function exists(path)
-  local f = io.open(path, 'rb')
-  if f then f:close() end
-  return f ~= nil
-end
-
-local function listdir(dir)
-  local p = io.popen('ls -A "' .. dir .. '"')
-  local names = {}
-  for l in p:lines() do names[#names + 1] = l end
-  p:close()
-  table.sort(names)
-  return names
-end
-
--- A pid no process has (kill says ESRCH).
-local function dead_pid()
-  for pid = 4000000, 3000000, -1 do
-    if libc.kill(pid, 0) ~= 0 and ffi.errno() == 3 then return pid end
-  end
-  error('no free pid found')
-end
+local raises = require('helpers').raises
+local read, write, exists, listdir, dead_pid = K.read, K.write, K.exists, K.listdir, K.dead_pid
 
 -- The backups a manifest lists: {[name] = backup}.
 local function backups_of(text)

@@ -6,6 +6,50 @@ local mx = require 'luamx'
 local nd = mx.nd
 
 local M = {}
+
+-- File helpers shared by checkpoint_spec and checkpoint_resave_spec.
+
+--- The bytes of a file (it must exist).
+function M.read(path)
+  local f = assert(io.open(path, 'rb'))
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+--- Writes bytes to a file, replacing it.
+function M.write(path, bytes)
+  local f = assert(io.open(path, 'wb'))
+  f:write(bytes)
+  f:close()
+end
+
+--- Whether a file can be opened for reading.
+function M.exists(path)
+  local f = io.open(path, 'rb')
+  if f then f:close() end
+  return f ~= nil
+end
+
+--- The names in a directory, sorted (hidden ones included).
+function M.listdir(dir)
+  local p = io.popen('ls -A "' .. dir .. '"')
+  local names = {}
+  for l in p:lines() do names[#names + 1] = l end
+  p:close()
+  table.sort(names)
+  return names
+end
+
+--- A pid no process has (kill says ESRCH).
+function M.dead_pid()
+  local ffi = require 'ffi'
+  pcall(ffi.cdef, 'int kill(int pid, int sig);')
+  for pid = 4000000, 3000000, -1 do
+    if ffi.C.kill(pid, 0) ~= 0 and ffi.errno() == 3 then return pid end
+  end
+  error('no free pid found')
+end
 M.KINDS = {'mod', 'bkt'}
 local N, V, E = 2, 8, 4
 local OPT = {optimizer = 'sgd', optimizer_params = {learning_rate = 0.1, momentum = 0.9}}
