@@ -403,6 +403,26 @@ static void run_bad(const bad_case *b) {
 
 static void check_bad_inputs(void) {
   static const bad_case cases[] = {
+      /* normalisation and vision (issue 14, ops14c) */
+      {"LRN", "nsize=3", 1, {{4, {1, 3, 2, 2}}}, {LMX_INT32}, 2,
+       {{4, {1, 3, 2, 2}}, {4, {1, 3, 2, 2}}},
+       "input 'data': expected float32 or float64 on the CPU, got int32"},
+      {"LRN", "nsize=3", 1, {{4, {1, 3, 2, 2}}}, {0}, 2, {{4, {1, 3, 2, 2}}, {4, {1, 3, 2, 1}}},
+       "output 'tmp_norm': expected shape (1,3,2,2), got (1,3,2,1)"},
+      {"GroupNorm", "num_groups=2", 3, {{3, {2, 4, 3}}, {1, {4}}, {1, {2}}}, {0}, 3,
+       {{3, {2, 4, 3}}, {2, {2, 2}}, {2, {2, 2}}}, "input 'gamma': expected shape (2,), got (4,)"},
+      {"GroupNorm", "num_groups=3", 3, {{3, {2, 4, 3}}, {1, {3}}, {1, {3}}}, {0}, 3,
+       {{3, {2, 4, 3}}, {2, {2, 3}}, {2, {2, 3}}}, "4 channels are not divisible by num_groups 3"},
+      {"Pad", "mode=edge;pad_width=(0,0,0,0,1,1,1,1)", 1, {{4, {1, 1, 2, 2}}}, {0}, 1,
+       {{4, {1, 1, 4, 3}}}, "output: expected shape (1,1,4,4), got (1,1,4,3)"},
+      {"UpSampling", "scale=2;sample_type=nearest;num_args=2", 2,
+       {{4, {1, 1, 2, 2}}, {4, {1, 1, 3, 3}}}, {0, 0}, 1, {{4, {1, 2, 4, 4}}},
+       "input 'arg1': (1,1,3,3) does not upsample by a whole factor"},
+      {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2", 3,
+       {{4, {1, 2, 5, 5}}, {4, {2, 2, 3, 3}}, {1, {2}}}, {0}, 1, {{4, {1, 2, 3, 3}}},
+       "input 'weight': expected shape (2,1,3,3), got (2,2,3,3)"},
+      {"Crop", "num_args=1;h_w=(3, 3)", 1, {{4, {1, 1, 2, 5}}}, {0}, 1, {{4, {1, 1, 3, 3}}},
+       "a (3, 3) crop at offset (0, 0) does not fit inside (1,1,2,5)"},
       {"FullyConnected", "num_hidden=4", 3, {{2, {3, 5}}, {2, {4, 6}}, {1, {4}}}, {0}, 1,
        {{2, {3, 4}}}, "input 'weight': expected shape (4,5), got (4,6)"},
       {"FullyConnected", "num_hidden=4", 3, {{2, {3, 5}}, {2, {4, 5}}, {1, {4}}}, {0}, 1,
