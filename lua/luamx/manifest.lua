@@ -18,8 +18,9 @@
 --   4. rewrites the manifest saying `status complete` with the new parts only (its
 --      directory fsync makes the renames durable too), and removes the backups.
 -- A backup has a temporary's name, so a killed save's backups are removed as its
--- temporaries are (by the next save of that part, never while their process lives); that
--- save first restores the previous parts from the backups (renames) when a pending
+-- temporaries are (by the next save of that part, or of the next epoch once this one's
+-- manifest says complete; never while their process lives); the save of that part first
+-- restores the previous parts from the backups (renames) when a pending
 -- manifest needs them, so they are never cleaned while they are the only copy.
 -- Loading (`status`, `check`) verifies sizes and checksums: a complete manifest's parts
 -- must all match; a pending one is the new checkpoint when all its new parts are in
@@ -28,7 +29,10 @@
 -- by an interrupted re-save, whatever the step it was killed at), and incomplete
 -- otherwise (killed between two renames, or before the renames of a first save): an
 -- error naming the manifest. The parts are never read before they are verified, and a
--- temporary is read only as the backup a manifest lists and verifies.
+-- temporary is read only as the backup a manifest lists and verifies. A load reads
+-- verified snapshots (`check`), so a save of the same epoch running in another process
+-- cannot change its files between the check and the read; `status` repeats a verdict
+-- other than 'complete' when the manifest changed while it was checked.
 -- No manifest at all is a checkpoint written by MXNet (or by luamx before manifests): it
 -- loads as MXNet would load it, unchecked. There is no silent fallback to another epoch:
 -- `status` says which epochs are complete.
@@ -118,6 +122,8 @@ local function read(path)
   return s or ''
 end
 
+local status_once -- one reading of the manifest and the files (below)
+
 --- The state of a checkpoint: 'complete' (manifest verified), 'pending' (a save was
 -- interrupted or is running), 'damaged' (a manifest that does not parse, or a part that
 -- differs from what it lists), 'unmanaged' (files but no manifest: MXNet's own, or an
@@ -129,6 +135,19 @@ end
 --   files = {[name] = the file name to read it from (itself, or its verified backup)}}
 -- @usage local st, why = mx.model.checkpoint_status('mlp', 3)
 function M.status(prefix, epoch)
+  -- a save running in another process changes the files between the manifest's read and
+  -- their checks: a result that is not 'complete' counts only if the manifest did not
+  -- change meanwhile
+  local st, info, text
+  for _ = 1, M._check_tries do
+    st, info, text = status_once(prefix, epoch)
+    if st == 'complete' or st == 'unmanaged' or read(M.path(prefix, epoch)) == text then break end
+    if M._on_retry then M._on_retry(('%s changed while it was checked'):format(M.path(prefix, epoch))) end
+  end
+  return st, info
+end
+
+status_once = function(prefix, epoch)
   local mpath = M.path(prefix, epoch)
   local text = read(mpath)
   if not text then
@@ -136,7 +155,7 @@ function M.status(prefix, epoch)
     return 'missing', ('%s-%04d.params does not exist'):format(prefix, epoch)
   end
   local m, err = parse(mpath, text)
-  if not m then return 'damaged', err end
+  if not m then return 'damaged', err, text end
   local dir = dir_of(mpath)
   -- nil and {[name] = file} when every part of list is whole (under its name or, with
   -- backups, in its backup), else a message
@@ -158,23 +177,23 @@ function M.status(prefix, epoch)
     return nil, files
   end
   for _, sname in ipairs(m.shared) do
-    if not read(dir .. sname) then return 'damaged', ('%s lists %s, which does not exist'):format(mpath, dir .. sname) end
+    if not read(dir .. sname) then return 'damaged', ('%s lists %s, which does not exist'):format(mpath, dir .. sname), text end
   end
   local err, files = verify(m.parts)
   m.files = files
   if m.status == 'complete' then
-    if err then return 'damaged', err end
-    return 'complete', m
+    if err then return 'damaged', err, text end
+    return 'complete', m, text
   end
-  if not err then return 'complete', m end -- every new part is in place
+  if not err then return 'complete', m, text end -- every new part is in place
   if #m.previous > 0 then
     local perr, pfiles = verify(m.previous, true)
     if not perr then -- the replaced checkpoint is whole (in place or in its backups)
-      return 'complete', {parts = m.previous, shared = m.shared, status = 'pending', files = pfiles}
+      return 'complete', {parts = m.previous, shared = m.shared, status = 'pending', files = pfiles}, text
     end
   end
   return 'pending', ('%s says the save of this checkpoint did not finish (it was interrupted, ' ..
-    'or another process is writing it), and its files are neither all new nor all old'):format(mpath)
+    'or another process is writing it), and its files are neither all new nor all old'):format(mpath), text
 end
 
 local counter = 0
@@ -237,6 +256,19 @@ function M.save(prefix, epoch, who, parts, shared)
       if p.backup then os.remove(dir .. p.backup) end
     end
   end
+  -- the dead temporaries of the epoch before (its re-save killed after its manifest was
+  -- rewritten complete leaves backups that no resume would clean, since a resume saves
+  -- the next epochs), where its manifest says complete: then no part is read from a backup
+  -- (only a pending manifest lists backups), and nothing needs checksumming here
+  if epoch > 0 then
+    local ppath = M.path(prefix, epoch - 1)
+    local ptext = read(ppath)
+    local pm = ptext and parse(ppath, ptext)
+    if pm and pm.status == 'complete' then
+      capi.check(C.lmx_file_clean_temporaries(ppath, nil), nil, who)
+      for _, p in ipairs(pm.parts) do capi.check(C.lmx_file_clean_temporaries(dir .. p.name, nil), nil, who) end
+    end
+  end
   local ok, err = pcall(function()
     for i, p in ipairs(parts) do
       -- the temporaries killed saves of this part left (the staging file's name is new,
@@ -291,42 +323,89 @@ function M.save(prefix, epoch, who, parts, shared)
   unbackup()
 end
 
+-- A snapshot of the verified file `from` at `snap` (see check): a hard link, else a copy;
+-- `from` itself where neither can be made but it can be read (a directory the process
+-- cannot write, where no save can run either); nil and why where `from` is gone.
+local function snapshot(from, snap, who)
+  if M._link(from, snap) == 0 then return snap end
+  local f = io.open(from, 'rb')
+  if not f then return nil, from .. ' disappeared after it was checked' end
+  local data = f:read('*a')
+  f:close()
+  if not data then return nil, from .. ' cannot be read after it was checked' end
+  if pcall(M.write_atomic, snap, data, who) then return snap end
+  return from
+end
+
 --- Checks a checkpoint before loading it; raises an error starting with `who` unless it
 -- is complete or unmanaged. `need` lists per-epoch part paths the caller will read (a
 -- complete manifest must list them: a checkpoint saved without optimizer states has no
 -- `.states` part, whatever file of that name lies there).
--- @return true for a verified checkpoint, false for an unmanaged one; and a function
---   mapping a part's path to the path to read it from (its backup, for the previous set
---   of an interrupted re-save whose new files replaced it)
+-- A verified checkpoint's needed parts are read from snapshots: each is hard-linked
+-- (copied, where links fail) to a temporary `<part>.tmp.<pid>.<n>` that is checked against
+-- the manifest's size and CRC-32 again, so a save of the same epoch running in another
+-- process (which renames new parts over the names and removes backups) cannot change or
+-- remove a file between the check and the read; when it did before the snapshot, the
+-- check starts over (a few times, then an error saying the epoch keeps changing).
+-- @return true for a verified checkpoint, false for an unmanaged one; a function
+--   mapping a part's path to the path to read it from (its snapshot; the path itself for
+--   an unmanaged checkpoint); and a function that removes the snapshot of one part path
+--   (or of all, given nil)
 function M.check(prefix, epoch, who, need)
   local function same(p) return p end
-  local st, info = M.status(prefix, epoch)
-  if st == 'unmanaged' then
+  local last
+  for _ = 1, M._check_tries do
+    local st, info = M.status(prefix, epoch)
+    if st == 'unmanaged' then
+      for _, p in ipairs(need or {}) do
+        if not read(p) then raise(('%s: %s does not exist (was the checkpoint saved without it?)'):format(who, p)) end
+      end
+      return false, same, function() end
+    end
+    if st == 'missing' then raise(('%s: checkpoint %q epoch %d: %s'):format(who, prefix, epoch, info)) end
+    if st ~= 'complete' then
+      raise(('%s: checkpoint %q epoch %d is %s: %s; load an earlier epoch ' ..
+        '(mx.model.checkpoint_status tells which are complete)'):format(who, prefix, epoch,
+        st == 'pending' and 'incomplete' or 'damaged', info))
+    end
+    local listed = {}
+    for _, p in ipairs(info.parts) do listed[p.name] = p end
     for _, p in ipairs(need or {}) do
-      if not read(p) then raise(('%s: %s does not exist (was the checkpoint saved without it?)'):format(who, p)) end
+      if not listed[base_of(p)] then
+        raise(('%s: checkpoint %q epoch %d has no %s (%s does not list it: it was saved without it)')
+          :format(who, prefix, epoch, base_of(p), M.path(prefix, epoch)))
+      end
     end
-    return false, same
-  end
-  if st == 'missing' then raise(('%s: checkpoint %q epoch %d: %s'):format(who, prefix, epoch, info)) end
-  if st ~= 'complete' then
-    raise(('%s: checkpoint %q epoch %d is %s: %s; load an earlier epoch ' ..
-      '(mx.model.checkpoint_status tells which are complete)'):format(who, prefix, epoch,
-      st == 'pending' and 'incomplete' or 'damaged', info))
-  end
-  local listed = {}
-  for _, p in ipairs(info.parts) do listed[p.name] = true end
-  for _, p in ipairs(need or {}) do
-    if not listed[base_of(p)] then
-      raise(('%s: checkpoint %q epoch %d has no %s (%s does not list it: it was saved without it)')
-        :format(who, prefix, epoch, base_of(p), M.path(prefix, epoch)))
+    local snaps, err = {}, nil
+    local function release(p)
+      for k, snap in pairs(snaps) do
+        if p == nil or k == base_of(p) then os.remove(snap) snaps[k] = nil end
+      end
     end
+    for _, p in ipairs(need or {}) do
+      local part = listed[base_of(p)]
+      local from = dir_of(p) .. ((info.files or {})[part.name] or part.name)
+      local use, serr = snapshot(from, temp_name(p), who)
+      if use and use ~= from then snaps[part.name] = use end
+      if use then
+        local crc, size = crc32(use)
+        if crc ~= part.crc or size ~= part.size then serr = from .. ' was replaced while it was checked' end
+      end
+      if serr then err = serr break end
+    end
+    if not err then
+      return true, function(p) return snaps[base_of(p)] or p end, release
+    end
+    release()
+    last = err
+    if M._on_retry then M._on_retry(last) end
   end
-  local files = info.files or {}
-  return true, function(p)
-    local f = files[base_of(p)]
-    if f == nil or f == base_of(p) then return p end
-    return dir_of(p) .. f
-  end
+  raise(('%s: checkpoint %q epoch %d kept changing while it was read (another process is ' ..
+    'saving it?): %s'):format(who, prefix, epoch, tostring(last)))
 end
+-- Testing hooks: the number of times check starts over, and a function called with the
+-- reason each time it does.
+M._check_tries = 5
+M._on_retry = nil
 
 return M

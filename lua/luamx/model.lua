@@ -122,15 +122,19 @@ function M.load_checkpoint(prefix, epoch)
   local check = require 'luamx.check'
   check.type('mx.model.load_checkpoint', 'prefix', prefix, 'string')
   check.number('mx.model.load_checkpoint', 'epoch', epoch, {integer = true, min = 0})
-  local _, file = manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
-  local sym
-  local path = prefix .. '-symbol.json'
-  local f = io.open(path, 'rb')
-  if f then
-    f:close()
-    if mx_ref and mx_ref.sym and mx_ref.sym.load then sym = mx_ref.sym.load(path) end
-  end
-  local arg, aux = read_params(file(('%s-%04d.params'):format(prefix, epoch)))
+  local _, file, release = manifest.check(prefix, epoch, 'load_checkpoint', {('%s-%04d.params'):format(prefix, epoch)})
+  local ok, sym, arg, aux = pcall(function()
+    local s
+    local path = prefix .. '-symbol.json'
+    local f = io.open(path, 'rb')
+    if f then
+      f:close()
+      if mx_ref and mx_ref.sym and mx_ref.sym.load then s = mx_ref.sym.load(path) end
+    end
+    return s, read_params(file(('%s-%04d.params'):format(prefix, epoch)))
+  end)
+  release()
+  if not ok then error(sym, 0) end
   return sym, arg, aux
 end
 

@@ -189,6 +189,18 @@ end
 M.check_callbacks = check_callbacks
 
 -- ------------------------------------------------------------------ checkpoint files -
+-- The optimizer states a Module.load / BucketingModule.load with load_optimizer_states
+-- kept for init_optimizer: loaded into `into`, then the checkpoint's snapshot of the
+-- `.states` file is removed, whether the load worked or not.
+function M.load_preloaded_states(self, into)
+  local path, release = self._preload_opt_states, self._preload_release
+  if not path then return end
+  self._preload_opt_states, self._preload_release = nil, nil
+  local ok, err = pcall(into.load_optimizer_states, into, path)
+  if release then release() end
+  if not ok then error(err, 0) end
+end
+
 local function write_atomic(path, text)
   require('luamx.manifest').write_atomic(path, text, 'save_checkpoint')
 end

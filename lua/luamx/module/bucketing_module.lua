@@ -344,10 +344,7 @@ function BucketingModule:init_optimizer(o)
     if mod ~= def then mod:borrow_optimizer(def) end
   end
   self.optimizer_initialized = true
-  if self._preload_opt_states then
-    def:load_optimizer_states(self._preload_opt_states)
-    self._preload_opt_states = nil
-  end
+  base.load_preloaded_states(self, def)
 end
 
 -- ------------------------------------------------------------------ computation ----
@@ -500,16 +497,18 @@ function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_o
   if type(prefix) ~= 'string' then raise('BucketingModule.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('BucketingModule.load: epoch must be a number, got ' .. type(epoch)) end
   local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
-  local _, file = manifest.check(prefix, epoch, 'BucketingModule.load', load_optimizer_states and {pname, sname} or {pname})
-  pname, sname = file(pname), file(sname)
+  local _, file, release = manifest.check(prefix, epoch, 'BucketingModule.load', load_optimizer_states and {pname, sname} or {pname})
+  local ok, arg, aux = pcall(base.load_params, file(pname))
+  release(pname)
+  if not ok then release() error(arg, 0) end
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.sym_gen, o.default_bucket_key = sym_gen, default_bucket_key
-  local mod = BucketingModule(o)
-  local arg, aux = base.load_params(pname)
+  local mok, mod = pcall(BucketingModule, o)
+  if not mok then release() error(mod, 0) end
   mod._preloaded = {arg, aux}
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states = sname end
+  if load_optimizer_states then mod._preload_opt_states, mod._preload_release = file(sname), release end
   return mod
 end
 

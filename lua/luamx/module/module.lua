@@ -456,10 +456,7 @@ function Module:init_optimizer(o)
   if not update_on_kvstore then self._updater = opt_mod.get_updater(optimizer) end
   set_overlap(self)
   self.optimizer_initialized = true
-  if self._preload_opt_states then
-    self:load_optimizer_states(self._preload_opt_states)
-    self._preload_opt_states = nil
-  end
+  base.load_preloaded_states(self, self)
 end
 
 --- Shares the optimizer, kvstore and updater of another module (bucketing).
@@ -739,17 +736,20 @@ function Module.load(prefix, epoch, load_optimizer_states, opts)
   if type(prefix) ~= 'string' then raise('Module.load: prefix must be a string, got ' .. type(prefix)) end
   if type(epoch) ~= 'number' then raise('Module.load: epoch must be a number, got ' .. type(epoch)) end
   local pname, sname = ('%s-%04d.params'):format(prefix, epoch), ('%s-%04d.states'):format(prefix, epoch)
-  local _, file = manifest.check(prefix, epoch, 'Module.load', load_optimizer_states and {pname, sname} or {pname})
-  pname, sname = file(pname), file(sname)
-  local sym = require('luamx.symbol').load(prefix .. '-symbol.json')
-  local arg, aux = base.load_params(pname)
+  local _, file, release = manifest.check(prefix, epoch, 'Module.load', load_optimizer_states and {pname, sname} or {pname})
+  local ok, sym, arg, aux = pcall(function()
+    return require('luamx.symbol').load(prefix .. '-symbol.json'), base.load_params(file(pname))
+  end)
+  release(pname)
+  if not ok then release() error(sym, 0) end
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.symbol = sym
-  local mod = Module(o)
+  local mok, mod = pcall(Module, o)
+  if not mok then release() error(mod, 0) end
   mod._arg_params, mod._aux_params = arg, aux
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states = sname end
+  if load_optimizer_states then mod._preload_opt_states, mod._preload_release = file(sname), release end
   return mod
 end
 
