@@ -63,4 +63,23 @@ function H.full_gc()
   end
 end
 
+--- An array file pair for the PyTorch reference scripts: `put(kind, name, arr)` appends
+--- arr's float32 values to <dir>/arrays.bin and a line `<kind> <name> <ndim> <dims...>` to
+--- <dir>/manifest.txt; `line(text)` appends a line of its own; `close()` ends both.
+function H.array_writer(dir)
+  local man = assert(io.open(dir .. '/manifest.txt', 'w'))
+  local bin = assert(io.open(dir .. '/arrays.bin', 'wb'))
+  local w = {}
+  function w.put(kind, name, arr)
+    local flat = arr:toflat()
+    local buf = ffi.new('float[?]', #flat)
+    for i = 1, #flat do buf[i - 1] = flat[i] end
+    bin:write(ffi.string(buf, 4 * #flat))
+    man:write(('%s %s %d %s\n'):format(kind, name, #arr.shape, table.concat(arr.shape, ' ')))
+  end
+  function w.line(text) man:write(text, '\n') end
+  function w.close() man:close() bin:close() end
+  return w
+end
+
 return H

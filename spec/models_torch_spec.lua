@@ -6,7 +6,6 @@
 -- spec/models_torch_ref.py runs the same JSON with PyTorch (its own definition of each
 -- operator) from the same parameters and reports the largest difference of the outputs
 -- and of every gradient. Pending without Debian's python3-torch.
-local ffi = require 'ffi'
 local mx = require 'luamx'
 local nd = mx.nd
 local H = require 'helpers'
@@ -58,15 +57,8 @@ local function write_case(dir, net, shape, classes, tamper, seed)
   local js = assert(io.open(dir .. '/symbol.json', 'w'))
   js:write(net:tojson())
   js:close()
-  local man = assert(io.open(dir .. '/manifest.txt', 'w'))
-  local bin = assert(io.open(dir .. '/arrays.bin', 'wb'))
-  local function put(kind, name, arr)
-    local flat = arr:toflat()
-    local buf = ffi.new('float[?]', #flat)
-    for i = 1, #flat do buf[i - 1] = flat[i] end
-    bin:write(ffi.string(buf, 4 * #flat))
-    man:write(('%s %s %d %s\n'):format(kind, name, #arr.shape, table.concat(arr.shape, ' ')))
-  end
+  local w = H.array_writer(dir)
+  local put = w.put
   for _, name in ipairs(exe:list_arguments()) do put('arg', name, exe.arg_dict[name]) end
   for _, name in ipairs(exe:list_auxiliary_states()) do put('aux', name, exe.aux_dict[name]) end
   for _, m in ipairs(masks) do put('act', m[1], m[2]) end
@@ -77,8 +69,7 @@ local function write_case(dir, net, shape, classes, tamper, seed)
       put('grad', name, name == tamper and g * 1.01 or g)
     end
   end
-  man:close()
-  bin:close()
+  w.close()
 end
 
 -- The networks compared: label, builder, input shape, classes, tolerance.
