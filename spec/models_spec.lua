@@ -110,7 +110,7 @@ end
 
 describe('mx.models', function()
   it('lists its builders and builds by name', function()
-    assert.same({'alexnet', 'densenet', 'googlenet', 'inception_bn', 'inception_v3', 'mobilenet',
+    assert.same({'alexnet', 'densenet', 'googlenet', 'inception_bn', 'inception_v3', 'lstm_ocr', 'mobilenet',
       'mobilenet_v2', 'resnet', 'resnext', 'seq2seq', 'transformer_encoder', 'vgg'}, mx.models.list())
     local net = mx.models.get_symbol('vgg', {num_layers = 11})
     assert.same({1, 1000}, (shape_and_count(net, {1, 3, 224, 224})))
@@ -120,7 +120,7 @@ describe('mx.models', function()
   it('every builder\'s JSON loads back to the same JSON, and builds the same twice', function()
     -- the builders whose defaults do not make a classifier (spec/models_seq_spec.lua has more)
     local opts = {seq2seq = {src_vocab = 10, tgt_vocab = 12, src_len = 5, tgt_len = 4},
-      transformer_encoder = {num_layers = 2, num_classes = 4}}
+      transformer_encoder = {num_layers = 2, num_classes = 4}, lstm_ocr = {seq_len = 10, loss_type = 'none'}}
     for _, name in ipairs(mx.models.list()) do
       if name ~= 'alexnet' or has_op('LRN') then
         local json = mx.models.get_symbol(name, opts[name]):tojson()
