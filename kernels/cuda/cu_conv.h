@@ -33,6 +33,20 @@ int lmx_cu_pool_bwd(lmx_cu_stream s, int type, int p_value, int dt, const lmx_cp
                     int include_pad, int64_t planes, void *gx, const void *gy, const void *x,
                     const void *y, int acc);
 
+/* Direct depthwise convolution (kernels/cpu/dwconv.c's arguments): x[N, C, in...],
+ * w[C m, 1, kernel...] (any number of taps), b[C m] or NULL, y[N, C m, out...]. Forward:
+ * one thread per output (bias, then the taps in order); data gradient: one thread per
+ * input element gathers its m filters' taps in order; weight and bias gradients: one
+ * block per filter, a deterministic block reduction per tap. acc* = 1 adds. */
+int lmx_cu_dwconv_fwd(lmx_cu_stream s, int dt, const lmx_cpu_geom *g, int64_t N, int64_t C,
+                      int64_t m, const void *x, const void *w, const void *b, void *y, int acc);
+int lmx_cu_dwconv_bwd_data(lmx_cu_stream s, int dt, const lmx_cpu_geom *g, int64_t N,
+                           int64_t C, int64_t m, const void *w, const void *gy, void *gx,
+                           int acc);
+int lmx_cu_dwconv_bwd_wb(lmx_cu_stream s, int dt, const lmx_cpu_geom *g, int64_t N, int64_t C,
+                         int64_t m, const void *x, const void *gy, void *gw, void *gb,
+                         int accw, int accb);
+
 LMX_CU_END
 
 #endif

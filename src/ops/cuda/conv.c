@@ -13,9 +13,13 @@
  * (sized for float64), at least one. float32, float64, float16 (float32 GEMM compute).
  * Real builds with cuDNN first offer Convolution and Pooling to it (dnn.c: the
  * configurations cudnn_args.c accepts, unless cudnn_off or LUAMX_CUDNN=0); what it
- * refuses runs here. Deconvolution always runs here.
+ * refuses runs here (depthwise convolutions on the direct kernels of conv.cu). Deconvolution
+ * always runs here.
  * Pooling checks its geometry (lmx_pool_plan) and calls kernels/cuda/pool.cu.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "dnn.h"
 #include "nn_util.h"
 #include "../nn_plan.h"
@@ -131,6 +135,48 @@ static int weight_grad(const lmx_op_ctx *c, const lmx_conv_dims *d, int64_t nb,
   return LMX_OK;
 }
 
+/* Depthwise convolution (num_group == channels > 1) runs the direct kernels of conv.cu
+ * where cuDNN does not take it: im2col would lower it to a 1 x K by K x O product per
+ * channel. The note says so ("own depthwise kernels (<why not cuDNN>)"). */
+static int is_depthwise(const lmx_conv_dims *d) {
+  return d->G > 1 && d->G == d->C;
+}
+
+static void note_depthwise(const lmx_op_ctx *c) {
+  static const char own[] = "own kernels";
+  if (!c->note || !c->note_cap || strncmp(c->note, own, sizeof own - 1) != 0) return;
+  char rest[160];
+  snprintf(rest, sizeof rest, "%s", c->note + sizeof own - 1);
+  lmx_cudnn_note(c, "own depthwise kernels%s", rest);
+}
+
+static int dw_fwd(const lmx_op_ctx *c, const lmx_conv_dims *d, const lmx_tensor *in,
+                  const lmx_tensor *out, int acc) {
+  note_depthwise(c);
+  LMX_CU_TRY(c, lmx_cu_dwconv_fwd(LMX_CU_S(c), d->dt, &d->g, d->N, d->C, d->F / d->C,
+                                  in[0].data, in[1].data, d->bias ? in[2].data : NULL,
+                                  out[0].data, acc), "lmx_cu_dwconv_fwd");
+  return LMX_OK;
+}
+
+static int dw_bwd(const lmx_op_ctx *c, const lmx_conv_dims *d, const lmx_tensor *og,
+                  const lmx_tensor *in, const lmx_tensor *ig, const int *req) {
+  note_depthwise(c);
+  lmx_cu_stream s = LMX_CU_S(c);
+  int64_t m = d->F / d->C;
+  if (req[0])
+    LMX_CU_TRY(c, lmx_cu_dwconv_bwd_data(s, d->dt, &d->g, d->N, d->C, m, in[1].data,
+                                         og[0].data, ig[0].data, req[0] == LMX_REQ_ADD),
+               "lmx_cu_dwconv_bwd_data");
+  void *gw = req[1] ? ig[1].data : NULL, *gb = d->bias && req[2] ? ig[2].data : NULL;
+  if (gw || gb)
+    LMX_CU_TRY(c, lmx_cu_dwconv_bwd_wb(s, d->dt, &d->g, d->N, d->C, m, in[0].data, og[0].data,
+                                       gw, gb, req[1] == LMX_REQ_ADD,
+                                       d->bias && req[2] == LMX_REQ_ADD),
+               "lmx_cu_dwconv_bwd_wb");
+  return LMX_OK;
+}
+
 static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                     const int *req, int deconv) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
@@ -141,6 +187,7 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   int acc = req[0] == LMX_REQ_ADD;
   int rc = lmx_cudnn_conv_fwd(c, &d, in, out, acc); /* refuses Deconvolution */
   if (rc != LMX_CUDNN_OWN) return rc;
+  if (!deconv && is_depthwise(&d)) return dw_fwd(c, &d, in, out, acc);
   if (!deconv) LMX_TRY(img_to_pat(c, &d, nb, in[1].data, in[0].data, out[0].data, acc));
   else LMX_TRY(pat_to_img(c, &d, nb, in[1].data, in[0].data, out[0].data, acc));
   if (d.bias)
@@ -161,6 +208,7 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, d.dt, "input gradient"));
   int rc = lmx_cudnn_conv_bwd(c, &d, og, in, ig, req); /* refuses Deconvolution */
   if (rc != LMX_CUDNN_OWN) return rc;
+  if (!deconv && is_depthwise(&d)) return dw_bwd(c, &d, og, in, ig, req);
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
   if (req[1]) LMX_TRY(weight_grad(c, &d, nb, img, pat, ig[1].data, req[1] == LMX_REQ_ADD));
   if (req[0]) {
