@@ -101,6 +101,10 @@ local cases = {
   {'densenet-121 growth 4 without dropout, batch 2 at 3x64x64', function()
     return mx.models.densenet{growth_rate = 4, num_classes = 4, drop_out = 0} end, {2, 3, 64, 64}, 4,
     1e-3},
+  -- SqueezeNet 1.1 without its dropout (pooling_convention 'full': torch's ceil_mode)
+  {'squeezenet 1.1 without dropout, batch 2 at 3x64x64', function()
+    return mx.models.squeezenet{version = '1.1', num_classes = 4, dropout = 0} end, {2, 3, 64, 64}, 4,
+    1e-3},
   -- the control: one gradient of the first case off by 1% must be caught
   {'control: resnet-20 with one gradient scaled by 1.01', function()
     return mx.models.resnet{num_layers = 20, num_classes = 10, image_shape = {3, 28, 28}} end,
