@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../../src/luamx.h"
-#include "cpu_kernels.h"
+#include "cpu_detect.h"
 #include "cpu_par.h"
 
 #define DET_DISPATCH(dt, F, D) \

@@ -29,7 +29,5 @@
 #include "cu_khatri_rao.h"
 /* ordering: topk / sort / argsort (issue 14, ops14e) */
 #include "cu_sort.h"
-/* detection operators (issue 14, det14) */
-#include "cu_detect.h"
 
 #endif

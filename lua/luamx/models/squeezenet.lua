@@ -67,7 +67,7 @@ function M.make(mx)
         local sq = conv(x, name .. '_squeeze1x1', f[1], 1, 1, 0)
         local e1 = conv(sq, name .. '_expand1x1', f[2], 1, 1, 0)
         local e3 = conv(sq, name .. '_expand3x3', f[3], 3, 1, 1)
-        x = S.Concat{e1, e3, dim = 1, name = name .. '_concat'}
+        x = S.Concat(e1, e3, {dim = 1, name = name .. '_concat'})
         if v.pools[id] then x = pool(x, id) end
       end
       if o.dropout > 0 then x = S.Dropout{data = x, p = o.dropout, name = 'drop9'} end

@@ -160,9 +160,9 @@ function M.make(mx)
         ratios = tuple(c.ratios[k]), clip = false, steps = step, name = name .. '_anchors'}}
     end
     local function concat(list, name)
-      local args = {dim = 1, name = name}
-      for i, s in ipairs(list) do args[i] = s end
-      return S.Concat(args)
+      local args = {unpack(list)}
+      args[#args + 1] = {dim = 1, name = name}
+      return S.Concat(unpack(args))
     end
     local loc_preds = concat(locs, 'multibox_loc_pred')
     local cls_preds = S.Reshape{data = concat(clss), shape = {0, -1, num_classes}}

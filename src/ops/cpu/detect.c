@@ -1,6 +1,6 @@
 /* detect.c — CPU glue of the detection operators (issue 14, det14): the shared glue
  * (src/ops/detect_glue.c) over kernels/cpu/detect.c. */
-#include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../../kernels/cpu/cpu_detect.h"
 #include "../detect_glue.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"

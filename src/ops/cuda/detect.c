@@ -2,6 +2,7 @@
  * (src/ops/detect_glue.c) over the launchers of kernels/cuda/detect.cu. */
 #include "../detect_glue.h"
 #include "../op_impl.h"
+#include "../../../kernels/cuda/cu_detect.h"
 #include "k1_glue.h"
 
 static int prior(void *s, int dt, const lmx_det_prior *p, void *out) {
