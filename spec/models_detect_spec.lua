@@ -12,8 +12,11 @@ local mx = require 'luamx'
 local H = require 'helpers'
 local nd = mx.nd
 
+-- the output shapes of sym given those of the inputs it has among `inputs`
 local function shapes_of(sym, inputs)
-  local _, out = sym:infer_shape(inputs)
+  local given = {}
+  for _, name in ipairs(sym:list_arguments()) do given[name] = inputs[name] end
+  local _, out = sym:infer_shape(given)
   return out
 end
 
