@@ -58,9 +58,11 @@ def pool(x, a):
     else:
         stride = tup(a.get('stride', '(1, 1)')) or (1, 1)
         pad = tup(a.get('pad', '(0, 0)')) or (0, 0)
+    # pooling_convention 'full' rounds the output size up (torch's ceil_mode)
+    ceil = a.get('pooling_convention', 'valid') == 'full'
     if a.get('pool_type', 'max') == 'max':
-        return F.max_pool2d(x, kernel, stride, pad)
-    return F.avg_pool2d(x, kernel, stride, pad, count_include_pad=True)
+        return F.max_pool2d(x, kernel, stride, pad, ceil_mode=ceil)
+    return F.avg_pool2d(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=True)
 
 
 def max_pool_gap(x, a):

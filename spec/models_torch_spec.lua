@@ -1,6 +1,6 @@
 --- spec/models_torch_spec.lua — mx.models networks against PyTorch.
 --
--- For the small networks of the zoo (and DenseNet-121 at growth rate 4): luamx binds the network for training, fills its
+-- For the small networks of the zoo (DenseNet-121 at growth rate 4, SqueezeNet without dropout): luamx binds the network for training, fills its
 -- parameters and a batch with random values, runs forward and backward, and saves the
 -- symbol JSON, the parameters, the outputs and the gradients (float32, a text manifest);
 -- spec/models_torch_ref.py runs the same JSON with PyTorch (its own definition of each
@@ -91,6 +91,13 @@ local cases = {
     return mx.models.inception_bn{num_classes = 4, image_shape = {3, 28, 28}} end, {2, 3, 28, 28}, 4, 1e-3},
   {'densenet-121 growth 4 without dropout, batch 2 at 3x64x64', function()
     return mx.models.densenet{growth_rate = 4, num_classes = 4, drop_out = 0} end, {2, 3, 64, 64}, 4,
+    1e-3},
+  -- SqueezeNet 1.1 without its dropout (pooling_convention 'full': torch's ceil_mode)
+  {'squeezenet 1.1 without dropout, batch 2 at 3x64x64', function()
+    return mx.models.squeezenet{version = '1.1', num_classes = 4, dropout = 0} end, {2, 3, 64, 64}, 4,
+    1e-3},
+  {'squeezenet 1.0 without dropout, batch 2 at 3x64x64', function()
+    return mx.models.squeezenet{version = '1.0', num_classes = 4, dropout = 0} end, {2, 3, 64, 64}, 4,
     1e-3},
   -- the control: one gradient of the first case off by 1% must be caught
   {'control: resnet-20 with one gradient scaled by 1.01', function()

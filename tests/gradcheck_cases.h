@@ -517,6 +517,23 @@ static const gc_case g_cases[] = {
     {"sort", "", "(3,5)", "u", 0, 1},
     {"sort", "axis=0;is_ascend=False", "(4,2,3)", "u", 0, 1},
     {"sort", "axis=None", "(2,3,2)", "u", 0, 1},
+    /* detection (issue 14, det14): box_nms moves each kept box's gradient back to its
+     * input row (uniform scores and boxes: no tie or threshold within the steps); the
+     * anchors and matches do not depend on the values locally, so their zero gradient is
+     * the finite differences' too */
+    {"_contrib_box_nms", "", "(2,5,6)", "u", 0, 1},
+    {"_contrib_box_nms", "topk=3;coord_start=1;score_index=0;overlap_thresh=0.2", "(3,4,5)",
+     "u", 0, 1},
+    /* (MXNet copies the head gradient back as it is, so with in_format != out_format the
+     * gradient is not that of the converted output: spec/ops_detect_spec.lua) */
+    {"_contrib_box_nms", "id_index=0;force_suppress=False;in_format=center;out_format=center",
+     "(6,7)", "u", 0, 1},
+    {"_contrib_box_nms", "valid_thresh=-2;id_index=6;background_id=7", "(2,2,4,7)", "u", 0, 1},
+    {"_contrib_MultiBoxPrior", "sizes=(0.5,0.25);ratios=(1,2,0.5)", "(2,3,4,5)", "u", 0, 1},
+    {"_contrib_MultiBoxPrior", "clip=True;steps=(0.2,0.3);offsets=(0.2,0.7)", "(1,1,3,2)", "u",
+     0, 1},
+    {"_contrib_bipartite_matching", "threshold=0.1", "(2,3,4)", "u", 0, 1},
+    {"_contrib_bipartite_matching", "threshold=0.5;is_ascend=True;topk=1", "(5,3)", "u", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their
@@ -547,4 +564,14 @@ static const gc_case g_fwd_cases[] = {
     {"argsort", "dtype=float64", "(3,5)", "u", 0, 1},
     {"argsort", "axis=0;is_ascend=False;dtype=float64", "(4,2,3)", "u", 0, 1},
     {"argsort", "axis=None;dtype=float64", "(2,3,2)", "u", 0, 1},
+    /* detection (issue 14, det14): MXNet's zero gradients of outputs that do depend on
+     * the inputs; values in spec/ops_detect_spec.lua, the devices compared here */
+    {"_contrib_box_iou", "", "(3,4);(2,5,4)", "uu", 0, 1},
+    {"_contrib_box_iou", "format=center", "(2,2,4);(3,4)", "pp", 0, 1},
+    {"_contrib_MultiBoxTarget", "", "(1,8,4);(2,3,5);(2,3,8)", "uuu", 0, 1},
+    {"_contrib_MultiBoxTarget", "negative_mining_ratio=2;overlap_threshold=0.1",
+     "(1,10,4);(3,2,6);(3,4,10)", "puu", 0, 1},
+    {"_contrib_MultiBoxDetection", "", "(2,3,6);(2,24);(1,6,4)", "puu", 0, 1},
+    {"_contrib_MultiBoxDetection", "force_suppress=True;nms_topk=3;clip=False;threshold=0.6",
+     "(2,4,5);(2,20);(1,5,4)", "puu", 0, 1},
 };

@@ -497,6 +497,26 @@ static void check_bad_inputs(void) {
        "output: expected 12 elements, got 11"},
       {"sort", "", 1, {{2, {3, 4}}}, {LMX_INT32}, 1, {{2, {3, 4}}},
        "output: expected int32 like input 'data', got float64"},
+      /* detection (issue 14, det14) */
+      {"_contrib_box_nms", "", 1, {{2, {3, 6}}}, {0}, 2, {{2, {3, 6}}, {2, {3, 1}}},
+       "workspace: expected at least"},
+      {"_contrib_box_nms", "", 1, {{2, {3, 6}}}, {0}, 2, {{2, {3, 6}}, {2, {3, 2}}},
+       "output 1: expected shape (3,1), got (3,2)"},
+      {"_contrib_box_nms", "coord_start=3", 1, {{2, {3, 6}}}, {0}, 2,
+       {{2, {3, 6}}, {2, {3, 1}}}, "parameter 'coord_start': expected coordinates [3, 6]"},
+      {"_contrib_box_iou", "", 2, {{2, {3, 4}}, {2, {2, 5}}}, {0}, 1, {{2, {3, 2}}},
+       "input 'rhs': expected at least 2-D with a last dim of 4"},
+      {"_contrib_box_iou", "", 2, {{2, {3, 4}}, {2, {2, 4}}}, {LMX_INT32, LMX_INT32}, 1,
+       {{2, {3, 2}}}, "input 'lhs': expected float32 or float64 on the CPU, got int32"},
+      {"_contrib_MultiBoxPrior", "", 1, {{3, {1, 3, 4}}}, {0}, 1, {{3, {1, 12, 4}}},
+       "input 'data': expected at least 4-D"},
+      {"_contrib_MultiBoxTarget", "", 3, {{3, {1, 4, 4}}, {3, {2, 1, 5}}, {3, {2, 3, 5}}}, {0},
+       3, {{2, {2, 16}}, {2, {2, 16}}, {2, {2, 4}}}, "input 'cls_pred': expected (2, "
+       "num_classes > 0, 4), got (2,3,5)"},
+      {"_contrib_MultiBoxDetection", "", 3, {{3, {1, 3, 4}}, {2, {1, 15}}, {3, {1, 4, 4}}},
+       {0}, 1, {{3, {1, 4, 6}}}, "input 'loc_pred': expected (1,16), got (1,15)"},
+      {"_contrib_bipartite_matching", "threshold=0", 1, {{2, {3, 4}}}, {0}, 2,
+       {{1, {3}}, {1, {3}}}, "output 1: expected shape ("},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_bad(&cases[i]);
 }
@@ -527,7 +547,11 @@ static const char *const g_no_gradient[] = {
     "batch_take",
     /* ordering (issue 14, ops14e): indices have no gradient in MXNet either; values and
      * ties in spec/ops_sort_spec.lua, the devices compared by its forward-only cases */
-    "argsort", NULL};
+    "argsort",
+    /* detection (issue 14, det14): MXNet back-propagates zeros through these although
+     * their outputs vary with the inputs (IoU, regression targets, decoded boxes); values
+     * in spec/ops_detect_spec.lua, the devices compared by their forward-only cases */
+    "_contrib_box_iou", "_contrib_MultiBoxTarget", "_contrib_MultiBoxDetection", NULL};
 
 static void check_coverage(int ncases) {
   int nops = 0;

@@ -16,7 +16,8 @@ local M = {}
 
 local sources = {'luamx.models.resnet', 'luamx.models.mobilenet', 'luamx.models.classic',
   'luamx.models.inception', 'luamx.models.inception_v3',
-  'luamx.models.densenet', 'luamx.models.seq', 'luamx.models.ocr'}
+  'luamx.models.densenet', 'luamx.models.squeezenet', 'luamx.models.ssd', 'luamx.models.seq',
+  'luamx.models.ocr'}
 
 --- Adds mx.models: the builders, `list`, `get_symbol` and `num_params`.
 -- @param mx the luamx module table

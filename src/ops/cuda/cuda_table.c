@@ -242,4 +242,17 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_topk] = {FWD(topk), BWD(topk)},
     [LMX_OPID_sort] = {FWD(sort), BWD(sort)},
     [LMX_OPID_argsort] = {FWD(argsort)},
+    /* detect.c: detection operators (issue 14, det14) */
+    [LMX_OPID__contrib_MultiBoxPrior] = {FWD(_contrib_MultiBoxPrior), BWD(_contrib_MultiBoxPrior)},
+    [LMX_OPID__contrib_MultiBoxTarget] = {FWD(_contrib_MultiBoxTarget),
+                                          BWD(_contrib_MultiBoxTarget), WS(_contrib_MultiBoxTarget)},
+    [LMX_OPID__contrib_MultiBoxDetection] = {FWD(_contrib_MultiBoxDetection),
+                                             BWD(_contrib_MultiBoxDetection),
+                                             WS(_contrib_MultiBoxDetection)},
+    [LMX_OPID__contrib_box_nms] = {FWD(_contrib_box_nms), BWD(_contrib_box_nms),
+                                   WS(_contrib_box_nms)},
+    [LMX_OPID__contrib_box_iou] = {FWD(_contrib_box_iou), BWD(_contrib_box_iou)},
+    [LMX_OPID__contrib_bipartite_matching] = {FWD(_contrib_bipartite_matching),
+                                              BWD(_contrib_bipartite_matching),
+                                              WS(_contrib_bipartite_matching)},
 };
