@@ -125,22 +125,22 @@ static lmx_tensor tensor_of(const lmx_ndarray *a) {
   return t;
 }
 
-/* in[nargs] out[nout] aux[naux] */
-static void op_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *nd, int *t, int *req) {
+/* The entry ids of an op step's kernel arguments: in[nargs] out[nout] aux[naux]. */
+static void op_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *nd, int *slot, int *req) {
   const lmx_plan *p = &x->plan;
   int na = lmx_node_num_args(nd->src);
   s->kind = LMX_STEP_OP;
   s->nargs = na, s->nout = nd->nout, s->naux = nd->nin - na;
-  for (int k = 0; k < na; k++) t[k] = p->in_entry[nd->in0 + k];
+  for (int k = 0; k < na; k++) slot[k] = p->in_entry[nd->in0 + k];
   for (int j = 0; j < nd->nout; j++) {
-    t[na + j] = nd->out0 + j;
+    slot[na + j] = nd->out0 + j;
     req[j] = p->req[nd->out0 + j];
   }
-  for (int k = na; k < nd->nin; k++) t[nd->nout + k] = p->in_entry[nd->in0 + k];
+  for (int k = na; k < nd->nin; k++) slot[nd->nout + k] = p->in_entry[nd->in0 + k];
 }
 
-/* og[nout] in[nargs] out[nout] ig[nargs] aux[naux] */
-static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, int *t, int *req) {
+/* ... of a backward step: og[nout] in[nargs] out[nout] ig[nargs] aux[naux]. */
+static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, int *slot, int *req) {
   const lmx_plan *p = &x->plan;
   const lmx_pnode *f = &p->nodes[b->fwd];
   int na = lmx_node_num_args(f->src), no = f->nout, nx = f->nin - na;
@@ -148,21 +148,21 @@ static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, int *t, 
   s->nargs = na, s->nout = no, s->naux = nx;
   const int *in = p->in_entry + b->in0;
   int at = 0;
-  for (int j = 0; j < no; j++) t[at++] = in[j];
-  for (int k = 0; k < na; k++) t[at++] = in[no + k];
-  for (int j = 0; j < no; j++) t[at++] = in[no + f->nin + j];
+  for (int j = 0; j < no; j++) slot[at++] = in[j];
+  for (int k = 0; k < na; k++) slot[at++] = in[no + k];
+  for (int j = 0; j < no; j++) slot[at++] = in[no + f->nin + j];
   for (int k = 0; k < na; k++) {
-    t[at++] = b->out0 + k;
+    slot[at++] = b->out0 + k;
     req[k] = p->req[b->out0 + k];
   }
-  for (int k = 0; k < nx; k++) t[at++] = in[no + na + k];
+  for (int k = 0; k < nx; k++) slot[at++] = in[no + na + k];
 }
 
-static void fill_step(lmx_executor *x, lmx_xstep *s, int n, int *t, int nt, int *req) {
+static void fill_step(lmx_executor *x, lmx_xstep *s, int n, int *slot, int nt, int *req) {
   const lmx_plan *p = &x->plan;
   const lmx_pnode *nd = &p->nodes[n];
   s->node = n;
-  s->slot = t;
+  s->slot = slot;
   s->nt = nt;
   s->req = req;
   s->c.dev_type = p->ctx_type[nd->ctx];
@@ -192,10 +192,10 @@ static void fill_step(lmx_executor *x, lmx_xstep *s, int n, int *t, int nt, int 
   const lmx_kernel *k = lmx_op_kernel(nd->op, s->c.dev_type);
   if (nd->kind == LMX_PN_OP) {
     s->fwd = k ? k->forward : NULL;
-    op_step(x, s, nd, t, req);
+    op_step(x, s, nd, slot, req);
   } else {
     s->bwd = k ? k->backward : NULL;
-    bwd_step(x, s, nd, t, req);
+    bwd_step(x, s, nd, slot, req);
   }
 }
 
