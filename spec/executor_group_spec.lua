@@ -331,12 +331,16 @@ describe('free', function()
     g:forward(batch(8), false)
     local one = group({mx.cpu()})
     one:forward(batch(8), false)
-    H.near(g:get_outputs()[1]:toflat(), one:get_outputs()[1]:toflat(), TOL)
+    local one_out = one:get_outputs()[1]:toflat()
+    H.near(g:get_outputs()[1]:toflat(), one_out, TOL)
     one = nil
     local out = g:get_outputs()[1]
     g:free()
     g:free() -- a second free does nothing
+    H.raises(function() g:forward(batch(8), false) end,
+      'DataParallelExecutorGroup: the group was freed (group:free())')
     assert.are.same({8, 3}, out.shape) -- arrays handed out stay valid
+    H.near(out:toflat(), one_out, TOL)
     out = nil
     g = nil
     H.full_gc()

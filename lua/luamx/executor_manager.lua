@@ -355,7 +355,14 @@ local function construct(_, a, ...)
 end
 setmetatable(Group, {__call = construct})
 
-Group.__index = Group
+-- After free(), anything that needs the engine's group says so.
+Group.__index = function(t, k)
+  local v = Group[k]
+  if v == nil and k == '_g' and rawget(t, '_freed') then
+    raise('DataParallelExecutorGroup: the group was freed (group:free()); bind a new one')
+  end
+  return v
+end
 
 --- Frees the engine's group now (its worker threads, its references to its executors)
 -- and its monitor callback, instead of at garbage collection; the executors and arrays
@@ -371,6 +378,7 @@ function Group:free()
   local holder = rawget(self, '_holder')
   if holder and holder.cb then holder.cb:free(); holder.cb = nil end
   rawset(self, '_g', nil)
+  rawset(self, '_freed', true)
 end
 
 --- bind_exec(data_shapes, label_shapes, shared_group, reshape): the constructor binds;
