@@ -314,6 +314,40 @@ describe('sharing and lifetime', function()
   end)
 end)
 
+describe('free', function()
+  it('is refused from a callback inside the group\'s own step, and works after it', function()
+    H.full_gc()
+    local before = H.live_blocks()
+    local g = group({mx.cpu(0), mx.cpu(1)}, {1, 1})
+    local calls = 0
+    g:install_monitor({install = function(_, t)
+      t:set_monitor_callback(function() calls = calls + 1; g:free() end)
+    end})
+    H.raises(function() g:forward(batch(8), true) end, 'monitor callback',
+      'DataParallelExecutorGroup:free: cannot run while the group\'s forward or backward is running')
+    assert.is_true(calls >= 1)
+    -- still usable: the free was refused
+    g:install_monitor({install = function(_, t) t:set_monitor_callback(function() end) end})
+    g:forward(batch(8), false)
+    local one = group({mx.cpu()})
+    one:forward(batch(8), false)
+    local one_out = one:get_outputs()[1]:toflat()
+    H.near(g:get_outputs()[1]:toflat(), one_out, TOL)
+    one = nil
+    local out = g:get_outputs()[1]
+    g:free()
+    g:free() -- a second free does nothing
+    H.raises(function() g:forward(batch(8), false) end,
+      'DataParallelExecutorGroup: the group was freed (group:free())')
+    assert.are.same({8, 3}, out.shape) -- arrays handed out stay valid
+    H.near(out:toflat(), one_out, TOL)
+    out = nil
+    g = nil
+    H.full_gc()
+    assert.are.equal(before, H.live_blocks())
+  end)
+end)
+
 describe('errors from the workers', function()
   it('name the failing context', function()
     local g = group({mx.cpu(0), mx.cpu(1)}, {1, 1})

@@ -1118,7 +1118,11 @@ typedef void (*lmx_group_monitor_fn)(int ctx, const char *name, lmx_ndarray *arr
 LMX_API int lmx_group_new(lmx_symbol *sym, int n, const int *dev_types, const int *dev_ids,
                           const double *workload, lmx_group **out);
 
-/* Stops the group's worker threads and releases it. NULL is a no-op. Always LMX_OK. */
+/* Releases the caller's reference: the group (its worker threads, executors, arrays)
+ * goes with the last one. lmx_group_forward and lmx_group_backward hold a reference
+ * while they run, so a callback (monitor, custom operator) that frees the group during
+ * the step only drops the caller's: the group goes when the step returns. NULL is a
+ * no-op. Always LMX_OK. */
 LMX_API int lmx_group_free(lmx_group *g);
 
 /* Declares an input (data or label) with its full-batch shape, its batch axis (0: sliced

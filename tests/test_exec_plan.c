@@ -2,12 +2,16 @@
  * argument checks of the binder/executor entry points, the plan of y = a * b + a
  * (one backward node per op, the two contributions to a's gradient accumulated into
  * the gradient array: the first writes, the second adds), storage of every planned entry
- * on a block, and a bind through the C API that checks the numbers.
+ * on a block, and a bind through the C API that checks the numbers; common-subexpression
+ * elimination of y = a*b + a*b: the copies it makes are listed with their originals,
+ * and a bound executor's plan points only at nodes of the symbol it was bound with (it
+ * keeps no merged copy of the graph), with the right numbers.
  * Prints "N passed, N failed" and exits non-zero on failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "exec/exec.h"
 #include "luamx.h"
 
@@ -99,7 +103,11 @@ static void test_run(lmx_symbol *sym, int keep) {
   lmx_binder_free(bd);
   if (!x) return;
   if (keep) test_plan(x);
-  else CHECK(!x->plan.sid && !x->plan.shape && !x->plan.req && !x->plan.alias && !x->plan.node_ws);
+  else {
+    CHECK(!x->plan.sid && !x->plan.shape && !x->plan.req && !x->plan.alias && !x->plan.node_ws);
+    /* what stays is at its size (tables grown by doubling had up to half spare) */
+    CHECK(x->plan.cap_nodes == x->plan.num_nodes && x->plan.cap_in == x->plan.num_in);
+  }
   CHECK(x->plan.nodes && x->plan.in_entry && x->plan.order && x->plan.grad_arg);
   CHECK(lmx_executor_backward(x, &hg, 1, 1) == LMX_ERR_STATE);
   CHECK(lmx_executor_forward(x, 1) == LMX_OK);
@@ -120,6 +128,105 @@ static void test_run(lmx_symbol *sym, int keep) {
   for (int i = 0; i < 5; i++) lmx_ndarray_free(all[i]);
 }
 
+/* y = (a * b) + (a * b) under the names m1, m2, s: m2 merges into m1, so s is copied. */
+static lmx_symbol *make_cse_symbol(void) {
+  lmx_symbol *a = NULL, *b = NULL, *m1 = NULL, *m2 = NULL, *s = NULL;
+  lmx_symbol_variable("a", &a);
+  lmx_symbol_variable("b", &b);
+  lmx_symbol *ab[2] = {a, b};
+  lmx_symbol_new_op("elemwise_mul", "m1", 0, NULL, NULL, &m1);
+  lmx_symbol_compose(m1, 2, NULL, ab);
+  lmx_symbol_new_op("elemwise_mul", "m2", 0, NULL, NULL, &m2);
+  lmx_symbol_compose(m2, 2, NULL, ab);
+  lmx_symbol_new_op("elemwise_add", "s", 0, NULL, NULL, &s);
+  lmx_symbol *mm[2] = {m1, m2};
+  lmx_symbol_compose(s, 2, NULL, mm);
+  lmx_symbol_free(a), lmx_symbol_free(b), lmx_symbol_free(m1), lmx_symbol_free(m2);
+  return s;
+}
+
+static int in_graph(const lmx_symbol *sym, const lmx_node *n) {
+  lmx_node **order;
+  int k, found = 0;
+  if (lmx_dfs(sym->out, sym->nout, &order, &k) != LMX_OK) return 0;
+  for (int i = 0; i < k; i++) found |= order[i] == n;
+  lmx_free(order);
+  return found;
+}
+
+static void test_cse(void) {
+  lmx_symbol *sym = make_cse_symbol(), *opt = NULL;
+  lmx_cse_origins o;
+  CHECK(lmx_pass_cse(sym, &opt, &o) == LMX_OK, "%s", lmx_last_error());
+  /* s is the one copy: same name and operator, its own inputs (m1 twice) */
+  CHECK(o.n == 1, "%d copies", o.n);
+  if (o.n == 1) {
+    CHECK(o.orig[0] == sym->out[0].node && o.copy[0] == opt->out[0].node);
+    CHECK(strcmp(o.copy[0]->name, "s") == 0 && o.copy[0]->op == o.orig[0]->op);
+    CHECK(o.copy[0]->inputs[0].node == o.copy[0]->inputs[1].node);
+    CHECK(lmx_cse_origin(&o, o.copy[0]) == o.orig[0]);
+  }
+  const lmx_node *m1 = opt->out[0].node->inputs[0].node;
+  CHECK(lmx_cse_origin(&o, m1) == m1); /* shared with sym: its own origin */
+  CHECK(lmx_cse_origin(NULL, m1) == m1);
+  lmx_cse_origins_release(&o);
+  lmx_symbol_free(opt);
+
+  int64_t two = 2;
+  lmx_ndarray *a, *b, *ga, *gb, *hg, *out;
+  lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &a);
+  lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &b);
+  lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &ga);
+  lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &gb);
+  lmx_ndarray_new(&two, 1, LMX_FLOAT32, LMX_CPU, 0, &hg);
+  double va[2] = {1, 2}, vb[2] = {3, 4}, ones[2] = {1, 1}, r[2];
+  lmx_ndarray_set_f64(a, va, 2);
+  lmx_ndarray_set_f64(b, vb, 2);
+  lmx_ndarray_set_f64(hg, ones, 2);
+  lmx_binder *bd;
+  lmx_executor *x = NULL;
+  CHECK(lmx_binder_new(sym, LMX_CPU, 0, &bd) == LMX_OK);
+  CHECK(lmx_binder_set_arg(bd, "a", -1, a, ga, LMX_GRAD_WRITE) == LMX_OK);
+  CHECK(lmx_binder_set_arg(bd, "b", -1, b, gb, LMX_GRAD_WRITE) == LMX_OK);
+  CHECK(lmx_binder_bind(bd, &x) == LMX_OK, "%s", lmx_last_error());
+  lmx_binder_free(bd);
+  lmx_symbol_free(sym); /* the executor holds it */
+  if (x) {
+    const lmx_plan *p = &x->plan;
+    int ops = 0;
+    for (int n = 0; n < p->num_fwd_nodes; n++) {
+      ops += p->nodes[n].kind == LMX_PN_OP;
+      CHECK(in_graph(x->sym, p->nodes[n].src), "plan node '%s' points outside the bound symbol",
+            p->nodes[n].name);
+    }
+    CHECK(ops == 2, "%d op nodes run", ops);
+    CHECK(lmx_executor_forward(x, 1) == LMX_OK);
+    CHECK(lmx_executor_array(x, LMX_EXEC_OUTPUTS, 0, &out) == LMX_OK);
+    lmx_ndarray_get_f64(out, r, 2);
+    CHECK(r[0] == 6 && r[1] == 16, "%g %g", r[0], r[1]);
+    lmx_ndarray_free(out);
+    CHECK(lmx_executor_backward(x, &hg, 1, 1) == LMX_OK);
+    lmx_ndarray_get_f64(ga, r, 2);
+    CHECK(r[0] == 6 && r[1] == 8, "%g %g", r[0], r[1]); /* 2b */
+    lmx_ndarray_get_f64(gb, r, 2);
+    CHECK(r[0] == 2 && r[1] == 4, "%g %g", r[0], r[1]); /* 2a */
+    /* the merged graph, made again on request */
+    lmx_symbol *o2 = NULL;
+    int n = 0;
+    const char *const *items;
+    CHECK(lmx_executor_optimized_symbol(x, &o2) == LMX_OK);
+    lmx_symbol *in = NULL;
+    CHECK(o2 && lmx_symbol_get_internals(o2, &in) == LMX_OK);
+    CHECK(in && lmx_symbol_list(in, LMX_SYM_OUTPUTS, &n, &items) == LMX_OK && n == 4,
+          "%d internals (a, b, m1, s)", n);
+    lmx_symbol_free(in);
+    lmx_symbol_free(o2);
+    lmx_executor_free(x);
+  }
+  lmx_ndarray *all[5] = {a, b, ga, gb, hg};
+  for (int i = 0; i < 5; i++) lmx_ndarray_free(all[i]);
+}
+
 int main(void) {
   int64_t live0, live1;
   lmx_debug_alloc_stats(&live0, NULL, NULL);
@@ -131,6 +238,7 @@ int main(void) {
     test_run(sym, 0);
     lmx_symbol_free(sym);
   }
+  test_cse();
   lmx_debug_alloc_stats(&live1, NULL, NULL);
   CHECK(live1 == live0);
   return check_summary();

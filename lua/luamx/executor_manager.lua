@@ -35,8 +35,9 @@ M.DataParallelExecutorGroup = Group
 local REQ = require('luamx.executor').REQ
 
 -- holder.busy counts the runs in progress: a monitor callback or a custom operator may not
--- rebind, reshape or re-monitor the group under a running step (the engine would free the
--- executors it is running, the FFI callback it is in).
+-- free, rebind, reshape or re-monitor the group under a running step (the engine would free
+-- the executors it is running, the FFI callback it is in; the engine itself holds the group
+-- while a step runs, so a C caller's lmx_group_free from a callback frees it after).
 local function c_forward(holder, h, n, names, arrays, is_train)
   holder.busy = (holder.busy or 0) + 1
   local rc = C.lmx_group_forward(h, n, names, arrays, is_train)
@@ -354,7 +355,31 @@ local function construct(_, a, ...)
 end
 setmetatable(Group, {__call = construct})
 
-Group.__index = Group
+-- After free(), anything that needs the engine's group says so.
+Group.__index = function(t, k)
+  local v = Group[k]
+  if v == nil and k == '_g' and rawget(t, '_freed') then
+    raise('DataParallelExecutorGroup: the group was freed (group:free()); bind a new one')
+  end
+  return v
+end
+
+--- Frees the engine's group now (its worker threads, its references to its executors)
+-- and its monitor callback, instead of at garbage collection; the executors and arrays
+-- handed out stay valid while referenced. Refused, with an error, from a callback that
+-- runs inside the group's forward or backward (a monitor, a custom operator); a second
+-- call does nothing.
+function Group:free()
+  local g = rawget(self, '_g')
+  if not g then return end
+  not_running(self, 'free')
+  ffi.gc(g, nil)
+  C.lmx_group_free(g)
+  local holder = rawget(self, '_holder')
+  if holder and holder.cb then holder.cb:free(); holder.cb = nil end
+  rawset(self, '_g', nil)
+  rawset(self, '_freed', true)
+end
 
 --- bind_exec(data_shapes, label_shapes, shared_group, reshape): the constructor binds;
 --- this rebinds for new shapes (reshape = true: as reshape(), sharing memory with the

@@ -326,5 +326,10 @@ int lmx_executor_optimized_symbol(lmx_executor *exe, lmx_symbol **out) {
   LMX_ENTER();
   LMX_NEED(exe, "lmx_executor_optimized_symbol", "exe");
   LMX_NEED(out, "lmx_executor_optimized_symbol", "out");
-  return lmx_sym_copy(exe->opt, out);
+  /* made again (the executor keeps no merged copy of its graph: bind.c) */
+  lmx_symbol *opt;
+  LMX_TRY(lmx_pass_cse(exe->sym, &opt, NULL));
+  int rc = lmx_sym_copy(opt, out);
+  lmx_sym_release(opt);
+  return rc;
 }

@@ -124,7 +124,7 @@ int lmx_group_new(lmx_symbol *sym, int n, const int *dev_types, const int *dev_i
 }
 
 int lmx_group_free(lmx_group *g) {
-  lmx_grp_destroy(g);
+  lmx_grp_release(g);
   return LMX_OK;
 }
 
@@ -224,7 +224,10 @@ int lmx_group_forward(lmx_group *g, int n, const char *const *names, lmx_ndarray
   LMX_ENTER();
   LMX_NEED(g, "lmx_group_forward", "g");
   LMX_TRY(arrays_ok("lmx_group_forward", n, names, arrays));
-  return lmx_grp_forward(g, n, names, arrays, is_train != 0);
+  lmx_grp_retain(g); /* a callback that frees the group frees it after the step */
+  int rc = lmx_grp_forward(g, n, names, arrays, is_train != 0);
+  lmx_grp_release(g);
+  return rc;
 }
 
 int lmx_group_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
@@ -232,7 +235,10 @@ int lmx_group_backward(lmx_group *g, int n, lmx_ndarray *const *head_grads) {
   LMX_NEED(g, "lmx_group_backward", "g");
   if (n < 0 || (n > 0 && !head_grads))
     return lmx_fail(LMX_ERR_ARG, "lmx_group_backward: bad out_grads list (n = %d)", n);
-  return lmx_grp_backward(g, n, head_grads);
+  lmx_grp_retain(g);
+  int rc = lmx_grp_backward(g, n, head_grads);
+  lmx_grp_release(g);
+  return rc;
 }
 
 int lmx_group_sum_grads(lmx_group *g) {

@@ -350,13 +350,28 @@ static int alloc_exec(const lmx_binder *b, lmx_executor **out) {
   return keep_config(b, x);
 }
 
+/* The graph that runs: common subexpressions merged, indexed into g, planned. The plan's
+ * nodes point at the bound symbol's nodes (x->sym keeps them), never at the copies CSE
+ * made (a copy differs only in its inputs, which the plan has from g), so the merged
+ * symbol and its copies go when bind returns: each bucket keeps no second graph. */
+static int cse_plan(lmx_binder *b, lmx_executor *x, lmx_igraph *g) {
+  lmx_symbol *opt = NULL;
+  lmx_cse_origins orig;
+  int rc = lmx_pass_cse(b->sym, &opt, &orig);
+  if (rc == LMX_OK) rc = lmx_igraph_build(opt, g);
+  if (rc == LMX_OK && (g->nargs != b->g.nargs || g->naux != b->g.naux))
+    rc = lmx_fail(LMX_ERR_INTERNAL, "bind: common-subexpression elimination changed the "
+                  "variables (%d/%d arguments)", g->nargs, b->g.nargs);
+  if (rc == LMX_OK) rc = lmx_plan_from_igraph(&x->plan, g);
+  for (int i = 0; rc == LMX_OK && i < x->plan.num_fwd_nodes; i++)
+    x->plan.nodes[i].src = lmx_cse_origin(&orig, x->plan.nodes[i].src);
+  lmx_cse_origins_release(&orig);
+  lmx_sym_release(opt);
+  return rc;
+}
+
 static int pipeline(lmx_binder *b, lmx_executor *x, lmx_igraph *g, int simple) {
-  LMX_TRY(lmx_pass_cse(b->sym, &x->opt));
-  LMX_TRY(lmx_igraph_build(x->opt, g));
-  if (g->nargs != b->g.nargs || g->naux != b->g.naux)
-    return lmx_fail(LMX_ERR_INTERNAL, "bind: common-subexpression elimination changed the "
-                    "variables (%d/%d arguments)", g->nargs, b->g.nargs);
-  LMX_TRY(lmx_plan_from_igraph(&x->plan, g));
+  LMX_TRY(cse_plan(b, x, g));
   LMX_TRY(names(x, g));
   LMX_TRY(resolve_reqs(b, x, simple));
   LMX_TRY(lmx_pass_gradient(&x->plan));

@@ -15,8 +15,10 @@
  *    into pool slabs, external ones are the bound arrays,
  *    head-gradient / zeros arrays the executor owns, accumulating entries the array of
  *    the entry they accumulate into;
- *  - steps[] holds precomputed kernel arguments (lmx_tensor with raw pointers), so
- *    forward and backward allocate nothing: they walk steps and call kernels;
+ *  - tens[] holds every entry's kernel argument (lmx_tensor with raw pointers), once,
+ *    and each step the entry ids of its arguments in the kernel's order; forward and
+ *    backward gather a step's arguments into args_buf and call its kernel, allocating
+ *    nothing;
  *  - the executor holds references to its symbol, its arrays and its pool; the pool
  *    holds its slabs' storage: handles may be freed in any order.
  */
@@ -70,11 +72,12 @@ typedef struct {
   lmx_op_ctx c;
   lmx_forward_fn fwd;       /* the node device's kernel (lmx_op_kernel, at bind) */
   lmx_backward_fn bwd;
-  /* OP:  in[nargs] out[nout] aux[naux];  req[nout]
+  /* entry ids of the kernel's tensors (x->tens), nt of them:
+   * OP:  in[nargs] out[nout] aux[naux];  req[nout]
    * BWD: og[nout] in[nargs] out[nout] ig[nargs] aux[naux];  req[nargs] */
-  lmx_tensor *t;
+  int *slot;
   int *req;
-  int nargs, nout, naux;
+  int nt, nargs, nout, naux;
   lmx_ndarray *src, *dst;   /* COPY */
   char *note; /* c.note: which implementation ran, and why (LMX_STEP_NOTE_CAP bytes in
               * the executor's notes; NULL on the CPU, whose kernels have no choice) */
@@ -89,8 +92,7 @@ typedef int (*lmx_grad_hook)(int step, const int *args, int n, void *user);
 
 struct lmx_executor {
   lmx_refcount rc;
-  lmx_symbol *sym; /* as bound */
-  lmx_symbol *opt; /* after common-subexpression elimination (what runs) */
+  lmx_symbol *sym; /* as bound; the plan's nodes point at its nodes (bind.c) */
   lmx_plan plan;
   lmx_pool *pool;
   lmx_ndarray **ent;          /* per entry */
@@ -100,8 +102,9 @@ struct lmx_executor {
   lmx_xstep *steps;
   char *notes;                /* the GPU steps' notes, LMX_STEP_NOTE_CAP bytes each */
   int nsteps, nfwd_steps;
-  lmx_tensor *tens;
-  int *reqs;
+  lmx_tensor *tens;     /* per entry: its array as a kernel argument (steps.c) */
+  lmx_tensor *args_buf; /* one step's arguments, gathered from tens (the widest step) */
+  int *slots, *reqs;
   lmx_ndarray *ws[LMX_PLAN_MAX_CTX];
   int forward_done;
   int no_share;

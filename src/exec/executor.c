@@ -47,12 +47,12 @@ void lmx_exec_release(lmx_executor *x) {
   free_names(x->out_names, p->nheads);
   free_names(x->groups, x->ngroups);
   void *arrays[] = {x->ent, x->args, x->grads, x->aux, x->head_grads, x->grad_req,
-                    x->steps, x->notes, x->tens, x->reqs, x->group_type, x->group_id,
+                    x->steps, x->notes, x->tens, x->args_buf, x->slots, x->reqs,
+                    x->group_type, x->group_id,
                     x->grad_final, x->final_at, x->final_args};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) lmx_free(arrays[i]);
   lmx_plan_release(p);
   lmx_pool_release(x->pool);
-  lmx_sym_release(x->opt);
   lmx_sym_release(x->sym);
   lmx_sbuf_release(&x->text);
   lmx_free(x);
@@ -79,6 +79,13 @@ static int run_copy(const lmx_xstep *s) {
                         lmx_nd_ptr(s->dst), lmx_nd_ptr(s->src));
 }
 
+/* The step's kernel arguments, in the kernel's order (a copy per argument: each entry's
+ * tensor is kept once, however many steps read it). */
+static const lmx_tensor *gather(lmx_executor *x, const lmx_xstep *s) {
+  for (int k = 0; k < s->nt; k++) x->args_buf[k] = x->tens[s->slot[k]];
+  return x->args_buf;
+}
+
 static int run_step(lmx_executor *x, lmx_xstep *s, int is_train) {
   if (x->mon && x->mon_all) lmx_monitor_before(x, s);
   int rc;
@@ -87,11 +94,11 @@ static int run_step(lmx_executor *x, lmx_xstep *s, int is_train) {
     lmx_device_note_op(s->c.dev, s->c.dev_id, s->c.op->name, s->c.node);
   if (s->kind == LMX_STEP_OP) {
     if (!s->fwd) return no_kernel(s, "forward");
-    const lmx_tensor *t = s->t;
+    const lmx_tensor *t = gather(x, s);
     rc = s->fwd(&s->c, t, t + s->nargs, s->req, t + s->nargs + s->nout);
   } else if (s->kind == LMX_STEP_BWD) {
     if (!s->bwd) return no_kernel(s, "backward");
-    const lmx_tensor *og = s->t, *in = og + s->nout, *out = in + s->nargs;
+    const lmx_tensor *og = gather(x, s), *in = og + s->nout, *out = in + s->nargs;
     const lmx_tensor *ig = out + s->nout, *aux = ig + s->nargs;
     rc = s->bwd(&s->c, og, in, out, ig, s->req, aux);
   } else {

@@ -434,6 +434,7 @@ int lmx_grp_create(lmx_symbol *sym, int n, const int *dt, const int *di, const d
     lmx_grp_destroy(g);
     return lmx_fail_nomem("an executor group", m * 64);
   }
+  lmx_ref_init(&g->rc);
   pthread_mutex_init(&g->mu, NULL);
   pthread_cond_init(&g->go, NULL);
   pthread_cond_init(&g->fin, NULL);
@@ -457,6 +458,12 @@ static void release_derived(lmx_group *g) {
   for (int i = 0; g->w && i < g->n; i++) g->w[i].hg = NULL, g->w[i].hgp = NULL;
   g->merged = g->in_grad = g->job_src = NULL;
   g->out_begin = NULL, g->in_arg = g->job_in = NULL;
+}
+
+void lmx_grp_retain(lmx_group *g) { lmx_ref_inc(&g->rc); }
+
+void lmx_grp_release(lmx_group *g) {
+  if (g && lmx_ref_dec(&g->rc)) lmx_grp_destroy(g);
 }
 
 void lmx_grp_destroy(lmx_group *g) {

@@ -4,21 +4,24 @@
  * per storage block, makes a typed view of its slab for every planned entry, points
  * external entries at the bound arrays (arguments, aux states, argument gradients),
  * makes the arrays the executor owns (head gradients, zeros: zero-filled), and then
- * writes every step's kernel arguments (lmx_tensor: pointer, shape, dtype) and write
- * requests into two flat arrays, and its kernel: the function pointers of the node's
- * device's kernel table (lmx_op_kernel) and that device's table and stream in the call
- * context. From then on forward and backward only read steps[]:
- * nothing is allocated, looked up or copied that the plan did not ask for.
+ * writes every entry's kernel argument (lmx_tensor: pointer, shape, dtype) once into
+ * tens[], every step's arguments as entry ids and its write requests into two flat
+ * arrays, and its kernel: the function pointers of the node's device's kernel table
+ * (lmx_op_kernel) and that device's table and stream in the call context. From then on
+ * forward and backward only read steps[] (and copy a step's arguments from tens[] into
+ * one buffer before its kernel): nothing is allocated or looked up that the plan did
+ * not ask for.
  * Gradient finality: for every argument with a gradient, the last backward step that
  * writes its array (a write, or an accumulation with req add: several consumers add
  * into the one array, copies between contexts included) is where the gradient becomes
  * final; grad_final and the per-step lists final_at / final_args are made here, once,
  * so backward can hand them to a hook (the dist kvstore's overlap) without allocating.
- * What a bound executor keeps is what it runs with: a forward step whose tensors are
- * the middle of its backward step's points there instead of owning a copy; the views
- * of intermediates that only steps read are released (a monitor makes them again); the
- * plan's per-entry tables are freed (lmx_plan_drop_bind_tables). So each bucket of a
- * bucketing pool costs its steps and little more (spec/bucketing_memory_spec.lua).
+ * What a bound executor keeps is what it runs with: one tensor per entry however many
+ * steps read it (a step holds 4-byte entry ids, not 88-byte tensors); the views of
+ * intermediates that only steps read are released (a monitor makes them again); the
+ * plan's per-entry tables are freed and the rest trimmed to size
+ * (lmx_plan_drop_bind_tables). So each bucket of a bucketing pool costs its steps and
+ * little more (spec/bucketing_memory_spec.lua).
  * Invariant: ent[e] holds one reference for every entry e that still has an array
  * (accumulating entries share the array of the entry they accumulate into, with their
  * own reference); a NULL ent[e] is a planned intermediate, made by lmx_exec_entry_views.
@@ -122,21 +125,22 @@ static lmx_tensor tensor_of(const lmx_ndarray *a) {
   return t;
 }
 
-static void op_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *nd, lmx_tensor *t, int *req) {
+/* The entry ids of an op step's kernel arguments: in[nargs] out[nout] aux[naux]. */
+static void op_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *nd, int *slot, int *req) {
   const lmx_plan *p = &x->plan;
   int na = lmx_node_num_args(nd->src);
   s->kind = LMX_STEP_OP;
   s->nargs = na, s->nout = nd->nout, s->naux = nd->nin - na;
-  for (int k = 0; k < na; k++) t[k] = tensor_of(x->ent[p->in_entry[nd->in0 + k]]);
+  for (int k = 0; k < na; k++) slot[k] = p->in_entry[nd->in0 + k];
   for (int j = 0; j < nd->nout; j++) {
-    t[na + j] = tensor_of(x->ent[nd->out0 + j]);
+    slot[na + j] = nd->out0 + j;
     req[j] = p->req[nd->out0 + j];
   }
-  for (int k = na; k < nd->nin; k++) t[nd->nout + k] = tensor_of(x->ent[p->in_entry[nd->in0 + k]]);
+  for (int k = na; k < nd->nin; k++) slot[nd->nout + k] = p->in_entry[nd->in0 + k];
 }
 
-/* og[nout] in[nargs] out[nout] ig[nargs] aux[naux] */
-static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, lmx_tensor *t, int *req) {
+/* ... of a backward step: og[nout] in[nargs] out[nout] ig[nargs] aux[naux]. */
+static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, int *slot, int *req) {
   const lmx_plan *p = &x->plan;
   const lmx_pnode *f = &p->nodes[b->fwd];
   int na = lmx_node_num_args(f->src), no = f->nout, nx = f->nin - na;
@@ -144,21 +148,22 @@ static void bwd_step(lmx_executor *x, lmx_xstep *s, const lmx_pnode *b, lmx_tens
   s->nargs = na, s->nout = no, s->naux = nx;
   const int *in = p->in_entry + b->in0;
   int at = 0;
-  for (int j = 0; j < no; j++) t[at++] = tensor_of(x->ent[in[j]]);
-  for (int k = 0; k < na; k++) t[at++] = tensor_of(x->ent[in[no + k]]);
-  for (int j = 0; j < no; j++) t[at++] = tensor_of(x->ent[in[no + f->nin + j]]);
+  for (int j = 0; j < no; j++) slot[at++] = in[j];
+  for (int k = 0; k < na; k++) slot[at++] = in[no + k];
+  for (int j = 0; j < no; j++) slot[at++] = in[no + f->nin + j];
   for (int k = 0; k < na; k++) {
-    t[at++] = tensor_of(x->ent[b->out0 + k]);
+    slot[at++] = b->out0 + k;
     req[k] = p->req[b->out0 + k];
   }
-  for (int k = 0; k < nx; k++) t[at++] = tensor_of(x->ent[in[no + na + k]]);
+  for (int k = 0; k < nx; k++) slot[at++] = in[no + na + k];
 }
 
-static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *req) {
+static void fill_step(lmx_executor *x, lmx_xstep *s, int n, int *slot, int nt, int *req) {
   const lmx_plan *p = &x->plan;
   const lmx_pnode *nd = &p->nodes[n];
   s->node = n;
-  s->t = t;
+  s->slot = slot;
+  s->nt = nt;
   s->req = req;
   s->c.dev_type = p->ctx_type[nd->ctx];
   s->c.dev_id = p->ctx_id[nd->ctx];
@@ -187,10 +192,10 @@ static void fill_step(lmx_executor *x, lmx_xstep *s, int n, lmx_tensor *t, int *
   const lmx_kernel *k = lmx_op_kernel(nd->op, s->c.dev_type);
   if (nd->kind == LMX_PN_OP) {
     s->fwd = k ? k->forward : NULL;
-    op_step(x, s, nd, t, req);
+    op_step(x, s, nd, slot, req);
   } else {
     s->bwd = k ? k->backward : NULL;
-    bwd_step(x, s, nd, t, req);
+    bwd_step(x, s, nd, slot, req);
   }
 }
 
@@ -243,67 +248,10 @@ static int final_plan(lmx_executor *x) {
   return LMX_OK;
 }
 
-/* The tensor of step s for output j of its node (OP: out[j]; BWD: the gradient of
- * argument j), or NULL for copies. */
-static const lmx_tensor *step_output(const lmx_xstep *s, int j) {
-  if (s->kind == LMX_STEP_OP) return &s->t[s->nargs + j];
-  if (s->kind == LMX_STEP_BWD) return &s->t[2 * s->nout + s->nargs + j];
-  return NULL;
-}
-
-static int same_tensor(const lmx_tensor *a, const lmx_tensor *b) {
-  return a->data == b->data && a->dtype == b->dtype && lmx_shape_equal(&a->shape, &b->shape);
-}
-
-/* Does forward step f read and write exactly the tensors that backward step b gets as
- * its inputs and outputs ([og, in, out, ig, aux]: the in, out part)? Not with aux
- * states, which forward takes after its outputs. */
-static int fwd_within_bwd(const lmx_xstep *f, const lmx_xstep *b) {
-  if (f->naux || b->nargs != f->nargs || b->nout != f->nout) return 0;
-  for (int k = 0; k < f->nargs + f->nout; k++)
-    if (!same_tensor(&f->t[k], &b->t[b->nout + k])) return 0;
-  return 1;
-}
-
-/* A forward step's tensors [in, out] are, in the common case, the middle of its backward
- * step's [og, in, out, ig]: the forward step then points there and owns none, which
- * takes about a third off the executor's tensors (a bucket's largest table). The array
- * is rebuilt without the dropped parts; on failure to allocate, nothing is shared. */
-static void share_tensors(lmx_executor *x, int nt) {
-  const lmx_plan *p = &x->plan;
-  int ns = x->nsteps, saved = 0;
-  int *step_of = lmx_alloc(((size_t)p->num_nodes + 1) * sizeof(int));
-  int *host = lmx_alloc(((size_t)ns + 1) * sizeof(int));
-  lmx_tensor *t = NULL;
-  if (!step_of || !host) goto out;
-  for (int n = 0; n < p->num_nodes; n++) step_of[n] = -1;
-  for (int i = 0; i < ns; i++) step_of[x->steps[i].node] = i, host[i] = -1;
-  for (int i = 0; i < ns; i++) {
-    const lmx_xstep *b = &x->steps[i];
-    if (b->kind != LMX_STEP_BWD) continue;
-    int f = step_of[p->nodes[b->node].fwd];
-    if (f < 0 || x->steps[f].kind != LMX_STEP_OP || host[f] >= 0) continue;
-    if (!fwd_within_bwd(&x->steps[f], b)) continue;
-    host[f] = i;
-    saved += x->steps[f].nargs + x->steps[f].nout;
-  }
-  if (saved == 0 || !(t = lmx_calloc((size_t)(nt - saved) + 1, sizeof *t))) goto out;
-  int at = 0;
-  for (int i = 0; i < ns; i++) {
-    int a, r;
-    step_sizes(p, x->steps[i].node, &a, &r);
-    if (host[i] >= 0) continue;
-    memcpy(t + at, x->steps[i].t, (size_t)a * sizeof *t);
-    x->steps[i].t = t + at;
-    at += a;
-  }
-  for (int i = 0; i < ns; i++)
-    if (host[i] >= 0) x->steps[i].t = x->steps[host[i]].t + x->steps[host[i]].nout;
-  lmx_free(x->tens);
-  x->tens = t;
-out:
-  lmx_free(step_of);
-  lmx_free(host);
+/* The tensor of output j of step s's node (OP: out[j]; BWD: the gradient of argument
+ * j): both are the node's entry out0 + j. */
+static const lmx_tensor *step_output(const lmx_executor *x, const lmx_xstep *s, int j) {
+  return &x->tens[x->plan.nodes[s->node].out0 + j];
 }
 
 /* The pool arena that holds t's data (NULL: none, e.g. an empty tensor at an end). */
@@ -350,7 +298,7 @@ static void drop_internal_views(lmx_executor *x) {
     int nout = s->kind == LMX_STEP_BWD ? s->nargs : nd->nout;
     for (int j = 0; s->kind != LMX_STEP_COPY && j < nout; j++) {
       int e = nd->out0 + j;
-      if (p->sid[e] < 0 || keep[e] || !x->ent[e] || !arena_of(x, step_output(s, j))) continue;
+      if (p->sid[e] < 0 || keep[e] || !x->ent[e] || !arena_of(x, step_output(x, s, j))) continue;
       lmx_nd_release(x->ent[e]);
       x->ent[e] = NULL;
     }
@@ -365,7 +313,7 @@ int lmx_exec_entry_views(lmx_executor *x) {
     const lmx_pnode *nd = &p->nodes[s->node];
     int nout = s->kind == LMX_STEP_BWD ? s->nargs : nd->nout;
     for (int j = 0; s->kind != LMX_STEP_COPY && j < nout; j++)
-      if (!x->ent[nd->out0 + j]) LMX_TRY(view_of_tensor(x, step_output(s, j), &x->ent[nd->out0 + j]));
+      if (!x->ent[nd->out0 + j]) LMX_TRY(view_of_tensor(x, step_output(x, s, j), &x->ent[nd->out0 + j]));
   }
   return LMX_OK;
 }
@@ -396,22 +344,28 @@ int lmx_exec_materialize(lmx_executor *x) {
   for (int i = 0; i < p->num_order; i++)
     ngpu += step_on_gpu(p, p->order[i]);
   x->steps = lmx_calloc((size_t)p->num_order + 1, sizeof *x->steps);
-  x->tens = lmx_calloc((size_t)nt + 1, sizeof *x->tens);
+  x->slots = lmx_calloc((size_t)nt + 1, sizeof *x->slots);
   x->reqs = lmx_calloc((size_t)nr + 1, sizeof *x->reqs);
+  x->tens = lmx_calloc((size_t)p->num_entries + 1, sizeof *x->tens);
   x->notes = ngpu ? lmx_calloc((size_t)ngpu, LMX_STEP_NOTE_CAP) : NULL;
-  if (!x->steps || !x->tens || !x->reqs || (ngpu && !x->notes))
-    return lmx_fail_nomem("executor steps", (size_t)nt * sizeof(lmx_tensor));
+  if (!x->steps || !x->slots || !x->reqs || !x->tens || (ngpu && !x->notes))
+    return lmx_fail_nomem("executor steps", (size_t)p->num_entries * sizeof(lmx_tensor));
+  for (int e = 0; e < p->num_entries; e++)
+    if (x->ent[e]) x->tens[e] = tensor_of(x->ent[e]);
+  int width = 0;
   nt = nr = ngpu = 0;
   for (int i = 0; i < p->num_order; i++) {
     int a, b;
     step_sizes(p, p->order[i], &a, &b);
     if (step_on_gpu(p, p->order[i])) x->steps[i].note = x->notes + (size_t)ngpu++ * LMX_STEP_NOTE_CAP;
-    fill_step(x, &x->steps[i], p->order[i], x->tens + nt, x->reqs + nr);
+    fill_step(x, &x->steps[i], p->order[i], x->slots + nt, a, x->reqs + nr);
     nt += a, nr += b;
+    if (a > width) width = a;
   }
   x->nsteps = p->num_order;
   x->nfwd_steps = p->num_fwd_order;
-  share_tensors(x, nt);
+  x->args_buf = lmx_calloc((size_t)width + 1, sizeof *x->args_buf);
+  if (!x->args_buf) return lmx_fail_nomem("executor steps", (size_t)width * sizeof(lmx_tensor));
   LMX_TRY(final_plan(x));
   drop_internal_views(x);
   if (!keep_plan()) lmx_plan_drop_bind_tables(&x->plan);

@@ -76,6 +76,7 @@ typedef struct lmx_group lmx_group;
 typedef void (*lmx_group_monitor_fn)(int ctx, const char *name, lmx_ndarray *arr, void *user);
 
 struct lmx_group {
+  lmx_refcount rc; /* the host's reference, and one per forward / backward in progress */
   lmx_symbol *sym;
   int n; /* contexts */
   int *dev_type, *dev_id;
@@ -120,7 +121,12 @@ struct lmx_group {
 
 int lmx_grp_create(lmx_symbol *sym, int n, const int *dev_type, const int *dev_id,
                    const double *workload, lmx_group **out);
-void lmx_grp_destroy(lmx_group *g);
+void lmx_grp_destroy(lmx_group *g); /* whatever the count (a failed create) */
+/* A group lives until its last reference goes: forward and backward hold one while they
+ * run, so a callback (monitor, custom operator) that frees the group frees it after the
+ * step, never under it. */
+void lmx_grp_retain(lmx_group *g);
+void lmx_grp_release(lmx_group *g);
 int lmx_grp_add_input(lmx_group *g, const char *name, const lmx_shape *shape, int axis, int dtype,
                       int req);
 int lmx_grp_add_param(lmx_group *g, const char *name, int req);

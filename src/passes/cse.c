@@ -8,7 +8,10 @@
  * (LMX_OPF_MUTATES_AUX, LMX_OPF_UPDATE), whose repeated application differs.
  * A node whose inputs were remapped is copied (name, attributes, parameters); a node
  * whose inputs did not change is shared with the input symbol, so the result costs
- * nothing when there is nothing to merge.
+ * nothing when there is nothing to merge. A copy differs from the node it was made from
+ * only in its inputs: the caller may ask for the list of (copy, original) pairs, so what
+ * outlives the pass (an executor's plan) can point at the originals, which the input
+ * symbol keeps, and the copies go with the result.
  */
 #include <string.h>
 
@@ -81,7 +84,44 @@ static int rewrite(lmx_node **order, int n, lmx_node **map, char *owned, lmx_ent
   return LMX_OK;
 }
 
-int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out) {
+/* The (copy, original) pairs of the rewrite, into origins (entries borrowed). */
+static int list_origins(lmx_node **order, int n, lmx_node **map, const char *owned,
+                        lmx_cse_origins *origins) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += owned[i] != 0;
+  origins->copy = lmx_calloc((size_t)k + 1, sizeof *origins->copy);
+  origins->orig = lmx_calloc((size_t)k + 1, sizeof *origins->orig);
+  if (!origins->copy || !origins->orig) {
+    lmx_cse_origins_release(origins);
+    return lmx_fail_nomem("common-subexpression elimination", (size_t)k * 2 * sizeof(void *));
+  }
+  for (int i = 0; i < n; i++) {
+    if (!owned[i]) continue;
+    origins->copy[origins->n] = map[i], origins->orig[origins->n] = order[i];
+    int rc = lmx_ptrmap_put(&origins->index, map[i], origins->n++);
+    if (rc != LMX_OK) {
+      lmx_cse_origins_release(origins);
+      return rc;
+    }
+  }
+  return LMX_OK;
+}
+
+const lmx_node *lmx_cse_origin(const lmx_cse_origins *o, const lmx_node *node) {
+  int i = o && o->n ? lmx_ptrmap_get(&o->index, node) : -1;
+  return i >= 0 ? o->orig[i] : node;
+}
+
+void lmx_cse_origins_release(lmx_cse_origins *o) {
+  if (!o) return;
+  lmx_free(o->copy);
+  lmx_free(o->orig);
+  lmx_ptrmap_release(&o->index);
+  memset(o, 0, sizeof *o);
+}
+
+int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out, lmx_cse_origins *origins) {
+  if (origins) memset(origins, 0, sizeof *origins);
   lmx_node **order;
   int n;
   LMX_TRY(lmx_dfs(s->out, s->nout, &order, &n));
@@ -101,6 +141,10 @@ int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out) {
       in[h].node = map[lmx_ptrmap_get(&ids, s->out[h].node)];
     }
     rc = lmx_sym_from_entries(in, s->nout, out);
+  }
+  if (rc == LMX_OK && origins && (rc = list_origins(order, n, map, owned, origins)) != LMX_OK) {
+    lmx_sym_release(*out);
+    *out = NULL;
   }
   for (int i = 0; map && owned && i < n; i++)
     if (owned[i]) lmx_node_release(map[i]);

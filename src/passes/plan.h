@@ -150,8 +150,19 @@ int lmx_pass_memory(lmx_plan *p, int share);
 /* cse.c: a symbol with common subexpressions merged (MXNet's EliminateCommonExpr):
  * op nodes with the same operator, attributes and input entries become one; never
  * variables, ops that draw random numbers or mutate aux states. Nodes that did not
- * change are shared with s. */
-int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out);
+ * change are shared with s; the others are copies that differ only in their inputs.
+ * origins (may be NULL; zeroed first) gets every copy of *out with the node of s it was
+ * made from (borrowed pointers: valid while *out and s live); release it with
+ * lmx_cse_origins_release. */
+typedef struct {
+  const lmx_node **copy, **orig;
+  int n;
+  lmx_ptrmap index; /* copy -> i */
+} lmx_cse_origins;
+int lmx_pass_cse(const lmx_symbol *s, lmx_symbol **out, lmx_cse_origins *origins);
+/* The node of s that `node` (a node of the result) was copied from, or node itself. */
+const lmx_node *lmx_cse_origin(const lmx_cse_origins *o, const lmx_node *node);
+void lmx_cse_origins_release(lmx_cse_origins *o);
 
 /* Bytes of an entry's data (elements x dtype size). */
 size_t lmx_plan_entry_bytes(const lmx_plan *p, int e);

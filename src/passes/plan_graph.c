@@ -141,6 +141,13 @@ void lmx_plan_release(lmx_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* Gives back the unused tail of a table grown by doubling (kept as it is when the
+ * smaller block cannot be had: it is only larger). */
+static void fit(void **arr, size_t bytes) {
+  void *q = *arr ? lmx_realloc(*arr, bytes ? bytes : 1) : NULL;
+  if (q) *arr = q;
+}
+
 void lmx_plan_drop_bind_tables(lmx_plan *p) {
   void **tables[] = {(void **)&p->shape, (void **)&p->dtype, (void **)&p->req,
                      (void **)&p->alias, (void **)&p->sid, (void **)&p->inplace,
@@ -151,6 +158,12 @@ void lmx_plan_drop_bind_tables(lmx_plan *p) {
     *tables[i] = NULL;
   }
   p->cap_entries = 0; /* nothing may append entries any more */
+  /* what stays, at its size: up to half of each table was room to grow */
+  fit((void **)&p->nodes, (size_t)p->num_nodes * sizeof *p->nodes);
+  fit((void **)&p->in_entry, (size_t)p->num_in * sizeof *p->in_entry);
+  fit((void **)&p->entry_node, (size_t)p->num_entries * sizeof *p->entry_node);
+  fit((void **)&p->grad_arg, (size_t)p->num_entries * sizeof *p->grad_arg);
+  p->cap_nodes = p->num_nodes, p->cap_in = p->num_in;
 }
 
 int lmx_plan_fwd_nargs(const lmx_plan *p, int n) {
