@@ -61,19 +61,21 @@ local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = 
 
 -- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
 -- The operator is prepared once per distinct set of scalar parameters other than the
--- learning rate (mx.nd.prepare) and cached; the rate, which schedulers and Adam's bias
--- correction change every step, is set in place. So a steady training step parses
--- nothing and allocates nothing in the engine. The NDArray arithmetic is used only when
--- the engine has no such operator or `M.use_fused` is false, decided per call before
--- anything runs; a fused operator that fails raises its error, prefixed with the
--- optimizer and the parameter (an interrupt, Ctrl-C, passes through unchanged).
+-- learning rate and the update count `t` (mx.nd.prepare) and cached; those two, which
+-- schedulers, Adam's bias correction and FTML / LAMB change every step, are set in place.
+-- So a steady training step parses nothing and allocates nothing in the engine. The
+-- NDArray arithmetic is used only when the engine has no such operator or `M.use_fused`
+-- is false, decided per call before anything runs; a fused operator that fails raises its
+-- error, prefixed with the optimizer and the parameter (an interrupt, Ctrl-C, passes
+-- through unchanged).
 local prepared, nprepared = {}, 0
 local key_parts = {}
+local VARYING = {lr = true, t = true} -- set in place on a prepared call
 
 local function prepared_call(name, args)
   local n = 0
   for k, v in pairs(args) do
-    if not nd.is_ndarray(v) and k ~= 'out' and k ~= 'lr' then n = n + 1; key_parts[n] = k end
+    if not nd.is_ndarray(v) and k ~= 'out' and not VARYING[k] then n = n + 1; key_parts[n] = k end
   end
   for i = n + 1, #key_parts do key_parts[i] = nil end
   table.sort(key_parts)
@@ -82,15 +84,18 @@ local function prepared_call(name, args)
   local call = prepared[key]
   if not call then
     if nprepared >= 512 then prepared, nprepared = {}, 0 end -- bounded: schedulers make new rates
-    local params = {lr = args.lr}
+    local params = {lr = args.lr, t = args.t}
     for i = 1, n do params[key_parts[i]] = args[key_parts[i]] end
     call = nd.prepare(name, params)
-    prepared[key], nprepared = {call = call, lr = args.lr}, nprepared + 1
+    prepared[key], nprepared = {call = call, lr = args.lr, t = args.t}, nprepared + 1
     return call
   end
-  if call.lr ~= args.lr then
-    call.call:set('lr', args.lr)
-    call.lr = args.lr
+  for k in pairs(VARYING) do
+    local v = args[k]
+    if call[k] ~= v then
+      call.call:set(k, v)
+      call[k] = v
+    end
   end
   return call.call
 end
