@@ -435,6 +435,10 @@ typedef struct {
  * direction m/(sqrt(v)+eps) + wd*w (m, v bias-corrected when asked). -1: bad dtype. */
 int lmx_cpu_lamb_phase1(int dt, const lmx_cpu_lamb1 *u, int64_t n, void *g, const void *w,
                         const void *grad, void *mean, void *var, int acc);
+/* Multi-precision phase one: the float32 rule on the master copy w32[n] (read for wd)
+ * with the float16 grad16[n] widened to float32; mean, var and g float32. */
+int lmx_cpu_lamb_phase1_mp(const lmx_cpu_lamb1 *u, int64_t n, float *g, const float *w32,
+                           const void *grad16, float *mean, float *var, int acc);
 /* Phase two: out[n] (+)= w[n] - lr*ratio*g[n], ratio = r1'/r2 (r1' = r1[0] clamped to the
  * bounds) or 1 when r1' or r2[0] is 0; out may alias w. -1: bad dtype. */
 int lmx_cpu_lamb_phase2(int dt, const lmx_cpu_lamb2 *u, int64_t n, void *out, const void *w,

@@ -56,6 +56,21 @@ int lmx_cpu_lamb_phase1(int dt, const lmx_cpu_lamb1 *u, int64_t n, void *g, cons
   return 0;
 }
 
+/* float16 gradients widen in blocks on the stack (no workspace, so no allocation per step) */
+int lmx_cpu_lamb_phase1_mp(const lmx_cpu_lamb1 *u, int64_t n, float *g, const float *w32,
+                           const void *grad16, float *mean, float *var, int acc) {
+  enum { B = 2048 };
+  const uint16_t *gh = grad16;
+  int64_t nb = (n + B - 1) / B;
+  LMX_PAR_FOR_W(nb, B, b, {
+    float buf[B];
+    int64_t o = b * B, k = n - o < B ? n - o : B;
+    lmx_cpu_convert(buf, LMX_FLOAT32, gh + o, LMX_FLOAT16, k);
+    lamb1_f32(u, k, g + o, w32 + o, buf, mean + o, var + o, acc);
+  });
+  return 0;
+}
+
 int lmx_cpu_lamb_phase2(int dt, const lmx_cpu_lamb2 *u, int64_t n, void *out, const void *w,
                         const void *g, const void *r1, const void *r2, int acc) {
   if (dt == LMX_FLOAT32) {

@@ -35,7 +35,8 @@
 --   the gradient in float32, then the weight rounded. Other dtypes ignore the option.
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
---   single array, '/none' for a stateless one), '<key>/count' for its update count,
+--   single array, '/none' for a stateless one, '/<j>none' for a None entry of a list,
+--   as DCASGD's (None, w_prev)), '<key>/count' for its update count,
 --   'num_update'; <key> is 'i<index>' for a number index and 's<name>' for a string;
 --   'random_state' (mx.random.get_state()), restored by set_states when present, so
 --   training resumed from a checkpoint draws the same Dropout masks as a straight run.
@@ -150,7 +151,9 @@ local function check_update(self, index, weight, grad, state)
   same('grad', grad)
   if nd.is_ndarray(state) then same('state', state)
   elseif type(state) == 'table' and getmetatable(state) == nil then
-    for i, s in ipairs(state) do same(('state[%d]'):format(i), s) end
+    for i, s in ipairs(state) do
+      if s ~= false then same(('state[%d]'):format(i), s) end -- false: MXNet's None entry
+    end
   elseif state ~= nil then
     check.fail(who, 'state', 'nil, an NDArray or a list of NDArrays', state)
   elseif self:create_state_multi_precision(index, weight) ~= nil then
@@ -650,7 +653,7 @@ function M.get_updater(opt)
 end
 
 local function as_ctx(state, weight)
-  if state == nil then return nil end
+  if state == nil or state == false then return state end
   if nd.is_ndarray(state) then
     if state.context ~= weight.context then return state:as_in_context(weight.context) end
     return state
@@ -662,6 +665,7 @@ end
 
 local function describe_state(st)
   if st == nil then return 'no state' end
+  if st == false then return 'None' end
   if nd.is_ndarray(st) then return ('(%s) %s'):format(table.concat(st.shape, ', '), st.dtype) end
   local t = {}
   for i, s in ipairs(st) do t[i] = describe_state(s) end
@@ -701,7 +705,12 @@ function Updater:get_states()
     local k, st = key_of(index), self.states[index]
     if st == nil then out[k .. '/none'] = nd.zeros({1})
     elseif nd.is_ndarray(st) then out[k .. '/0'] = st:as_in_context(cpu):copy()
-    else for j, s in ipairs(st) do out[k .. '/' .. j] = s:as_in_context(cpu):copy() end end
+    else
+      for j, s in ipairs(st) do
+        if s == false then out[k .. '/' .. j .. 'none'] = nd.zeros({1}) -- a None entry
+        else out[k .. '/' .. j] = s:as_in_context(cpu):copy() end
+      end
+    end
     local c = opt._index_update_count[index]
     if c then out[k .. '/count'] = nd.array({c}, {dtype = 'float64'}) end
   end
@@ -724,8 +733,8 @@ local function check_state_entry(name, arr)
     if not (k:match('^i%-?%d+$') or k:match('^s.')) then
       bad('the key must be i<integer> or s<name>, got ' .. ('%q'):format(k))
     end
-    if not (part == 'count' or part == 'none' or part:match('^%d+$')) then
-      bad('the part must be count, none or an integer, got ' .. ('%q'):format(part))
+    if not (part == 'count' or part == 'none' or part:match('^%d+$') or part:match('^%d+none$')) then
+      bad('the part must be count, none, an integer or <integer>none, got ' .. ('%q'):format(part))
     end
   end
   if (name == 'num_update' or part == 'count') and arr.size ~= 1 then
@@ -755,8 +764,10 @@ function Updater:set_states(blob)
       elseif part == 'none' then loaded[index] = 'file'
       elseif part == '0' then states[index] = arr; loaded[index] = 'file'
       else
+        local j, none = part:match('^(%d+)(n?o?n?e?)$')
         tuples[index] = tuples[index] or {}
-        tuples[index][tonumber(part)] = arr
+        if none == 'none' then tuples[index][tonumber(j)] = false -- a None entry
+        else tuples[index][tonumber(j)] = arr end
         loaded[index] = 'file'
       end
     end
@@ -765,7 +776,7 @@ function Updater:set_states(blob)
     local n = 0
     for j in pairs(t) do n = math.max(n, j) end
     for j = 1, n do
-      if not t[j] then
+      if t[j] == nil then
         raise(('set_states: the states of %s have part %d but not part %d'):format(key_of(index), n, j))
       end
     end

@@ -68,12 +68,22 @@ static int p2_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shape
                          rn[i - 2], lmx_shape_str(&in[i], b));
     }
   }
-  /* weight, g (and weight32) and the output share one shape */
-  lmx_shape s[3] = {in[0], in[1], nin > 4 ? in[4] : in[0]};
-  LMX_TRY(lmx_infer_same_shape(c, s, 3, out, nout));
-  in[0] = s[0], in[1] = s[1];
-  if (nin > 4) in[4] = s[2];
-  return LMX_OK;
+  /* weight, g (and weight32) and the output share one shape: merged, then written back */
+  (void)nout;
+  static const int ids[] = {0, 1, 4};
+  int k = nin > 4 ? 3 : 2;
+  lmx_shape m = {0, {0}};
+  for (int j = 0; j < k; j++) {
+    if (in[ids[j]].ndim <= 0) continue;
+    LMX_TRY(lmx_in_assign(c, in, ids[j], &m));
+    m = in[ids[j]];
+  }
+  if (out[0].ndim > 0) {
+    LMX_TRY(lmx_out_assign(c, out, 0, &m));
+    m = out[0];
+  }
+  for (int j = 0; j < k; j++) LMX_TRY(lmx_in_assign(c, in, ids[j], &m));
+  return lmx_out_assign(c, out, 0, &m);
 }
 
 /* phase1: weight, grad float16; mean, var, weight32 and g float32 (MXNet's MPLambPhaseOneType) */

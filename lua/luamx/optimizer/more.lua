@@ -254,24 +254,25 @@ function P.define(M)
   -- ---------------------------------------------------------------- DCASGD ----------
   --- DCASGD(momentum=0, lamda=0.04) (delay-compensated SGD): g = clip(rescale*grad);
   --- step = -lr*(g + wd*w + lamda*g^2*(w - w_prev)); with momentum m = momentum*m + step,
-  --- else m = step; w_prev = w; w = w + m. State {w_prev} or {mom, w_prev}.
+  --- else m = step; w_prev = w; w = w + m. State {mom, w_prev}, or {false, w_prev} with
+  --- momentum 0: MXNet's (None, w_prev), so saved states keep MXNet's layout.
   M.DCASGD = class('dcasgd', {}, function(self, o)
     self.momentum, self.lamda = o.momentum or 0, o.lamda or 0.04
   end, {'momentum', 'lamda'})
   function M.DCASGD:create_state(_, weight)
-    if self.momentum == 0 then return {weight:copy()} end
+    if self.momentum == 0 then return {false, weight:copy()} end
     return {zeros_like(weight), weight:copy()}
   end
   function M.DCASGD:update(index, weight, grad, state)
     self:_update_count(index)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
-    local prev = state[#state]
+    local mom, prev = state[1], state[2]
     local step = (g + weight * wd + g * g * (weight - prev) * self.lamda) * (-lr)
-    local mom = step
-    if #state > 1 then
-      mom = state[1]
+    if mom then
       mom:set(mom * self.momentum + step)
+    else
+      mom = step
     end
     prev:set(weight)
     weight:set(weight + mom)

@@ -2,8 +2,8 @@
  * and mp_lamb_update_phase1/2 (descriptors: src/ops/optimizer_lamb.c, formulas:
  * kernels/cpu/optim_lamb.c). Checks every shape and dtype a kernel could read past;
  * float32/float64 for the plain ops; the mp_ ops run the float32 rules on weight32 with
- * the float16 gradient widened into the workspace (phase one) and write weight32 rounded
- * to the float16 output (phase two).
+ * the float16 gradient widened in blocks (phase one) and write weight32 rounded to the
+ * float16 output (phase two). No workspace: a steady optimizer step allocates nothing.
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
@@ -69,12 +69,6 @@ static int check_half_weight(const lmx_op_ctx *c, const lmx_tensor *w) {
   return LMX_OK;
 }
 
-size_t lmx_cpu_ws_mp_lamb_update_phase1(const lmx_op_ctx *c, const lmx_shape *in,
-                                        const lmx_shape *out) {
-  (void)c, (void)out;
-  return (size_t)lmx_shape_size(&in[0]) * sizeof(float); /* the gradient as float32 */
-}
-
 int lmx_cpu_fwd_mp_lamb_update_phase1(const lmx_op_ctx *c, const lmx_tensor *in,
                                       const lmx_tensor *out, const int *req,
                                       const lmx_tensor *aux) {
@@ -87,13 +81,9 @@ int lmx_cpu_fwd_mp_lamb_update_phase1(const lmx_op_ctx *c, const lmx_tensor *in,
     LMX_TRY(lmx_glue_check_like(c, &in[i], &in[0].shape, i < 2 ? LMX_FLOAT16 : LMX_FLOAT32,
                                 nm[i]));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &in[0].shape, LMX_FLOAT32, "output"));
-  int64_t n = lmx_glue_size(&in[0]);
-  LMX_TRY(lmx_glue_check_ws(c, (size_t)n * sizeof(float)));
-  float *g32 = c->workspace;
-  lmx_cpu_convert(g32, LMX_FLOAT32, in[1].data, LMX_FLOAT16, n);
   lmx_cpu_lamb1 u = lamb1_of(c->param);
-  lmx_cpu_lamb_phase1(LMX_FLOAT32, &u, n, out[0].data, in[4].data, g32, in[2].data, in[3].data,
-                      req[0] == LMX_REQ_ADD);
+  lmx_cpu_lamb_phase1_mp(&u, lmx_glue_size(&in[0]), out[0].data, in[4].data, in[1].data,
+                         in[2].data, in[3].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }
 
