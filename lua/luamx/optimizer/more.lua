@@ -9,8 +9,9 @@
 -- first, then reads lr and wd (schedulers, multipliers); weights and states change in
 -- place; clip_gradient applies when > 0; t is the index's update count. Every class takes
 -- `multi_precision` through the base class's wrapper (a float32 master copy of a float16
--- weight). Ftrl, Signum (signum_update / signsgd_update) and FTML (ftml_update) call the
--- fused operators when the engine has them, else NDArray arithmetic with the same formula.
+-- weight). Ftrl, Signum (signum_update / signsgd_update), FTML (ftml_update) and LAMB
+-- (lamb_update_phase1 / phase2, mp_ with multi_precision) call the fused operators when
+-- the engine has them, else NDArray arithmetic with the same formula.
 local nd = require 'luamx.ndarray'
 
 local P = {}
