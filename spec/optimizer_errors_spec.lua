@@ -19,6 +19,7 @@ local FUSED = {
   {'signum', {}, 'signum_update'},
   {'signum', {momentum = 0}, 'signsgd_update'},
   {'ftml', {}, 'ftml_update'},
+  {'lamb', {}, 'lamb_update_phase1'},
 }
 
 -- Runs fn with mx.nd.prepare spied on: returns the operator names prepared.

@@ -574,4 +574,9 @@ static const gc_case g_fwd_cases[] = {
     {"_contrib_MultiBoxDetection", "", "(2,3,6);(2,24);(1,6,4)", "puu", 0, 1},
     {"_contrib_MultiBoxDetection", "force_suppress=True;nms_topk=3;clip=False;threshold=0.6",
      "(2,4,5);(2,20);(1,5,4)", "puu", 0, 1},
+    /* LAMB's fused update (issue 17, lamb17): r1, r2 positive one-element arrays */
+    {"lamb_update_phase1", "t=2;wd=0.01;rescale_grad=1.5;clip_gradient=0.4", "(3,4);(3,4);(3,4);(3,4)", "uuup", 0, 1},
+    {"lamb_update_phase1", "t=1;wd=0;bias_correction=False;epsilon=0.01", "(7);(7);(7);(7)", "uuup", 0, 1},
+    {"lamb_update_phase2", "lr=0.05;lower_bound=0.5;upper_bound=3", "(3,4);(3,4);(1);(1)", "uupp", 0, 1},
+    {"lamb_update_phase2", "lr=0.1", "(5);(5);(1);(1)", "uupp", 0, 1},
 };

@@ -534,6 +534,11 @@ static const char *const g_no_gradient[] = {
     /* multi-precision updates (float16 weights only, so no float64 case): checked against
      * the formulas, and gpu(0) against the CPU, in mp_update_spec */
     "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update",
+    /* LAMB's fused update (issue 17): not differentiable; hand-worked steps and a scalar
+     * reference in spec/optimizer_lamb_spec.lua (mp_ ones with float16 weights, gpu(0)
+     * against the CPU there; the plain ones also in the forward-only cases above) */
+    "lamb_update_phase1", "lamb_update_phase2", "mp_lamb_update_phase1",
+    "mp_lamb_update_phase2",
     /* operators written in Lua: forward and backward are the host's code; the engine's
      * part (lending arrays, requests, undeclared arrays) is checked in test_custom.c and
      * spec/operator_spec.lua (a Lua softmax against SoftmaxOutput's gradients) */

@@ -422,4 +422,33 @@ int lmx_cpu_topk(int dt, int idt, int64_t outer, int64_t n, int64_t inner, int64
 int lmx_cpu_topk_bwd(int dt, int64_t outer, int64_t n, int64_t inner, int64_t k, int asc,
                      const void *x, void *gx, const void *g, int acc);
 
+/* ---- optim_lamb.c: LAMB's two phases (issue 17, lamb17; float32/float64) ------------ */
+typedef struct {
+  double beta1, beta2, epsilon, wd, rescale, clip; /* clip < 0: off */
+  double beta1_t, beta2_t;                         /* beta1^t, beta2^t */
+  int bias_correction;
+} lmx_cpu_lamb1;
+typedef struct {
+  double lr, lower_bound, upper_bound; /* a bound < 0: not set */
+} lmx_cpu_lamb2;
+/* Phase one: mean[n], var[n] updated in place from w[n] and grad[n]; g[n] (+)= the
+ * direction m/(sqrt(v)+eps) + wd*w (m, v bias-corrected when asked). -1: bad dtype. */
+int lmx_cpu_lamb_phase1(int dt, const lmx_cpu_lamb1 *u, int64_t n, void *g, const void *w,
+                        const void *grad, void *mean, void *var, int acc);
+/* Multi-precision phase one: the float32 rule on the master copy w32[n] (read for wd)
+ * with the float16 grad16[n] widened to float32; mean, var and g float32. */
+int lmx_cpu_lamb_phase1_mp(const lmx_cpu_lamb1 *u, int64_t n, float *g, const float *w32,
+                           const void *grad16, float *mean, float *var, int acc);
+/* Phase two: out[n] (+)= w[n] - lr*ratio*g[n], ratio = r1'/r2 (r1' = r1[0] clamped to the
+ * bounds) or 1 when r1' or r2[0] is 0; out may alias w. -1: bad dtype. */
+int lmx_cpu_lamb_phase2(int dt, const lmx_cpu_lamb2 *u, int64_t n, void *out, const void *w,
+                        const void *g, const void *r1, const void *r2, int acc);
+/* The step's rate lr*ratio of phase two (shared by the CPU and CUDA glue's checks). */
+static inline double lmx_lamb_rate(double lr, double r1, double r2, double lower,
+                                   double upper) {
+  if (lower >= 0) r1 = r1 > lower ? r1 : lower;
+  if (upper >= 0) r1 = r1 < upper ? r1 : upper;
+  return (r1 == 0 || r2 == 0) ? lr : lr * r1 / r2;
+}
+
 #endif

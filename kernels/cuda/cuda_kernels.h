@@ -29,5 +29,7 @@
 #include "cu_khatri_rao.h"
 /* ordering: topk / sort / argsort (issue 14, ops14e) */
 #include "cu_sort.h"
+/* LAMB's fused update (issue 17, lamb17) */
+#include "cu_optim_lamb.h"
 
 #endif

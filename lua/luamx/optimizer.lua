@@ -35,7 +35,8 @@
 --   the gradient in float32, then the weight rounded. Other dtypes ignore the option.
 -- * Updater states serialize as a name -> NDArray table (get_states(), which mx.nd.save
 --   writes as is): '<key>/<j>' for the j-th state array of a parameter ('/0' for a
---   single array, '/none' for a stateless one), '<key>/count' for its update count,
+--   single array, '/none' for a stateless one, '/<j>none' for a None entry of a list,
+--   as DCASGD's (None, w_prev)), '<key>/count' for its update count,
 --   'num_update'; <key> is 'i<index>' for a number index and 's<name>' for a string;
 --   'random_state' (mx.random.get_state()), restored by set_states when present, so
 --   training resumed from a checkpoint draws the same Dropout masks as a straight run.
@@ -61,19 +62,21 @@ local function zeros_like(w) return nd.zeros(w.shape, {ctx = w.context, dtype = 
 
 -- Calls the fused operator `name` if available: inputs by MXNet's names, `out` = weight.
 -- The operator is prepared once per distinct set of scalar parameters other than the
--- learning rate (mx.nd.prepare) and cached; the rate, which schedulers and Adam's bias
--- correction change every step, is set in place. So a steady training step parses
--- nothing and allocates nothing in the engine. The NDArray arithmetic is used only when
--- the engine has no such operator or `M.use_fused` is false, decided per call before
--- anything runs; a fused operator that fails raises its error, prefixed with the
--- optimizer and the parameter (an interrupt, Ctrl-C, passes through unchanged).
+-- learning rate and the update count `t` (mx.nd.prepare) and cached; those two, which
+-- schedulers, Adam's bias correction and FTML / LAMB change every step, are set in place.
+-- So a steady training step parses nothing and allocates nothing in the engine. The
+-- NDArray arithmetic is used only when the engine has no such operator or `M.use_fused`
+-- is false, decided per call before anything runs; a fused operator that fails raises its
+-- error, prefixed with the optimizer and the parameter (an interrupt, Ctrl-C, passes
+-- through unchanged).
 local prepared, nprepared = {}, 0
 local key_parts = {}
+local VARYING = {lr = true, t = true} -- set in place on a prepared call
 
 local function prepared_call(name, args)
   local n = 0
   for k, v in pairs(args) do
-    if not nd.is_ndarray(v) and k ~= 'out' and k ~= 'lr' then n = n + 1; key_parts[n] = k end
+    if not nd.is_ndarray(v) and k ~= 'out' and not VARYING[k] then n = n + 1; key_parts[n] = k end
   end
   for i = n + 1, #key_parts do key_parts[i] = nil end
   table.sort(key_parts)
@@ -82,15 +85,18 @@ local function prepared_call(name, args)
   local call = prepared[key]
   if not call then
     if nprepared >= 512 then prepared, nprepared = {}, 0 end -- bounded: schedulers make new rates
-    local params = {lr = args.lr}
+    local params = {lr = args.lr, t = args.t}
     for i = 1, n do params[key_parts[i]] = args[key_parts[i]] end
     call = nd.prepare(name, params)
-    prepared[key], nprepared = {call = call, lr = args.lr}, nprepared + 1
+    prepared[key], nprepared = {call = call, lr = args.lr, t = args.t}, nprepared + 1
     return call
   end
-  if call.lr ~= args.lr then
-    call.call:set('lr', args.lr)
-    call.lr = args.lr
+  for k in pairs(VARYING) do
+    local v = args[k]
+    if call[k] ~= v then
+      call.call:set(k, v)
+      call[k] = v
+    end
   end
   return call.call
 end
@@ -145,7 +151,9 @@ local function check_update(self, index, weight, grad, state)
   same('grad', grad)
   if nd.is_ndarray(state) then same('state', state)
   elseif type(state) == 'table' and getmetatable(state) == nil then
-    for i, s in ipairs(state) do same(('state[%d]'):format(i), s) end
+    for i, s in ipairs(state) do
+      if s ~= false then same(('state[%d]'):format(i), s) end -- false: MXNet's None entry
+    end
   elseif state ~= nil then
     check.fail(who, 'state', 'nil, an NDArray or a list of NDArrays', state)
   elseif self:create_state_multi_precision(index, weight) ~= nil then
@@ -645,7 +653,7 @@ function M.get_updater(opt)
 end
 
 local function as_ctx(state, weight)
-  if state == nil then return nil end
+  if state == nil or state == false then return state end
   if nd.is_ndarray(state) then
     if state.context ~= weight.context then return state:as_in_context(weight.context) end
     return state
@@ -657,6 +665,7 @@ end
 
 local function describe_state(st)
   if st == nil then return 'no state' end
+  if st == false then return 'None' end
   if nd.is_ndarray(st) then return ('(%s) %s'):format(table.concat(st.shape, ', '), st.dtype) end
   local t = {}
   for i, s in ipairs(st) do t[i] = describe_state(s) end
@@ -696,7 +705,12 @@ function Updater:get_states()
     local k, st = key_of(index), self.states[index]
     if st == nil then out[k .. '/none'] = nd.zeros({1})
     elseif nd.is_ndarray(st) then out[k .. '/0'] = st:as_in_context(cpu):copy()
-    else for j, s in ipairs(st) do out[k .. '/' .. j] = s:as_in_context(cpu):copy() end end
+    else
+      for j, s in ipairs(st) do
+        if s == false then out[k .. '/' .. j .. 'none'] = nd.zeros({1}) -- a None entry
+        else out[k .. '/' .. j] = s:as_in_context(cpu):copy() end
+      end
+    end
     local c = opt._index_update_count[index]
     if c then out[k .. '/count'] = nd.array({c}, {dtype = 'float64'}) end
   end
@@ -719,8 +733,8 @@ local function check_state_entry(name, arr)
     if not (k:match('^i%-?%d+$') or k:match('^s.')) then
       bad('the key must be i<integer> or s<name>, got ' .. ('%q'):format(k))
     end
-    if not (part == 'count' or part == 'none' or part:match('^%d+$')) then
-      bad('the part must be count, none or an integer, got ' .. ('%q'):format(part))
+    if not (part == 'count' or part == 'none' or part:match('^%d+$') or part:match('^%d+none$')) then
+      bad('the part must be count, none, an integer or <integer>none, got ' .. ('%q'):format(part))
     end
   end
   if (name == 'num_update' or part == 'count') and arr.size ~= 1 then
@@ -750,8 +764,10 @@ function Updater:set_states(blob)
       elseif part == 'none' then loaded[index] = 'file'
       elseif part == '0' then states[index] = arr; loaded[index] = 'file'
       else
+        local j, none = part:match('^(%d+)(n?o?n?e?)$')
         tuples[index] = tuples[index] or {}
-        tuples[index][tonumber(part)] = arr
+        if none == 'none' then tuples[index][tonumber(j)] = false -- a None entry
+        else tuples[index][tonumber(j)] = arr end
         loaded[index] = 'file'
       end
     end
@@ -760,7 +776,7 @@ function Updater:set_states(blob)
     local n = 0
     for j in pairs(t) do n = math.max(n, j) end
     for j = 1, n do
-      if not t[j] then
+      if t[j] == nil then
         raise(('set_states: the states of %s have part %d but not part %d'):format(key_of(index), n, j))
       end
     end

@@ -337,4 +337,16 @@ typedef struct {
   int center_crop;
 } lmx_crop_param;
 
+/* optimizer_lamb.c (issue 17, lamb17): lamb_update_phase1/2, mp_lamb_update_phase1/2 */
+typedef struct {
+  double beta1, beta2, epsilon;
+  int64_t t;
+  int bias_correction;
+  double wd, rescale_grad, clip_gradient;
+} lmx_lamb1_param;
+
+typedef struct {
+  double lr, lower_bound, upper_bound;
+} lmx_lamb2_param;
+
 #endif

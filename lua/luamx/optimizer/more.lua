@@ -9,8 +9,9 @@
 -- first, then reads lr and wd (schedulers, multipliers); weights and states change in
 -- place; clip_gradient applies when > 0; t is the index's update count. Every class takes
 -- `multi_precision` through the base class's wrapper (a float32 master copy of a float16
--- weight). Ftrl, Signum (signum_update / signsgd_update) and FTML (ftml_update) call the
--- fused operators when the engine has them, else NDArray arithmetic with the same formula.
+-- weight). Ftrl, Signum (signum_update / signsgd_update), FTML (ftml_update) and LAMB
+-- (lamb_update_phase1 / phase2, mp_ with multi_precision) call the fused operators when
+-- the engine has them, else NDArray arithmetic with the same formula.
 local nd = require 'luamx.ndarray'
 
 local P = {}
@@ -164,20 +165,66 @@ function P.define(M)
   --- m = beta1*m + (1-beta1)*g; v = beta2*v + (1-beta2)*g^2; with bias_correction
   --- m, v divided by (1-beta^t); r = m/(sqrt(v) + epsilon) + wd*w; r1 = ||w|| (clamped to
   --- [lower_bound, upper_bound] when given), r2 = ||r||; w = w - lr*(r1/r2)*r (ratio 1 when
-  --- r1 or r2 is 0).
+  --- r1 or r2 is 0). Runs MXNet's fused lamb_update_phase1 / norm / lamb_update_phase2
+  --- (mp_lamb_update_phase1 / phase2 with multi_precision and a float16 weight, state
+  --- {weight32, mean, var}) into per-index scratch arrays (r, r1, r2) kept outside the
+  --- state, so a steady step allocates nothing; NDArray arithmetic when fusing is off.
   M.LAMB = class('lamb', {learning_rate = 0.001}, function(self, o)
     self.beta1, self.beta2, self.epsilon = o.beta1 or 0.9, o.beta2 or 0.999, o.epsilon or 1e-6
     self.lower_bound, self.upper_bound = o.lower_bound, o.upper_bound
     self.bias_correction = o.bias_correction ~= false
+    self._lamb_scratch = {}
   end, {'learning_rate', 'beta1', 'beta2', 'epsilon', 'lower_bound', 'upper_bound', 'bias_correction'})
   function M.LAMB:create_state(_, weight) return {zeros_like(weight), zeros_like(weight)} end
   local function l2(x) return math.sqrt((x * x):sum():tonumber()) end
+
+  -- whether the fused path runs for a weight of this dtype and context: the CPU kernels
+  -- take float32 / float64, the GPU's float16 too
+  local function lamb_fusable(name, weight)
+    if not (M.use_fused and nd.prepare and rawget(nd, name) ~= nil) then return false end
+    return weight.dtype ~= 'float16' or weight.context.device_type ~= 'cpu'
+  end
+  -- the scratch arrays of an index, made again when the weight's shape, dtype or context
+  -- changed (a float32 r for the master copy with mp)
+  local function lamb_scratch(self, index, weight, dtype)
+    local s = self._lamb_scratch[index]
+    if s and s.r.dtype == dtype and s.r.context == weight.context and s.r.size == weight.size
+        and #s.r.shape == #weight.shape then
+      return s
+    end
+    local o = {ctx = weight.context, dtype = dtype}
+    s = {r = nd.zeros(weight.shape, o), r1 = nd.zeros({1}, o), r2 = nd.zeros({1}, o)}
+    self._lamb_scratch[index] = s
+    return s
+  end
+  -- one fused step; w32 the master copy (mp) or nil
+  local function lamb_fused(self, index, weight, grad, m, v, w32, lr, wd, t)
+    local s = lamb_scratch(self, index, weight, w32 and 'float32' or weight.dtype)
+    local p1 = {weight = weight, grad = grad, mean = m, var = v, out = s.r, wd = wd, t = t,
+                beta1 = self.beta1, beta2 = self.beta2, epsilon = self.epsilon,
+                bias_correction = self.bias_correction, rescale_grad = self.rescale_grad,
+                clip_gradient = clip_arg(self)}
+    local p2 = {weight = weight, g = s.r, r1 = s.r1, r2 = s.r2, out = weight, lr = lr}
+    -- as MXNet's optimizer: a bound is passed when set and not 0
+    if self.lower_bound and self.lower_bound ~= 0 then p2.lower_bound = self.lower_bound end
+    if self.upper_bound and self.upper_bound ~= 0 then p2.upper_bound = self.upper_bound end
+    if w32 then p1.weight32, p2.weight32 = w32, w32 end
+    local mp = w32 and 'mp_' or ''
+    fused(self, index, mp .. 'lamb_update_phase1', p1)
+    fused(self, index, 'norm', {data = w32 or weight, out = s.r1})
+    fused(self, index, 'norm', {data = s.r, out = s.r2})
+    fused(self, index, mp .. 'lamb_update_phase2', p2)
+  end
+
   function M.LAMB:update(index, weight, grad, state)
     self:_update_count(index)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     local t = self._index_update_count[index]
     local b1, b2 = self.beta1, self.beta2
     local m, v = state[1], state[2]
+    if lamb_fusable('lamb_update_phase1', weight) then
+      return lamb_fused(self, index, weight, grad, m, v, nil, lr, wd, t)
+    end
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
     m:set(m * b1 + g * (1 - b1))
     v:set(v * b2 + g * g * (1 - b2))
@@ -190,28 +237,43 @@ function P.define(M)
     local ratio = (r1 == 0 or r2 == 0) and 1 or r1 / r2
     weight:set(weight - r * (lr * ratio))
   end
+  --- With multi_precision and a float16 weight: the fused mp_lamb_update_phase1 / phase2
+  --- on the state {weight32, mean, var} (MXNet's layout, (weight32, (mean, var))), else
+  --- the generic wrapper (the float32 update on weight32, then the weight rounded).
+  function M.LAMB:update_multi_precision(index, weight, grad, state)
+    if self.multi_precision and weight.dtype == 'float16' and type(state) == 'table'
+        and not nd.is_ndarray(state) and #state == 3 and lamb_fusable('mp_lamb_update_phase1', state[1]) then
+      M._check_update(self, index, weight, grad, state)
+      self:_update_count(index)
+      local lr, wd = self:_get_lr(index), self:_get_wd(index)
+      return lamb_fused(self, index, weight, grad, state[2], state[3], state[1], lr, wd,
+        self._index_update_count[index])
+    end
+    return M.Optimizer.update_multi_precision(self, index, weight, grad, state)
+  end
 
   -- ---------------------------------------------------------------- DCASGD ----------
   --- DCASGD(momentum=0, lamda=0.04) (delay-compensated SGD): g = clip(rescale*grad);
   --- step = -lr*(g + wd*w + lamda*g^2*(w - w_prev)); with momentum m = momentum*m + step,
-  --- else m = step; w_prev = w; w = w + m. State {w_prev} or {mom, w_prev}.
+  --- else m = step; w_prev = w; w = w + m. State {mom, w_prev}, or {false, w_prev} with
+  --- momentum 0: MXNet's (None, w_prev), so saved states keep MXNet's layout.
   M.DCASGD = class('dcasgd', {}, function(self, o)
     self.momentum, self.lamda = o.momentum or 0, o.lamda or 0.04
   end, {'momentum', 'lamda'})
   function M.DCASGD:create_state(_, weight)
-    if self.momentum == 0 then return {weight:copy()} end
+    if self.momentum == 0 then return {false, weight:copy()} end
     return {zeros_like(weight), weight:copy()}
   end
   function M.DCASGD:update(index, weight, grad, state)
     self:_update_count(index)
     local lr, wd = self:_get_lr(index), self:_get_wd(index)
     local g = clip(grad * self.rescale_grad, self.clip_gradient)
-    local prev = state[#state]
+    local mom, prev = state[1], state[2]
     local step = (g + weight * wd + g * g * (weight - prev) * self.lamda) * (-lr)
-    local mom = step
-    if #state > 1 then
-      mom = state[1]
+    if mom then
       mom:set(mom * self.momentum + step)
+    else
+      mom = step
     end
     prev:set(weight)
     weight:set(weight + mom)

@@ -255,4 +255,9 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID__contrib_bipartite_matching] = {FWD(_contrib_bipartite_matching),
                                               BWD(_contrib_bipartite_matching),
                                               WS(_contrib_bipartite_matching)},
+    /* optimizer_lamb.c: LAMB's fused update (issue 17, lamb17) */
+    [LMX_OPID_lamb_update_phase1] = {FWD(lamb_update_phase1)},
+    [LMX_OPID_lamb_update_phase2] = {FWD(lamb_update_phase2)},
+    [LMX_OPID_mp_lamb_update_phase1] = {FWD(mp_lamb_update_phase1)},
+    [LMX_OPID_mp_lamb_update_phase2] = {FWD(mp_lamb_update_phase2)},
 };
