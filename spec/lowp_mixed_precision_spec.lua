@@ -8,7 +8,7 @@
 -- for every run.
 local mx = require 'luamx'
 
-local MARGIN, FLOOR, EPOCHS, BATCH = 0.03, 0.9, 10, 32
+local MARGIN, FLOOR, EPOCHS, BATCH = 0.03, 0.9, 20, 32
 
 local function split()
   local x, y = mx.datasets.digits()
