@@ -116,19 +116,20 @@ describe('float16/bfloat16 layers on the CPU (float32 staging)', function()
   it('names the dtype an op does not take, and the argument that differs', function()
     local x = mx.nd.array({{1, 2}}, {dtype = 'int32'})
     H.raises(function()
-      mx.nd.FullyConnected(x, mx.nd.ones({3, 2}, {dtype = 'int32'}), mx.nd.ones({3}, {dtype = 'int32'}),
-        {num_hidden = 3})
-    end, 'FullyConnected', "input 'data'", 'expected float32, float64, float16 or bfloat16', 'got int32')
+      mx.nd.FullyConnected(x, mx.nd.ones({3, 2}, {dtype = 'int32'}),
+        mx.nd.ones({3}, {dtype = 'int32'}), {num_hidden = 3})
+    end, 'FullyConnected', "input 'data'", 'expected float32, float64, float16 or bfloat16',
+      'got int32')
     local h = mx.nd.ones({1, 2}, {dtype = 'bfloat16'})
     H.raises(function()
-      mx.nd.FullyConnected(h, mx.nd.ones({3, 2}, {dtype = 'float16'}), mx.nd.ones({3}, {dtype = 'bfloat16'}),
-        {num_hidden = 3})
-    end, 'FullyConnected', 'weight', 'float16')
+      mx.nd.FullyConnected(h, mx.nd.ones({3, 2}, {dtype = 'float16'}),
+        mx.nd.ones({3}, {dtype = 'bfloat16'}), {num_hidden = 3})
+    end, "FullyConnected: input 'weight': expected bfloat16, got float16")
     -- the ops outside this family still name their dtypes
     H.raises(function() mx.nd.BatchNorm(rand({2, 3, 2, 2}, -1, 1, 'bfloat16'),
       mx.nd.ones({3}, {dtype = 'bfloat16'}), mx.nd.zeros({3}, {dtype = 'bfloat16'}),
       mx.nd.zeros({3}, {dtype = 'bfloat16'}), mx.nd.ones({3}, {dtype = 'bfloat16'})) end,
-      'BatchNorm', 'bfloat16')
+      "BatchNorm: input 'data': expected float32 or float64 on the CPU, got bfloat16")
     -- and the arrays stay usable
     assert.are.same({2, 2, 2}, flat(mx.nd.FullyConnected {data = h, weight = mx.nd.ones({3, 2},
       {dtype = 'bfloat16'}), num_hidden = 3, no_bias = true}))
@@ -164,12 +165,13 @@ describe('bfloat16 FullyConnected on AVX512_BF16', function()
         end
         local tol = math.abs(ref) * 2 ^ -8 + 2 * (kk + 2) * 2 ^ -24 * mag
         local got = Y[r * cols + c + 1]
-        assert(math.abs(got - ref) <= tol, ('%s (%d, %d): %.9g vs %.9g'):format(what, r, c, got, ref))
+        assert(math.abs(got - ref) <= tol,
+          ('%s (%d, %d): %.9g vs %.9g'):format(what, r, c, got, ref))
       end
     end
   end
 
-  it('both paths meet a float64 reference within bfloat16 rounding, forward and backward', function()
+  it('both paths meet a float64 reference within bfloat16 rounding, both ways', function()
     local m, k, n = 9, 77, 13
     local x, w, b = rand({m, k}, -2, 2, 'bfloat16'), rand({n, k}, -1, 1, 'bfloat16'),
       rand({n}, -1, 1, 'bfloat16')
@@ -204,7 +206,8 @@ describe('bfloat16 FullyConnected on AVX512_BF16', function()
       for i = 1, #a do
         if a[i] ~= c[i] then
           differ = differ + 1
-          assert(math.abs(a[i] - c[i]) <= math.max(math.abs(a[i]), math.abs(c[i])) * 2 ^ -7 + 1e-3, i)
+          local big = math.max(math.abs(a[i]), math.abs(c[i]))
+          assert(math.abs(a[i] - c[i]) <= big * 2 ^ -7 + 1e-3, i)
         end
       end
       assert(differ < #a / 4, differ)
@@ -230,7 +233,8 @@ describe('float16/bfloat16 in an executor', function()
 
   it('sizes a staging workspace only for low-precision layers', function()
     -- type_dict: the data is float32 and the rest is inferred (MXNet's simple_bind)
-    local e32 = net('float32'):simple_bind {ctx = mx.cpu(), data = {8, 10}, type_dict = {data = 'float32'}}
+    local e32 = net('float32'):simple_bind {ctx = mx.cpu(), data = {8, 10},
+                                            type_dict = {data = 'float32'}}
     local planned, pool = pool_bytes(e32)
     assert.are.equal(planned, pool) -- float32: no workspace at all
     for _, dt in ipairs {'float16', 'bfloat16'} do

@@ -5,10 +5,10 @@
  * at and past a multiple of 32 (masked tails), rows and columns not multiples of the
  * 4 x 4 block, one that runs in parallel, with and without bias, and accumulation
  * (req add). Backward (data, weight and bias gradients, fresh and accumulated) on the
- * fast path against float64 as well. The fast path's switch: forced off it refuses and writes nothing.
- * Tolerance: bfloat16 rounding of the result (half an ulp: up to 2^-8 relative) plus
- * twice the float32 summation bound ((k + 2) * 2^-24 of the sum of |products|).
- * Prints "N passed, N failed" and exits non-zero on failure. */
+ * fast path against float64 as well. The fast path's switch: forced off it refuses and writes
+ * nothing. Tolerance: bfloat16 rounding of the result (half an ulp: up to 2^-8 relative) plus twice
+ * the float32 summation bound ((k + 2) * 2^-24 of the sum of |products|). Prints "N passed, N
+ * failed" and exits non-zero on failure. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,7 +48,8 @@ static double worst(const dims *d, const uint16_t *y, const uint16_t *x, const u
         ref += t, mag += fabs(t);
       }
       if (b) ref += lmx_bf16_to_f32(b[j]), mag += fabs(lmx_bf16_to_f32(b[j]));
-      if (y0) ref += lmx_bf16_to_f32(y0[i * d->n + j]), mag += fabs(lmx_bf16_to_f32(y0[i * d->n + j]));
+      if (y0)
+        ref += lmx_bf16_to_f32(y0[i * d->n + j]), mag += fabs(lmx_bf16_to_f32(y0[i * d->n + j]));
       double tol = fabs(ref) * 0x1p-8 + 2 * (double)(d->k + 2) * 0x1p-24 * mag + 0x1p-126;
       double err = fabs((double)lmx_bf16_to_f32(y[i * d->n + j]) - ref) / tol;
       if (err > bad) bad = err;
@@ -83,8 +84,8 @@ static void one_shape(const dims *d, int fast) {
     memset(yf, 0, ny * 2);
     fallback(d, yf, x, w, bb, 0);
     double e = worst(d, yf, x, w, bb, NULL);
-    CHECK(e <= 1, "fallback m=%lld k=%lld n=%lld bias=%d: error %.3g x tolerance",
-          (long long)d->m, (long long)d->k, (long long)d->n, bias, e);
+    CHECK(e <= 1, "fallback m=%lld k=%lld n=%lld bias=%d: error %.3g x tolerance", (long long)d->m,
+          (long long)d->k, (long long)d->n, bias, e);
     if (!fast) continue;
     memset(y, 0xff, ny * 2); /* NaN bits: every output must be written */
     CHECK(lmx_cpu_bf16_fc(d->m, d->k, d->n, y, x, w, bb, 0) == 0);
@@ -106,7 +107,9 @@ static double ratio(uint16_t got, double ref, double mag, int64_t kk) {
   return fabs((double)lmx_bf16_to_f32(got) - ref) / tol;
 }
 
-static double bf(const uint16_t *p, int64_t i) { return lmx_bf16_to_f32(p[i]); }
+static double bf(const uint16_t *p, int64_t i) {
+  return lmx_bf16_to_f32(p[i]);
+}
 
 /* Backward: gx = g·w, gw = gᵀ·x, gb = column sums of g, fresh and accumulated. */
 static void one_backward(const dims *d) {
@@ -130,14 +133,18 @@ static void one_backward(const dims *d) {
     for (int64_t i = 0; i < m; i++)
       for (int64_t p = 0; p < k; p++) {
         double r = acc ? bf(ox, i * k + p) : 0, mag = fabs(r);
-        for (int64_t j = 0; j < n; j++) r += bf(g, i * n + j) * bf(w, j * k + p), mag += fabs(bf(g, i * n + j) * bf(w, j * k + p));
+        for (int64_t j = 0; j < n; j++)
+          r += bf(g, i * n + j) * bf(w, j * k + p),
+              mag += fabs(bf(g, i * n + j) * bf(w, j * k + p));
         double e = ratio(gx[i * k + p], r, mag, n);
         if (e > ex) ex = e;
       }
     for (int64_t j = 0; j < n; j++) {
       for (int64_t p = 0; p < k; p++) {
         double r = acc ? bf(ow, j * k + p) : 0, mag = fabs(r);
-        for (int64_t i = 0; i < m; i++) r += bf(g, i * n + j) * bf(x, i * k + p), mag += fabs(bf(g, i * n + j) * bf(x, i * k + p));
+        for (int64_t i = 0; i < m; i++)
+          r += bf(g, i * n + j) * bf(x, i * k + p),
+              mag += fabs(bf(g, i * n + j) * bf(x, i * k + p));
         double e = ratio(gw[j * k + p], r, mag, m);
         if (e > ew) ew = e;
       }
@@ -181,13 +188,13 @@ static void exact(int fast) {
 int main(void) {
   uint64_t f = 0;
   lmx_cpu_features(&f);
-  uint64_t need = (1ull << LMX_CPU_AVX512F) | (1ull << LMX_CPU_AVX512BW) |
-                  (1ull << LMX_CPU_AVX512_BF16);
+  uint64_t need =
+      (1ull << LMX_CPU_AVX512F) | (1ull << LMX_CPU_AVX512BW) | (1ull << LMX_CPU_AVX512_BF16);
   int fast = (f & need) == need;
   CHECK(lmx_cpu_bf16_dot_available() == fast);
   CHECK(strcmp(lmx_cpu_bf16_fc_path(), fast ? "avx512_bf16" : "float32") == 0);
   if (!fast) printf("no AVX512_BF16 here: the fast path's checks are skipped\n");
-  static const dims shapes[] = {{1, 1, 1},  {3, 31, 5},  {4, 32, 4},   {7, 77, 13},
+  static const dims shapes[] = {{1, 1, 1},   {3, 31, 5}, {4, 32, 4},    {7, 77, 13},
                                 {9, 300, 6}, {2, 64, 9}, {64, 256, 70}, {130, 784, 33}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     one_shape(&shapes[i], fast);

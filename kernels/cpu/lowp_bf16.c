@@ -31,7 +31,9 @@
 
 static atomic_int g_forced_off;
 
-void lmx_cpu_bf16_dot_force_off(int off) { atomic_store(&g_forced_off, off != 0); }
+void lmx_cpu_bf16_dot_force_off(int off) {
+  atomic_store(&g_forced_off, off != 0);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -44,8 +46,8 @@ static int cpu_has_bf16(void) {
   if (k < 0) {
     uint64_t f = 0;
     lmx_cpu_features(&f);
-    uint64_t need = (1ull << LMX_CPU_AVX512F) | (1ull << LMX_CPU_AVX512BW) |
-                    (1ull << LMX_CPU_AVX512_BF16);
+    uint64_t need =
+        (1ull << LMX_CPU_AVX512F) | (1ull << LMX_CPU_AVX512BW) | (1ull << LMX_CPU_AVX512_BF16);
     k = (f & need) == need;
     atomic_store(&known, k);
   }
@@ -67,9 +69,10 @@ static inline float finish(float s, const uint16_t *b, int64_t j, const uint16_t
 
 /* One block: rows [i0, i0 + mr) of x by rows [j0, j0 + nr) of w, mr, nr <= 4. Inlined
  * with constants for the full 4 x 4 block so the accumulators stay in registers. */
-static inline __attribute__((always_inline)) BF16 void block(
-    int mr, int nr, int64_t i0, int64_t j0, int64_t k, int64_t n, uint16_t *y,
-    const uint16_t *x, const uint16_t *w, const uint16_t *b, int acc) {
+static inline __attribute__((always_inline)) BF16 void block(int mr, int nr, int64_t i0, int64_t j0,
+                                                             int64_t k, int64_t n, uint16_t *y,
+                                                             const uint16_t *x, const uint16_t *w,
+                                                             const uint16_t *b, int acc) {
   __m512 s[4][4];
   for (int a = 0; a < mr; a++)
     for (int c = 0; c < nr; c++) s[a][c] = _mm512_setzero_ps();
@@ -88,14 +91,14 @@ static inline __attribute__((always_inline)) BF16 void block(
 }
 
 static BF16 void block_edge(int mr, int nr, int64_t i0, int64_t j0, int64_t k, int64_t n,
-                            uint16_t *y, const uint16_t *x, const uint16_t *w,
-                            const uint16_t *b, int acc) {
+                            uint16_t *y, const uint16_t *x, const uint16_t *w, const uint16_t *b,
+                            int acc) {
   block(mr, nr, i0, j0, k, n, y, x, w, b, acc);
 }
 
 /* Rows [i0, i0 + mr) of y (mr <= 4), all columns. */
-static BF16 void row_block(int mr, int64_t i0, int64_t k, int64_t n, uint16_t *y,
-                           const uint16_t *x, const uint16_t *w, const uint16_t *b, int acc) {
+static BF16 void row_block(int mr, int64_t i0, int64_t k, int64_t n, uint16_t *y, const uint16_t *x,
+                           const uint16_t *w, const uint16_t *b, int acc) {
   int64_t j = 0;
   if (mr == 4)
     for (; j + 4 <= n; j += 4) block(4, 4, i0, j, k, n, y, x, w, b, acc);
@@ -115,7 +118,9 @@ int lmx_cpu_bf16_fc(int64_t m, int64_t k, int64_t n, uint16_t *y, const uint16_t
   return 0;
 }
 
-int lmx_cpu_bf16_dot_available(void) { return !atomic_load(&g_forced_off) && cpu_has_bf16(); }
+int lmx_cpu_bf16_dot_available(void) {
+  return !atomic_load(&g_forced_off) && cpu_has_bf16();
+}
 
 /* t[c, r] = a[r, c] for a [rows, cols] */
 static void transpose(int64_t rows, int64_t cols, const uint16_t *a, uint16_t *t) {
@@ -157,7 +162,9 @@ int lmx_cpu_bf16_fc(int64_t m, int64_t k, int64_t n, uint16_t *y, const uint16_t
   return -1;
 }
 
-int lmx_cpu_bf16_dot_available(void) { return 0; }
+int lmx_cpu_bf16_dot_available(void) {
+  return 0;
+}
 
 int lmx_cpu_bf16_fc_bwd(int64_t m, int64_t k, int64_t n, const uint16_t *g, const uint16_t *x,
                         const uint16_t *w, uint16_t *gx, int acc_x, uint16_t *gw, int acc_w,

@@ -360,15 +360,16 @@ end
 -- @return nil
 function Optimizer:create_state() return nil end
 
+-- the weights multi_precision keeps a float32 master copy of
+local function is_lowp(weight) return weight.dtype == 'float16' or weight.dtype == 'bfloat16' end
+
 --- The state of a weight, with MXNet's multi-precision wrapper: with `multi_precision`
--- and a float16 or bfloat16 weight, `{weight32, inner...}` (a float32 master copy, then the entries of
--- `create_state(index, weight32)`); otherwise `create_state(index, weight)`. Optimizers
+-- and a float16 or bfloat16 weight, `{weight32, inner...}` (a float32 master copy, then
+-- the entries of `create_state(index, weight32)`); otherwise `create_state(index, weight)`. Optimizers
 -- with their own multi-precision kernels (SGD, NAG) override it.
 -- @param index the parameter's index
 -- @param weight the NDArray
 -- @return the state (nil, an NDArray or a list of NDArrays)
-local function is_lowp(weight) return weight.dtype == 'float16' or weight.dtype == 'bfloat16' end
-
 function Optimizer:create_state_multi_precision(index, weight)
   if self.multi_precision and is_lowp(weight) then
     local w32 = weight:astype('float32')

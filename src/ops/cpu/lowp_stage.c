@@ -29,7 +29,9 @@
 
 enum { STAGE_MAX = 16, STAGE_ALIGN = 64 };
 
-int lmx_cpu_is_lowp(int dt) { return dt == LMX_FLOAT16 || dt == LMX_BFLOAT16; }
+int lmx_cpu_is_lowp(int dt) {
+  return dt == LMX_FLOAT16 || dt == LMX_BFLOAT16;
+}
 
 int lmx_cpu_check_float_lowp(const lmx_op_ctx *c, const lmx_tensor *t, const char *what) {
   if (t->dtype == LMX_FLOAT32 || t->dtype == LMX_FLOAT64 || lmx_cpu_is_lowp(t->dtype))
@@ -37,7 +39,9 @@ int lmx_cpu_check_float_lowp(const lmx_op_ctx *c, const lmx_tensor *t, const cha
   return lmx_cpu_fail_dtype_ew(c, t, what);
 }
 
-static size_t align_up(size_t b) { return (b + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN; }
+static size_t align_up(size_t b) {
+  return (b + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
+}
 
 static size_t f32_bytes(const lmx_shape *s) {
   size_t n = 1;
@@ -76,11 +80,13 @@ size_t lmx_cpu_lowp_ws(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape
 
 typedef struct {
   const lmx_op_ctx *c;
-  char *next;       /* the free part of the workspace */
-  int lowdt;        /* the data's dtype: every tensor of the call has it */
+  char *next; /* the free part of the workspace */
+  int lowdt;  /* the data's dtype: every tensor of the call has it */
 } stager;
 
-static int64_t count(const lmx_tensor *t) { return lmx_glue_size(t); }
+static int64_t count(const lmx_tensor *t) {
+  return lmx_glue_size(t);
+}
 
 /* Every tensor of a staged call has the data's dtype (FullyConnected, Convolution and
  * Pooling take one dtype throughout); a tensor without data is not read. */
@@ -118,8 +124,10 @@ static int begin(stager *s, const lmx_op_ctx *c, lmx_op_ctx *ci, lmx_workspace_f
                  const lmx_tensor *in, int nin, const lmx_tensor *out, int nout, int grads) {
   s->c = c, s->lowdt = in[0].dtype;
   if (nin > STAGE_MAX || nout > STAGE_MAX)
-    return lmx_op_fail(c, LMX_ERR_ARG, "float16/bfloat16 staging: at most %d inputs and "
-                       "outputs, got %d and %d", STAGE_MAX, nin, nout);
+    return lmx_op_fail(c, LMX_ERR_ARG,
+                       "float16/bfloat16 staging: at most %d inputs and "
+                       "outputs, got %d and %d",
+                       STAGE_MAX, nin, nout);
   lmx_shape is[STAGE_MAX], os[STAGE_MAX];
   int dts[2 * STAGE_MAX];
   size_t stage_b = 0;
@@ -144,7 +152,9 @@ static int begin(stager *s, const lmx_op_ctx *c, lmx_op_ctx *ci, lmx_workspace_f
   return LMX_OK;
 }
 
-static int out_req(int req) { return req == LMX_REQ_INPLACE ? LMX_REQ_WRITE : req; }
+static int out_req(int req) {
+  return req == LMX_REQ_INPLACE ? LMX_REQ_WRITE : req;
+}
 
 int lmx_cpu_lowp_fwd(const lmx_op_ctx *c, lmx_forward_fn f, lmx_workspace_fn inner,
                      const lmx_tensor *in, const lmx_tensor *out, const int *req,
@@ -182,8 +192,10 @@ int lmx_cpu_lowp_bwd(const lmx_op_ctx *c, lmx_backward_fn f, lmx_workspace_fn in
   for (int j = 0; j < nout; j++) stage(&s, &og[j], &og32[j], 1);
   for (int i = 0; i < nin; i++) {
     req32[i] = out_req(req[i]);
-    if (req[i] == LMX_REQ_NULL) ig32[i] = (lmx_tensor){NULL, ig[i].shape, LMX_FLOAT32};
-    else stage(&s, &ig[i], &ig32[i], req[i] == LMX_REQ_ADD);
+    if (req[i] == LMX_REQ_NULL)
+      ig32[i] = (lmx_tensor){NULL, ig[i].shape, LMX_FLOAT32};
+    else
+      stage(&s, &ig[i], &ig32[i], req[i] == LMX_REQ_ADD);
   }
   LMX_TRY(f(&ci, og32, in32, out32, ig32, req32, aux));
   for (int i = 0; i < nin; i++) unstage(&ig[i], &ig32[i], req[i]);

@@ -3,10 +3,10 @@
  * bfloat16 runs the AVX512_BF16 dot-product kernel (kernels/cpu/lowp_bf16.c) on CPUs that
  * have it: forward reads the bfloat16 data in place, backward dots transposed bfloat16
  * copies kept in the workspace. Everything else — float16, and bfloat16 on other CPUs or
- * with the fast path forced off — widens to float32 twins in the workspace and runs the float32 GEMMs (lowp_stage.c),
- * rounding each result once. Both give the float32 sums of exact products rounded once,
- * in different orders: they agree within bfloat16 rounding. MXNet 1.9 runs bfloat16
- * FullyConnected through oneDNN on the CPU; float16 there computes in float32 too.
+ * with the fast path forced off — widens to float32 twins in the workspace and runs the
+ * float32 GEMMs (lowp_stage.c), rounding each result once. Both give the float32 sums of exact
+ * products rounded once, in different orders: they agree within bfloat16 rounding. MXNet 1.9 runs
+ * bfloat16 FullyConnected through oneDNN on the CPU; float16 there computes in float32 too.
  */
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../tensor/dtype.h"
@@ -47,8 +47,8 @@ static int bf16_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
   *done = lmx_cpu_bf16_fc_bwd(d.m, d.k, d.n, og[0].data, in[0].data, in[1].data,
                               req[0] ? ig[0].data : NULL, req[0] == LMX_REQ_ADD,
                               req[1] ? ig[1].data : NULL, req[1] == LMX_REQ_ADD,
-                              d.bias && req[2] ? ig[2].data : NULL,
-                              d.bias && req[2] == LMX_REQ_ADD, c->workspace) == 0;
+                              d.bias && req[2] ? ig[2].data : NULL, d.bias && req[2] == LMX_REQ_ADD,
+                              c->workspace) == 0;
   return LMX_OK;
 }
 
@@ -65,4 +65,6 @@ const char *lmx_cpu_fc_bf16_path(void) {
   return lmx_cpu_bf16_dot_available() ? "avx512_bf16" : "float32";
 }
 
-void lmx_cpu_fc_bf16_force_fallback(int on) { lmx_cpu_bf16_dot_force_off(on); }
+void lmx_cpu_fc_bf16_force_fallback(int on) {
+  lmx_cpu_bf16_dot_force_off(on);
+}
