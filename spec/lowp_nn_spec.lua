@@ -256,4 +256,45 @@ describe('float16/bfloat16 in an executor', function()
       assert.are.equal(dt, e.grad_dict.fc1_weight.dtype)
     end
   end)
+
+  it('trains a LeNet-shaped net (Convolution, tanh, Pooling, Flatten, FC) near float32', function()
+    local function lenet(dt)
+      local s = mx.sym.Variable('data')
+      if dt ~= 'float32' then s = mx.sym.Cast {data = s, dtype = dt} end
+      s = mx.sym.Convolution {data = s, kernel = {3, 3}, num_filter = 4, pad = {1, 1}, name = 'c1'}
+      s = mx.sym.Activation {data = s, act_type = 'tanh'}
+      s = mx.sym.Pooling {data = s, kernel = {2, 2}, stride = {2, 2}, pool_type = 'max'}
+      s = mx.sym.Flatten {data = s}
+      s = mx.sym.FullyConnected {data = s, num_hidden = 5, name = 'f1'}
+      if dt ~= 'float32' then s = mx.sym.Cast {data = s, dtype = 'float32'} end
+      return mx.sym.SoftmaxOutput {data = s, name = 'softmax'}
+    end
+    local values = {}
+    local function run(dt)
+      local e = lenet(dt):simple_bind {ctx = mx.cpu(), data = {3, 1, 8, 8},
+                                       type_dict = {data = 'float32'}}
+      for k, a in pairs(e.arg_dict) do
+        values[k] = values[k] or (k == 'softmax_label' and mx.nd.array {0, 3, 4}
+          or rand(a.shape, -0.5, 0.5, 'float32'))
+        a:set(values[k]:astype(a.dtype))
+      end
+      e:forward(true)
+      e:backward()
+      return e
+    end
+    local ref = run('float32')
+    for _, dt in ipairs {'float16', 'bfloat16'} do
+      local e = run(dt)
+      for _, k in ipairs {'c1_weight', 'c1_bias', 'f1_weight', 'f1_bias'} do
+        assert.are.equal(dt, e.grad_dict[k].dtype)
+        local got, want = flat(e.grad_dict[k]:astype('float32')), flat(ref.grad_dict[k])
+        local big = 0
+        for i = 1, #want do big = math.max(big, math.abs(want[i])) end
+        for i = 1, #want do -- bfloat16 keeps 8 bits: a few roundings along the way
+          assert(math.abs(got[i] - want[i]) <= 0.03 * big, ('%s %s[%d]: %g vs %g'):format(
+            dt, k, i, got[i], want[i]))
+        end
+      end
+    end
+  end)
 end)
