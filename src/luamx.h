@@ -250,6 +250,18 @@ LMX_API int lmx_blas_info(const char **corename, const char **config, const char
  * OMP_NUM_THREADS, or the CPUs). Never fails. */
 LMX_API int lmx_cpu_num_threads(void);
 
+/* The kernel bfloat16 FullyConnected (forward and backward) runs on the CPU:
+ * "avx512_bf16" (vdpbf16ps dot products on the bfloat16 data, on CPUs with AVX512_BF16
+ * unless forced off) or "float32" (data widened to float32 in the workspace, the float32
+ * GEMMs, each result rounded once; float16 always takes this path). Static string. Never
+ * fails. Thread-safe. */
+LMX_API const char *lmx_cpu_bf16_fc_path(void);
+
+/* force != 0 makes bfloat16 FullyConnected take the float32 fallback even where
+ * AVX512_BF16 is usable; 0 restores the automatic choice. Process-wide, for calls that
+ * start afterwards. Returns LMX_OK. Thread-safe. */
+LMX_API int lmx_cpu_bf16_force_fallback(int force);
+
 /* ================================================================== NDArray === */
 
 /* An n-dimensional array: a shape, a dtype, a context, and a view (byte offset) into

@@ -46,6 +46,23 @@ typedef int (*lmx_half_fn)(const void *ctx, int64_t m, float *o, const float *co
 int lmx_cpu_half_map(int dt, int64_t n, void *out, int acc, int nin, const void *const *in,
                      lmx_half_fn fn, const void *ctx);
 
+/* ---- lowp_bf16.c: bfloat16 FullyConnected with AVX512_BF16 ------------------------
+ * y[m,n] (+)= x[m,k] · w[n,k]ᵀ (+ b[n], b may be NULL), bfloat16 in and out, float32
+ * sums rounded once. Returns 0, or -1 (nothing written) when the CPU lacks AVX512_BF16
+ * or the fast path is forced off: the caller then stages in float32. */
+int lmx_cpu_bf16_fc(int64_t m, int64_t k, int64_t n, uint16_t *y, const uint16_t *x,
+                    const uint16_t *w, const uint16_t *b, int acc);
+/* Its backward: gx[m,k] (+)= g[m,n] · w[n,k], gw[n,k] (+)= gᵀ · x[m,k], gb[n] (+)= the
+ * column sums of g (each may be NULL: not wanted; acc_*: add), float32 sums rounded once.
+ * tmp: scratch for max(n·k, m·n + m·k) bfloat16. Returns 0, or -1 as lmx_cpu_bf16_fc. */
+int lmx_cpu_bf16_fc_bwd(int64_t m, int64_t k, int64_t n, const uint16_t *g, const uint16_t *x,
+                        const uint16_t *w, uint16_t *gx, int acc_x, uint16_t *gw, int acc_w,
+                        uint16_t *gb, int acc_b, uint16_t *tmp);
+/* 1 when lmx_cpu_bf16_fc runs (CPU support and not forced off), else 0. */
+int lmx_cpu_bf16_dot_available(void);
+/* off != 0: lmx_cpu_bf16_fc refuses (returns -1) until called again with 0. */
+void lmx_cpu_bf16_dot_force_off(int off);
+
 /* ---- elementwise.c: unary math, scalar ops, equal-shape binary ops ------------------
  * All take float32/float64, and float16/bfloat16 computed in float32 (one rounding per
  * result), and return 0, or -1 for another dtype / unknown op code.

@@ -26,10 +26,11 @@
 -- * Checks: options are checked at create (numbers in range, NaN refused); every class's
 --   update first checks weight, grad and state (NDArrays of the weight's shape and
 --   context; no state where the optimizer keeps one is an error).
--- * multi_precision = true (MXNet's option): a float16 weight gets a float32 master copy
---   in its state. SGD and NAG: {weight32}, or {mom, weight32} with momentum, mom float32;
---   the update runs in float32 on the copy (mp_sgd_update, mp_sgd_mom_update,
---   mp_nag_mom_update) and the float16 weight receives it rounded. Every other optimizer
+-- * multi_precision = true (MXNet's option): a float16 or bfloat16 weight gets a float32
+--   master copy in its state. SGD and NAG: {weight32}, or {mom, weight32} with momentum,
+--   mom float32; the update runs in float32 on the copy (float16: mp_sgd_update,
+--   mp_sgd_mom_update, mp_nag_mom_update; bfloat16, which those kernels do not take:
+--   the same formulas in float32 NDArray arithmetic) and the weight receives it rounded. Every other optimizer
 --   goes through MXNet's generic wrapper (create_state_multi_precision /
 --   update_multi_precision): state {weight32, inner states...}, the update on weight32 with
 --   the gradient in float32, then the weight rounded. Other dtypes ignore the option.
@@ -367,15 +368,18 @@ end
 -- @return nil
 function Optimizer:create_state() return nil end
 
+-- the weights multi_precision keeps a float32 master copy of
+local function is_lowp(weight) return weight.dtype == 'float16' or weight.dtype == 'bfloat16' end
+
 --- The state of a weight, with MXNet's multi-precision wrapper: with `multi_precision`
--- and a float16 weight, `{weight32, inner...}` (a float32 master copy, then the entries of
--- `create_state(index, weight32)`); otherwise `create_state(index, weight)`. Optimizers
+-- and a float16 or bfloat16 weight, `{weight32, inner...}` (a float32 master copy, then
+-- the entries of `create_state(index, weight32)`); otherwise `create_state(index, weight)`. Optimizers
 -- with their own multi-precision kernels (SGD, NAG) override it.
 -- @param index the parameter's index
 -- @param weight the NDArray
 -- @return the state (nil, an NDArray or a list of NDArrays)
 function Optimizer:create_state_multi_precision(index, weight)
-  if self.multi_precision and weight.dtype == 'float16' then
+  if self.multi_precision and is_lowp(weight) then
     local w32 = weight:astype('float32')
     local inner = self:create_state(index, w32)
     local st = {w32}
@@ -387,14 +391,14 @@ function Optimizer:create_state_multi_precision(index, weight)
 end
 
 --- One update through MXNet's multi-precision wrapper: with `multi_precision` and a
--- float16 weight the update runs on the float32 master copy (with the gradient cast to
--- float32) and the weight receives it rounded to float16; otherwise `update`.
+-- float16 or bfloat16 weight the update runs on the float32 master copy (with the
+-- gradient cast to float32) and the weight receives it rounded; otherwise `update`.
 -- @param index the parameter's index
 -- @param weight the NDArray, updated in place
 -- @param grad its gradient
 -- @param state what `create_state_multi_precision` returned
 function Optimizer:update_multi_precision(index, weight, grad, state)
-  if self.multi_precision and weight.dtype == 'float16' and type(state) == 'table'
+  if self.multi_precision and is_lowp(weight) and type(state) == 'table'
       and not nd.is_ndarray(state) then
     local w32 = state[1]
     local inner
@@ -418,7 +422,7 @@ local function clip_arg(self) return (self.clip_gradient and self.clip_gradient 
 --- m = momentum*m - lr*wd*w - lr*clip(rescale*g), w = w + m.
 M.SGD = class('sgd', {}, function(self, o) self.momentum = o.momentum or 0 end, {'momentum', 'lazy_update'})
 
-local function mp_of(self, weight) return self.multi_precision and weight.dtype == 'float16' end
+local function mp_of(self, weight) return self.multi_precision and is_lowp(weight) end
 
 -- multi-precision state: {weight32} or {mom, weight32}, float32
 local function mp_state(self, weight)
@@ -436,7 +440,8 @@ local function mp_update(self, index, weight, grad, state, nag)
              rescale_grad = self.rescale_grad, clip_gradient = clip_arg(self)}
   if mom then p.mom, p.momentum = mom, self.momentum end
   local name = not mom and 'mp_sgd_update' or nag and 'mp_nag_mom_update' or 'mp_sgd_mom_update'
-  if fused(self, index, name, p) then return end
+  -- the mp_* kernels take float16 only (as MXNet's); bfloat16 runs the formulas below
+  if weight.dtype == 'float16' and fused(self, index, name, p) then return end
   local g = clip(grad:astype('float32') * self.rescale_grad, self.clip_gradient)
   if not mom then
     w32:set(w32 * (1 - lr * wd) - g * lr)
@@ -448,7 +453,7 @@ local function mp_update(self, index, weight, grad, state, nag)
     mom:set(mom * self.momentum - w32 * (lr * wd) - g * lr)
     w32:set(w32 + mom)
   end
-  weight:set(w32:astype('float16'))
+  weight:set(w32:astype(weight.dtype))
 end
 
 -- SGD and NAG keep their own multi-precision states and kernels (mp_sgd_update, ...)

@@ -109,6 +109,7 @@ local function text(f)
   if b.note then add('         note: %s', b.note) end
   add('luamx    %s loop clones, sigmoid/tanh %s, %d OpenMP threads', f.kernels.clone,
       f.kernels.vmath, f.threads)
+  add('         bfloat16 FullyConnected: %s', f.kernels.bf16_fc)
   return table.concat(lines, '\n')
 end
 
@@ -123,7 +124,10 @@ local Features = {__tostring = text}
 -- 'default'), `why`, `applied` (OpenBLAS runs the core type asked for), `recommended`
 -- (what luamx would choose from the features), `note`}, `kernels` = {`clone` (luamx's own
 -- loops: 'avx512f', 'avx2', 'default' or 'none'), `vmath` (sigmoid/tanh: 'avx512f' or
--- 'portable')}, `threads` (OpenMP threads of luamx's kernels). Prints as a short report.
+-- 'portable'), `bf16_fc` (what bfloat16 FullyConnected runs on: 'avx512_bf16' for
+-- vdpbf16ps dot products, or 'float32' for the float32 GEMMs on widened copies; see
+-- `bf16_force_fallback`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a
+-- short report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
 function M.features()
@@ -154,10 +158,25 @@ function M.features()
       recommended = rec ~= nil and ffi.string(rec) or nil,
       note = st.note,
     },
-    kernels = {clone = clone, vmath = clone == 'avx512f' and 'avx512f' or 'portable'},
+    kernels = {clone = clone, vmath = clone == 'avx512f' and 'avx512f' or 'portable',
+               bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path())},
     threads = C.lmx_cpu_num_threads(),
   }
   return setmetatable(f, Features)
+end
+
+--- Forces bfloat16 FullyConnected onto the float32 fallback (widened copies, the float32
+--- GEMM, one rounding) even on CPUs with AVX512_BF16, or back to the automatic choice.
+-- Process-wide; `features().kernels.bf16_fc` reports the path in force.
+-- @param on true to force the fallback, false for the automatic choice
+-- @return the path now in force ('avx512_bf16' or 'float32')
+-- @usage mx.runtime.bf16_force_fallback(true)   -- compare against the fallback
+function M.bf16_force_fallback(on)
+  if type(on) ~= 'boolean' then
+    capi.raise('mx.runtime.bf16_force_fallback: argument 1: expected a boolean, got ' .. type(on))
+  end
+  capi.check(C.lmx_cpu_bf16_force_fallback(on and 1 or 0))
+  return ffi.string(C.lmx_cpu_bf16_fc_path())
 end
 
 --- Installs the module as `mx.runtime`.

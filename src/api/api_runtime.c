@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <omp.h>
 
+#include "../ops/cpu/cpu_ops.h"
 #include "api.h"
 
 int lmx_blas_info(const char **corename, const char **config, const char **path,
@@ -21,3 +22,11 @@ int lmx_blas_info(const char **corename, const char **config, const char **path,
 }
 
 int lmx_cpu_num_threads(void) { return omp_get_max_threads(); }
+
+const char *lmx_cpu_bf16_fc_path(void) { return lmx_cpu_fc_bf16_path(); }
+
+int lmx_cpu_bf16_force_fallback(int force) {
+  LMX_ENTER();
+  lmx_cpu_fc_bf16_force_fallback(force);
+  return LMX_OK;
+}

@@ -193,7 +193,12 @@ static int setup_aux(call *k, int nin, lmx_ndarray *const *inputs) {
   }
   for (int i = 0; i < k->nin; i++) k->tin[i] = tensor_of(inputs[i]);
   if (k->k->workspace) { /* scratch on the call's device, released by call_end */
+    int dts[2 * IMP_MAX];
+    for (int i = 0; i < k->nin; i++) dts[i] = k->it[i];
+    for (int j = 0; j < k->nout; j++) dts[k->nin + j] = k->ot[j];
+    k->c.dtypes = dts;
     size_t b = k->k->workspace(&k->c, k->is, k->os);
+    k->c.dtypes = NULL;
     if (b) {
       lmx_shape ws = {1, {(int64_t)b}};
       lmx_ndarray *w;

@@ -40,7 +40,8 @@ typedef enum {
   LMX_NUM_OPS
 } lmx_opid;
 
-/* Scratch bytes one call of the op needs for these input and output shapes. */
+/* Scratch bytes one call of the op needs for these input and output shapes (and the
+ * dtypes in c->dtypes, when not NULL: inputs then outputs). */
 typedef size_t (*lmx_workspace_fn)(const lmx_op_ctx *c, const lmx_shape *in,
                                    const lmx_shape *out);
 

@@ -94,6 +94,11 @@ typedef struct lmx_op_ctx {
   void *stream;         /* that device's stream (cudaStream_t); NULL on the CPU */
   void *workspace;      /* workspace_bytes of scratch on the same device */
   size_t workspace_bytes;
+  /* Workspace queries only (kernel.h's lmx_workspace_fn): the dtypes of the inputs then
+   * the outputs, in the order of the shapes passed; NULL when unknown and in kernel
+   * calls, whose tensors carry their dtypes. Lets a workspace function size scratch by
+   * dtype (float16/bfloat16 staging in float32) instead of for the worst case. */
+  const int *dtypes;
   /* The executor step's kernel note (NULL outside executors): kernels with a choice of
    * implementation write which one ran and why (the GPU glue of Convolution, Pooling,
    * BatchNorm: "cuDNN" or "own kernels (<reason>)"); debug_str prints it. */

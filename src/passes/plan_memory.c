@@ -170,8 +170,10 @@ static int workspaces(lmx_plan *p) {
   for (int n = 0; n < p->num_nodes; n++)
     if (p->nodes[n].nin + p->nodes[n].nout > width) width = p->nodes[n].nin + p->nodes[n].nout;
   lmx_shape *buf = lmx_alloc((size_t)width * 2 * sizeof *buf);
-  if (!p->node_ws || !buf) {
+  int *dts = lmx_alloc((size_t)width * 2 * sizeof *dts);
+  if (!p->node_ws || !buf || !dts) {
     lmx_free(buf);
+    lmx_free(dts);
     return lmx_fail_nomem("workspace sizes", (size_t)width * 2 * sizeof *buf);
   }
   memset(p->ctx_ws, 0, sizeof p->ctx_ws);
@@ -181,14 +183,20 @@ static int workspaces(lmx_plan *p) {
     const lmx_kernel *kern = lmx_op_kernel(nd->op, p->ctx_type[nd->ctx]);
     if (!kern || !kern->workspace) continue; /* no kernel: bind refused the op */
     const lmx_pnode *f = nd->kind == LMX_PN_BWD ? &p->nodes[nd->fwd] : nd;
-    for (int k = 0; k < f->nin; k++) buf[k] = p->shape[p->in_entry[f->in0 + k]];
-    for (int j = 0; j < f->nout; j++) buf[f->nin + j] = p->shape[f->out0 + j];
+    for (int k = 0; k < f->nin; k++) {
+      int e = p->in_entry[f->in0 + k];
+      buf[k] = p->shape[e], dts[k] = p->dtype[e];
+    }
+    for (int j = 0; j < f->nout; j++)
+      buf[f->nin + j] = p->shape[f->out0 + j], dts[f->nin + j] = p->dtype[f->out0 + j];
     lmx_op_ctx c = {.op = nd->op, .param = nd->src->param, .node = nd->src->name,
-                    .dev_type = p->ctx_type[nd->ctx], .dev_id = p->ctx_id[nd->ctx]};
+                    .dev_type = p->ctx_type[nd->ctx], .dev_id = p->ctx_id[nd->ctx],
+                    .dtypes = dts};
     p->node_ws[n] = kern->workspace(&c, buf, buf + f->nin);
     if (p->node_ws[n] > p->ctx_ws[nd->ctx]) p->ctx_ws[nd->ctx] = p->node_ws[n];
   }
   lmx_free(buf);
+  lmx_free(dts);
   return LMX_OK;
 }
 

@@ -48,7 +48,7 @@ int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int op = act_code(c);
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'")); /* half: float32 chunks */
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
   lmx_cpu_unary(op, in[0].dtype, lmx_glue_size(&in[0]), out[0].data, in[0].data,
                 req[0] == LMX_REQ_ADD);
@@ -62,7 +62,7 @@ int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int op = act_code(c);
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
-  LMX_TRY(lmx_cpu_check_float(c, &ig[0], "gradient of 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &ig[0], "gradient of 'data'"));
   LMX_TRY(check_pair(c, &og[0], &ig[0], "output gradient"));
   if (op == LMX_UN_SOFTSIGN) LMX_TRY(check_pair(c, &in[0], &ig[0], "input 'data'"));
   else LMX_TRY(check_pair(c, &out[0], &ig[0], "output"));

@@ -25,6 +25,8 @@
  * Depthwise convolution (num_group == channels) skips all of this for the direct kernels
  * of kernels/cpu/dwconv.c (no workspace).
  * Pooling checks its geometry (valid / full / same, global_pool) and calls kernels/cpu/pool.c.
+ * float16/bfloat16 calls of all three run the float32 code on float32 twins in the
+ * workspace, rounding each result once (lowp_stage.c).
  * MXNet 1.9: src/operator/nn/convolution-inl.h, deconvolution-inl.h, pooling.cc, pool.h.
  */
 #include <omp.h>
@@ -61,7 +63,7 @@ static int64_t per_thread_elems(int64_t C, int64_t K, int64_t F, int64_t CKg, in
 static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
                         const lmx_shape *oshape, conv_plan *p) {
   lmx_conv_dims d;
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(lmx_conv_plan(c, deconv, in, oshape, &d)); /* shared with the CUDA glue */
   p->g = d.g, p->N = d.N, p->C = d.C, p->F = d.F, p->G = d.G, p->CK = d.CK, p->O = d.O;
   p->I = d.I, p->dt = d.dt, p->deconv = d.deconv, p->bias = d.bias;
@@ -95,14 +97,23 @@ static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape
 
 static int is_depthwise(const lmx_conv_param *prm, int64_t C);
 
-size_t lmx_cpu_ws_Convolution(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+static size_t conv_ws_f32(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
   if (in[0].ndim >= 3 && is_depthwise(c->param, in[0].dim[1])) return 0; /* direct kernels */
   return conv_ws(c, &in[0], &out[0]);
 }
 
+/* float16/bfloat16 calls add float32 twins of their tensors (lowp_stage.c) */
+size_t lmx_cpu_ws_Convolution(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  return lmx_cpu_lowp_ws(c, in, out, conv_ws_f32);
+}
+
+static size_t deconv_ws_f32(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  return conv_ws(c, &out[0], &in[0]);
+}
+
 size_t lmx_cpu_ws_Deconvolution(const lmx_op_ctx *c, const lmx_shape *in,
                                 const lmx_shape *out) {
-  return conv_ws(c, &out[0], &in[0]);
+  return lmx_cpu_lowp_ws(c, in, out, deconv_ws_f32);
 }
 
 static char *elem(const void *base, int dt, int64_t i) {
@@ -274,7 +285,7 @@ static int dw_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   if (in[0].shape.ndim < 3 || !is_depthwise(c->param, in[0].shape.dim[1])) return LMX_OK;
   *dw = 1;
   lmx_conv_dims d;
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(lmx_conv_plan(c, 0, in, &out[0].shape, &d));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, d.dt, "output"));
   lmx_cpu_dwconv_fwd(d.dt, &d.g, d.N, d.C, d.F / d.C, in[0].data, in[1].data,
@@ -288,7 +299,7 @@ static int dw_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
   if (in[0].shape.ndim < 3 || !is_depthwise(c->param, in[0].shape.dim[1])) return LMX_OK;
   *dw = 1;
   lmx_conv_dims d;
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(lmx_conv_plan(c, 0, in, &og[0].shape, &d));
   LMX_TRY(lmx_glue_check_like(c, &og[0], &og[0].shape, d.dt, "output gradient"));
   for (int i = 0; i < (d.bias ? 3 : 2); i++)
@@ -355,27 +366,32 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
 
 int lmx_cpu_fwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                             const int *req, const lmx_tensor *aux) {
-  (void)aux;
+  if (lmx_cpu_is_lowp(in[0].dtype) && req[0] != LMX_REQ_NULL)
+    return lmx_cpu_lowp_fwd(c, lmx_cpu_fwd_Convolution, conv_ws_f32, in, out, req, aux);
   return conv_fwd(c, in, out, req, 0);
 }
 
 int lmx_cpu_bwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                             const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                             const lmx_tensor *aux) {
-  (void)out, (void)aux;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_lowp_bwd(c, lmx_cpu_bwd_Convolution, conv_ws_f32, og, in, out, ig, req, aux);
   return conv_bwd(c, og, in, ig, req, 0);
 }
 
 int lmx_cpu_fwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                               const int *req, const lmx_tensor *aux) {
-  (void)aux;
+  if (lmx_cpu_is_lowp(in[0].dtype) && req[0] != LMX_REQ_NULL)
+    return lmx_cpu_lowp_fwd(c, lmx_cpu_fwd_Deconvolution, deconv_ws_f32, in, out, req, aux);
   return conv_fwd(c, in, out, req, 1);
 }
 
 int lmx_cpu_bwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                               const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                               const lmx_tensor *aux) {
-  (void)out, (void)aux;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_lowp_bwd(c, lmx_cpu_bwd_Deconvolution, deconv_ws_f32, og, in, out, ig, req,
+                            aux);
   return conv_bwd(c, og, in, ig, req, 1);
 }
 
@@ -388,13 +404,18 @@ static int pool_plan(const lmx_op_ctx *c, const lmx_shape *x, const lmx_shape *y
   return lmx_pool_plan(c, x, y, g, type, include_pad, pv);
 }
 
+size_t lmx_cpu_ws_Pooling(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
+  return lmx_cpu_lowp_ws(c, in, out, NULL); /* float16/bfloat16: float32 twins */
+}
+
 int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                         const int *req, const lmx_tensor *aux) {
-  (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_lowp_fwd(c, lmx_cpu_fwd_Pooling, NULL, in, out, req, aux);
   lmx_cpu_geom g;
   int type, incl, pv;
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &out[0].shape, &g, &type, &incl, &pv));
   LMX_TRY(lmx_glue_check_size(c, &in[0], lmx_glue_size(&in[0]), "input 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, in[0].dtype, "output"));
@@ -406,11 +427,12 @@ int lmx_cpu_fwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_ten
 int lmx_cpu_bwd_Pooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                         const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                         const lmx_tensor *aux) {
-  (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_lowp_bwd(c, lmx_cpu_bwd_Pooling, NULL, og, in, out, ig, req, aux);
   lmx_cpu_geom g;
   int type, incl, pv;
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(pool_plan(c, &in[0].shape, &og[0].shape, &g, &type, &incl, &pv));
   LMX_TRY(lmx_glue_check_like(c, &in[0], &in[0].shape, in[0].dtype, "input 'data'"));
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, in[0].dtype, "gradient of 'data'"));

@@ -58,6 +58,32 @@ int lmx_cpu_fail_dtype(const lmx_op_ctx *c, const lmx_tensor *t, const char *wha
 /* The same for the elementwise ops, which also take float16 and bfloat16. */
 int lmx_cpu_fail_dtype_ew(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
 int lmx_cpu_fail_req_add(const lmx_op_ctx *c, const char *what);
+/* ---- lowp_stage.c: float16/bfloat16 calls of float32 glue through float32 twins ---- */
+int lmx_cpu_is_lowp(int dt); /* float16 or bfloat16 */
+/* Fails unless t is float32/float64/float16/bfloat16. */
+int lmx_cpu_check_float_lowp(const lmx_op_ctx *c, const lmx_tensor *t, const char *what);
+/* Workspace of a staged op: inner's bytes (NULL: none) plus float32 twins of the
+ * low-precision tensors named by c->dtypes (none when c->dtypes is NULL). */
+size_t lmx_cpu_lowp_ws(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out,
+                       lmx_workspace_fn inner);
+/* Runs the float32 glue f on float32 twins of the call's tensors, rounding outputs once. */
+int lmx_cpu_lowp_fwd(const lmx_op_ctx *c, lmx_forward_fn f, lmx_workspace_fn inner,
+                     const lmx_tensor *in, const lmx_tensor *out, const int *req,
+                     const lmx_tensor *aux);
+int lmx_cpu_lowp_bwd(const lmx_op_ctx *c, lmx_backward_fn f, lmx_workspace_fn inner,
+                     const lmx_tensor *og, const lmx_tensor *in, const lmx_tensor *out,
+                     const lmx_tensor *ig, const int *req, const lmx_tensor *aux);
+
+/* nn_fc_lowp.c: FullyConnected in float16/bfloat16 (AVX512_BF16 or staging);
+ * which path bfloat16 takes ("avx512_bf16" or "float32"); forcing the fallback. */
+int lmx_cpu_fc_lowp_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const int *req, const lmx_tensor *aux);
+int lmx_cpu_fc_lowp_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
+                        const lmx_tensor *out, const lmx_tensor *ig, const int *req,
+                        const lmx_tensor *aux);
+const char *lmx_cpu_fc_bf16_path(void);
+void lmx_cpu_fc_bf16_force_fallback(int on);
+
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);
 

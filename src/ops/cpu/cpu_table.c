@@ -14,7 +14,7 @@
 
 const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     /* nn_fc.c */
-    [LMX_OPID_FullyConnected] = {FWD(FullyConnected), BWD(FullyConnected)},
+    [LMX_OPID_FullyConnected] = {FWD(FullyConnected), BWD(FullyConnected), WS(FullyConnected)},
     /* init_op.c */
     [LMX_OPID__zeros] = {FWD(_zeros)},
     [LMX_OPID__ones] = {FWD(_ones)},
@@ -103,7 +103,7 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     /* nn_conv.c, nn_pool.c, nn_norm.c, dropout.c */
     [LMX_OPID_Convolution] = {FWD(Convolution), BWD(Convolution), WS(Convolution)},
     [LMX_OPID_Deconvolution] = {FWD(Deconvolution), BWD(Deconvolution), WS(Deconvolution)},
-    [LMX_OPID_Pooling] = {FWD(Pooling), BWD(Pooling)},
+    [LMX_OPID_Pooling] = {FWD(Pooling), BWD(Pooling), WS(Pooling)},
     [LMX_OPID_BatchNorm] = {FWD(BatchNorm), BWD(BatchNorm)},
     [LMX_OPID_LayerNorm] = {FWD(LayerNorm), BWD(LayerNorm)},
     [LMX_OPID_Dropout] = {FWD(Dropout), BWD(Dropout)},

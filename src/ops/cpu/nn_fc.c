@@ -18,16 +18,18 @@
 
 typedef lmx_fc_dims fc_dims;
 
-/* dims are shared with the CUDA glue (nn_plan.c); the dtypes are the CPU's */
+/* dims are shared with the CUDA glue (nn_plan.c); the dtypes are the CPU's (float16 and
+ * bfloat16 calls are staged in float32 before they get here) */
 static int fc_check(const lmx_op_ctx *c, const lmx_tensor *in, fc_dims *d) {
-  LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
+  LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   return lmx_fc_plan(c, in, d);
 }
 
 int lmx_cpu_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
                                const lmx_tensor *out, const int *req, const lmx_tensor *aux) {
-  (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_fc_lowp_fwd(c, in, out, req, aux); /* nn_fc_lowp.c */
   fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
   LMX_TRY(lmx_glue_check_size(c, &out[0], d.m * d.n, "output"));
@@ -40,7 +42,8 @@ int lmx_cpu_fwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *in,
 int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
                                const lmx_tensor *out, const lmx_tensor *ig, const int *req,
                                const lmx_tensor *aux) {
-  (void)out, (void)aux;
+  if (lmx_cpu_is_lowp(in[0].dtype))
+    return lmx_cpu_fc_lowp_bwd(c, og, in, out, ig, req, aux); /* nn_fc_lowp.c */
   fc_dims d = {0};
   LMX_TRY(fc_check(c, in, &d));
   LMX_TRY(lmx_glue_check_size(c, &og[0], d.m * d.n, "output gradient"));
@@ -55,6 +58,12 @@ int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const 
   if (d.bias && req[2])
     lmx_cpu_sum_rows(dt, d.m, d.n, ig[2].data, og[0].data, req[2] == LMX_REQ_ADD);
   return LMX_OK;
+}
+
+/* Float16/bfloat16 calls are staged in float32 (lowp_stage.c); float32 ones need none. */
+size_t lmx_cpu_ws_FullyConnected(const lmx_op_ctx *c, const lmx_shape *in,
+                                 const lmx_shape *out) {
+  return lmx_cpu_lowp_ws(c, in, out, NULL);
 }
 
 /* ---- dot / batch_dot ------------------------------------------------------------------ */
