@@ -24,9 +24,13 @@ typedef struct { long tv_sec; long tv_nsec; } lmxb_timespec;
 int clock_gettime(int clk, lmxb_timespec *ts);
 ]]
 local ts = ffi.new('lmxb_timespec')
---- seconds, monotonic clock
+-- LUAMX_BENCH_CLOCK=cpu: the process's CPU time (CLOCK_PROCESS_CPUTIME_ID) instead of the
+-- monotonic clock, for comparing variants on a machine other jobs load (with
+-- OMP_NUM_THREADS=1, so that CPU time is the single thread's work)
+local clock_id = os.getenv('LUAMX_BENCH_CLOCK') == 'cpu' and 2 or 1
+--- seconds, monotonic clock (or CPU time, see LUAMX_BENCH_CLOCK)
 function B.now()
-  ffi.C.clock_gettime(1, ts)
+  ffi.C.clock_gettime(clock_id, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
 end
 

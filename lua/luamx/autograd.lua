@@ -280,13 +280,22 @@ for k, v in pairs(nd.BIN) do BIN_NAME[tonumber(v)] = k end
 
 local ops -- mx.nd.op, set by install
 
+-- the keyword table of the scalar operators, reused: a call reads it before running
+local scalar_args = {scalar = 0}
+
 --- Recorded arithmetic: op (an nd.BIN code) on arrays / numbers as operators.
 state.arith = function(op, x, y, level)
   local name = BIN_NAME[tonumber(op)]
   local xa, ya = nd.is_ndarray(x), nd.is_ndarray(y)
   if xa and ya then return ops[ARR[name]](x, y) end
-  if xa and type(y) == 'number' then return ops[SCAL[name]](x, {scalar = y}) end
-  if ya and type(x) == 'number' then return ops[RSCAL[name]](y, {scalar = x}) end
+  if xa and type(y) == 'number' then
+    scalar_args.scalar = y
+    return ops[SCAL[name]](x, scalar_args)
+  end
+  if ya and type(x) == 'number' then
+    scalar_args.scalar = x
+    return ops[RSCAL[name]](y, scalar_args)
+  end
   raise(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
     type(xa and y or x)), level + 1)
 end

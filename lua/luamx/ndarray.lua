@@ -62,13 +62,12 @@ local function release(h)
   C.lmx_ndarray_free(h)
 end
 
+local wrap_size, wrap_dt = ffi.new('int64_t[1]'), ffi.new('int[1]') -- wrap's scratch
 --- Wraps a fresh handle (one reference owned by us) into an NDArray.
 local function wrap(h)
-  local size = ffi.new('int64_t[1]')
-  C.lmx_ndarray_size(h, size)
-  local dt = ffi.new('int[1]')
-  C.lmx_ndarray_dtype(h, dt)
-  local bytes = tonumber(size[0]) * C.lmx_dtype_size(dt[0])
+  C.lmx_ndarray_size(h, wrap_size) -- no callbacks run in these two: the scratch is safe
+  C.lmx_ndarray_dtype(h, wrap_dt)
+  local bytes = tonumber(wrap_size[0]) * C.lmx_dtype_size(wrap_dt[0])
   h = ffi.gc(h, release)
   sizes[h] = bytes
   nudge(bytes)
@@ -589,9 +588,19 @@ local function arith(op, x, y, level)
   level = level + 1
   if ag.recording then return ag.arith(op, x, y, level) end
   local xa, ya = M.is_ndarray(x), M.is_ndarray(y)
-  if xa and ya then return new_from(level, C.lmx_ndarray_binary, op, handle(x, level), handle(y, level)) end
-  if xa and type(y) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(x, level), y, 0) end
-  if ya and type(x) == 'number' then return new_from(level, C.lmx_ndarray_scalar, op, handle(y, level), x, 1) end
+  -- direct calls (not new_from): no table per operation on this hot path
+  if xa and ya then
+    check(C.lmx_ndarray_binary(op, handle(x, level), handle(y, level), out_h), level)
+    return wrap(out_h[0])
+  end
+  if xa and type(y) == 'number' then
+    check(C.lmx_ndarray_scalar(op, handle(x, level), y, 0, out_h), level)
+    return wrap(out_h[0])
+  end
+  if ya and type(x) == 'number' then
+    check(C.lmx_ndarray_scalar(op, handle(y, level), x, 1, out_h), level)
+    return wrap(out_h[0])
+  end
   raise(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
     type(xa and y or x)))
 end

@@ -124,6 +124,7 @@ end
 -- parameters and the op's input/output names), so repeated calls parse nothing; the
 -- cache is bounded and simply restarts when full.
 local call_cache, ncached = {}, 0
+local tries = {} -- per op name: the fast path's lookup tree (see fast_invoke); reset with the cache
 
 local function prepared_for(opname, idx, n, ck, cv, keep, params)
   local key = opname
@@ -144,7 +145,7 @@ local function prepared_for(opname, idx, n, ck, cv, keep, params)
   local _, nvis = io_names(idx, n, ck, cv, 1)
   entry.nvis = nvis
   entry.anames = io_names(idx, n, ck, cv, 2)
-  if ncached >= 256 then call_cache, ncached = {}, 0 end
+  if ncached >= 256 then call_cache, ncached, tries = {}, 0, {} end
   call_cache[key], ncached = entry, ncached + 1
   return entry
 end
@@ -174,6 +175,151 @@ local function invoke(opname, idx, has_num_args, ...)
   return res
 end
 
+-- ------------------------------------------------------------------ fast path ---------
+-- The common call (arrays positionally and/or by input name, scalar parameters, `out`,
+-- `is_train`, `name`) finds its prepared call without building strings or tables: a
+-- tree per op walks the keyword table in pairs order, one level per parameter name
+-- and one per value (numbers, strings and booleans as themselves, lists by their
+-- parameter string), and keeps the prepared call at the end (under the key DONE). Two
+-- tables with the same parameters in another order just make two paths to equal calls.
+-- The prepared call also keeps the FFI buffers of its arguments, reused unless a call
+-- of it is already running (an operator calling back into Lua). Anything else (aux
+-- states, ops with num_args, nil or odd arguments, errors) takes the general path
+-- above, which gives the error messages; results are identical.
+local DONE = {}
+local NDArray = nd.NDArray
+local SLOW = {} -- returned by the fast path: take the general one
+
+-- the params of a keyword table t (no arrays, no extras), or nil when t has odd entries
+local function plain_params(t)
+  local params = {}
+  for k, v in pairs(t) do
+    local tv = type(v)
+    if type(k) ~= 'string' then return nil end
+    if not EXTRA[k] and getmetatable(v) ~= NDArray then
+      if not (tv == 'number' or tv == 'string' or tv == 'boolean' or (tv == 'table' and getmetatable(v) == nil)) then
+        return nil
+      end
+      params[k] = v
+    end
+  end
+  return params
+end
+
+local function value_key(v)
+  local tv = type(v)
+  if tv == 'table' then return opmod.to_param_string(v) end
+  if v ~= v then return 'nan' end -- NaN cannot index a table
+  return v
+end
+
+-- Prepares the call for keyword table t (nil: no parameters) and files it in the tree.
+local function learn(opname, idx, t)
+  local params = t and plain_params(t) or {}
+  if not params then return nil end
+  local n, ck, cv, keep = kv(params)
+  local entry = prepared_for(opname, idx, n, ck, cv, keep, params) -- raises as the general path
+  if not entry.hin then
+    entry.hin = ffi.new('lmx_ndarray *[?]', #entry.inames + 1)
+    entry.hout = ffi.new('lmx_ndarray *[?]', entry.nvis + 1)
+    entry.nout = ffi.new('int[1]')
+  end
+  local node = tries[opname]
+  if not node then node = {}; tries[opname] = node end
+  for k, v in pairs(t or params) do
+    if not EXTRA[k] and getmetatable(v) ~= NDArray then
+      local sub = node[k]
+      if not sub then sub = {}; node[k] = sub end
+      local vk = value_key(v)
+      node = sub[vk]
+      if not node then node = {}; sub[vk] = node end
+    end
+  end
+  node[DONE] = entry
+  return entry
+end
+
+local function fast_invoke(opname, idx, ...)
+  local nargs = select('#', ...)
+  local t = nargs > 0 and select(nargs, ...) or nil
+  local npos = nargs
+  local out, is_train, oname, nnamed = nil, nil, nil, 0
+  local node = tries[opname]
+  if type(t) == 'table' and getmetatable(t) == nil then
+    npos = nargs - 1
+    for k, v in pairs(t) do
+      if type(k) ~= 'string' then return SLOW end
+      if EXTRA[k] then
+        if k == 'out' then out = v elseif k == 'is_train' then is_train = v
+        elseif k == 'name' then oname = v end
+      elseif getmetatable(v) == NDArray then
+        nnamed = nnamed + 1
+      elseif type(v) == 'table' and getmetatable(v) ~= nil then
+        return SLOW -- the general path names the bad parameter
+      elseif node then
+        local sub = node[k]
+        node = sub and sub[value_key(v)]
+      end
+    end
+  else
+    t = nil
+  end
+  local entry = node and node[DONE] or learn(opname, idx, t)
+  if not entry then return SLOW end
+  local inames = entry.inames
+  local nin = #inames
+  if npos + nnamed ~= nin then return SLOW end -- aux states, missing or extra arrays
+  local busy = entry.busy
+  local hin = busy and ffi.new('lmx_ndarray *[?]', nin + 1) or entry.hin
+  local used = 0
+  for i = 1, nin do
+    local a = t and t[inames[i]]
+    if getmetatable(a) ~= NDArray then
+      used = used + 1
+      a = select(used, ...)
+      if getmetatable(a) ~= NDArray then return SLOW end
+    end
+    local h = rawget(a, '_h')
+    if not h then return SLOW end
+    hin[i - 1] = h
+  end
+  if used ~= npos then return SLOW end
+  local nvis = entry.nvis
+  local hout = busy and ffi.new('lmx_ndarray *[?]', nvis + 1) or entry.hout
+  local single = getmetatable(out) == NDArray
+  if out ~= nil and not single and (type(out) ~= 'table' or getmetatable(out) ~= nil) then return SLOW end
+  for i = 1, nvis do
+    local o = out
+    if not single then o = out and out[i] elseif i > 1 then o = nil end
+    local h = nil
+    if o ~= nil then
+      h = getmetatable(o) == NDArray and rawget(o, '_h')
+      if not h then return SLOW end
+    end
+    hout[i - 1] = h
+  end
+  local nout = busy and ffi.new('int[1]') or entry.nout
+  nout[0] = nvis
+  if is_train == nil then is_train = ag.training end
+  entry.busy = true
+  local rc = C.lmx_opcall_invoke(entry.h, nin, hin, nout, hout, is_train and 1 or 0)
+  entry.busy = busy
+  check(rc)
+  if oname and ag.recording then check(C.lmx_autograd_set_name(hout[0], oname)) end
+  local k = nout[0]
+  if k == 1 then
+    if single then return out end
+    return out and out[1] or nd.wrap(hout[0])
+  end
+  local res = {}
+  for i = 1, k do
+    if single then res[i] = i == 1 and out or nd.wrap(hout[i - 1])
+    else res[i] = (out and out[i]) or nd.wrap(hout[i - 1]) end
+  end
+  if #res == 1 then return res[1] end
+  return res
+end
+
 local function has_param(idx, pname)
   local np = ffi.new('int[1]')
   check(C.lmx_op_info(idx, nil, nil, nil, np, nil), 3)
@@ -191,7 +337,12 @@ function M.make(name)
   check(C.lmx_op_lookup(name, idx), 2)
   local i = idx[0]
   local has_num_args = has_param(i, 'num_args')
-  return function(...) return invoke(name, i, has_num_args, ...) end
+  if has_num_args then return function(...) return invoke(name, i, true, ...) end end
+  return function(...)
+    local r = fast_invoke(name, i, ...)
+    if r ~= SLOW then return r end
+    return invoke(name, i, false, ...)
+  end
 end
 
 --- Gradient of one call: M.backward(name, params, inputs, outputs, out_grads, opts) ->

@@ -1,8 +1,11 @@
 /* alloc.c — the engine's host allocator with counting, poisoning and fault injection.
  *
  * Layout of a block: [header: 64 bytes][user bytes]. The header keeps the user size and
- * a magic word; the user pointer is 64-byte aligned because the whole block comes from
- * aligned_alloc(64, ...). The fail-at countdown is shared by all threads: the Nth call
+ * a magic word and the pointer malloc gave; the user pointer is 64-byte aligned because
+ * the header starts at the first 64-byte boundary of a malloc'd block 63 bytes larger.
+ * (Plain malloc, not aligned_alloc: glibc serves small mallocs from per-thread caches,
+ * while each aligned request splits a chunk, which made the engine's small, short-lived
+ * blocks — array headers, tape nodes — cost several times their work.) The fail-at countdown is shared by all threads: the Nth call
  * from now (whichever thread makes it) gets NULL.
  *
  * Allocation sites: each public entry point passes its caller's return address down,
@@ -28,6 +31,7 @@ enum { HDR = 64 };
 typedef struct {
   size_t size;
   uint64_t magic;
+  void *raw; /* what malloc returned */
 } header;
 
 static atomic_llong g_live_blocks, g_live_bytes, g_total;
@@ -74,12 +78,14 @@ static int should_fail(const void *site) {
 static void *alloc_at(size_t bytes, const void *site) {
   if (should_fail(site)) return NULL;
   if (bytes > SIZE_MAX - 2 * HDR) return NULL;
-  size_t total = (HDR + bytes + 63) & ~(size_t)63;
-  unsigned char *raw = aligned_alloc(64, total);
+  unsigned char *raw = malloc(HDR + bytes + 63);
   if (!raw) return NULL;
-  header *h = (header *)raw;
+  unsigned char *base = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+  header *h = (header *)base;
   h->size = bytes;
   h->magic = MAGIC_LIVE;
+  h->raw = raw;
+  raw = base;
   if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(raw + HDR, 0xA5, bytes);
   atomic_fetch_add_explicit(&g_live_blocks, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
@@ -128,7 +134,7 @@ void lmx_free(void *p) {
   h->magic = MAGIC_DEAD;
   atomic_fetch_sub_explicit(&g_live_blocks, 1, memory_order_relaxed);
   atomic_fetch_sub_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
-  free(h);
+  free(h->raw);
 }
 
 static char *strndup_at(const char *s, size_t n, const void *site) {

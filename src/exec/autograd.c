@@ -51,7 +51,7 @@ void lmx_ag_node_drop_saved(node *n) {
   int total = n->nin + n->naux + n->nout;
   if (n->in)
     for (int i = 0; i < total; i++) lmx_nd_release(n->in[i]);
-  lmx_free(n->in);
+  if (!n->packed) lmx_free(n->in);
   n->in = n->aux = n->out = NULL;
 }
 
@@ -60,7 +60,7 @@ static void node_destroy(lmx_ag_ref *r) {
   lmx_ag_node_drop_saved(n);
   for (int i = 0; n->src && i < n->nin; i++)
     if (n->src[i]) lmx_ag_ref_release(&n->src[i]->ref);
-  lmx_free(n->src); /* src_idx lives in the same block */
+  if (!n->packed) lmx_free(n->src); /* src_idx lives in the same block */
   if (n->oc) lmx_imp_release(n->oc);
   else if (n->param) lmx_op_params_free(n->op, n->param);
   if (n->kind == NODE_FUNCTION) {
@@ -71,7 +71,7 @@ static void node_destroy(lmx_ag_ref *r) {
     }
     if (ndead < capdead) dead_ids[ndead++] = n->fn_id;
   }
-  lmx_free(n->kv);
+  if (!n->kv_borrowed) lmx_free(n->kv);
   lmx_free(n->name);
   lmx_nd_release(n->grad);
   lmx_free(n);
@@ -83,6 +83,24 @@ static node *node_new(int kind) {
   lmx_ref_init(&n->ref.rc);
   n->ref.destroy = node_destroy;
   n->kind = kind;
+  return n;
+}
+
+/* A node with room for the saved arrays of nin inputs, naux aux states and nout outputs
+ * and the inputs' producers in the same allocation (one block per recorded call). */
+static node *node_new_packed(int kind, int nin, int naux, int nout) {
+  size_t total = (size_t)nin + (size_t)naux + (size_t)nout + 1;
+  size_t bytes = sizeof(node) + total * sizeof(lmx_ndarray *) +
+                 ((size_t)nin + 1) * (sizeof(node *) + sizeof(int));
+  node *n = lmx_calloc(1, bytes);
+  if (!n) return NULL;
+  lmx_ref_init(&n->ref.rc);
+  n->ref.destroy = node_destroy;
+  n->kind = kind;
+  n->packed = 1;
+  n->in = (lmx_ndarray **)(n + 1);
+  n->src = (node **)(n->in + total);
+  n->src_idx = (int *)(n->src + nin + 1);
   return n;
 }
 
@@ -102,10 +120,12 @@ static int node_save(node *n, int nin, lmx_ndarray *const *inputs, int naux,
                      lmx_ndarray *const *aux, int nout, lmx_ndarray *const *outs) {
   int total = nin + naux + nout;
   n->nin = nin, n->naux = naux, n->nout = nout;
-  n->in = lmx_calloc((size_t)total + 1, sizeof *n->in);
-  n->src = lmx_calloc((size_t)nin + 1, sizeof *n->src + sizeof *n->src_idx);
-  if (!n->in || !n->src) return lmx_fail_nomem("an autograd tape node", 0);
-  n->src_idx = (int *)(n->src + nin + 1);
+  if (!n->packed) {
+    n->in = lmx_calloc((size_t)total + 1, sizeof *n->in);
+    n->src = lmx_calloc((size_t)nin + 1, sizeof *n->src + sizeof *n->src_idx);
+    if (!n->in || !n->src) return lmx_fail_nomem("an autograd tape node", 0);
+    n->src_idx = (int *)(n->src + nin + 1);
+  }
   n->aux = n->in + nin, n->out = n->aux + naux;
   for (int i = 0; i < nin + naux; i++) { /* inputs and aux states: a reference each */
     n->in[i] = i < nin ? inputs[i] : aux[i - nin];
@@ -129,12 +149,16 @@ static int node_save(node *n, int nin, lmx_ndarray *const *inputs, int naux,
 
 int lmx_ag_record(const lmx_ag_call *c, int nin, lmx_ndarray *const *inputs, int naux,
                   lmx_ndarray *const *aux, int nout, lmx_ndarray *const *outs, int nret) {
-  node *n = node_new(NODE_OP);
+  node *n = node_new_packed(NODE_OP, nin, naux, nout);
   if (!n) return lmx_fail_nomem("an autograd tape node", sizeof *n);
   n->op = c->op, n->is_train = c->is_train;
   n->nvis = lmx_op_num_visible_outputs(c->op, c->param);
   n->nkeys = c->nkeys;
-  n->kv = lmx_imp_kv_copy(c->nkeys, c->keys, c->vals);
+  if (c->oc) { /* a prepared call's strings: the node retains the call (below) */
+    n->kv = (char **)c->keys, n->kv_borrowed = 1;
+  } else {
+    n->kv = lmx_imp_kv_copy(c->nkeys, c->keys, c->vals);
+  }
   int rc = n->kv ? LMX_OK : lmx_fail_nomem("an autograd tape node's parameters", 0);
   if (rc == LMX_OK) rc = node_save(n, nin, inputs, naux, aux, nout, outs);
   if (rc != LMX_OK) { /* the caller keeps its parameters */
@@ -166,7 +190,7 @@ int lmx_ag_check_outputs(const lmx_op *op, int nin, lmx_ndarray *const *inputs, 
 
 int lmx_ag_function_record(int nin, lmx_ndarray *const *inputs, int nout,
                            lmx_ndarray *const *outputs, lmx_autograd_fn fn, int64_t id) {
-  node *n = node_new(NODE_FUNCTION);
+  node *n = node_new_packed(NODE_FUNCTION, nin, 0, nout);
   if (!n) return lmx_fail_nomem("an autograd tape node", sizeof *n);
   n->fn = fn, n->fn_id = id, n->nvis = nout, n->is_train = lmx_ag_training;
   int rc = node_save(n, nin, inputs, 0, NULL, nout, outputs);

@@ -4,6 +4,10 @@
  * slots (the first contribution stored, later ones accumulated with req add or
  * elemwise_add), marked leaves finished per grad_req, saved arrays dropped unless
  * retain_graph. Recording is paused while it runs.
+ * Variables with grad_req write whose x.grad no recorded call saved (and no other
+ * variable or head gradient shares) get their first contribution written by the kernel
+ * straight into x.grad, later ones added there: no slot array and no final copy. As in
+ * MXNet, a backward that fails part way may then leave such an x.grad partly written.
  */
 #include <string.h>
 
@@ -67,11 +71,68 @@ static const char *node_what(const node *n) {
   return n->kind == NODE_FUNCTION ? "mx.autograd.Function" : n->op->name;
 }
 
+/* ---- direct gradients: variables whose kernels write into x.grad ------------------ */
+
+typedef struct {
+  const lmx_storage *st;
+  int count, saved;
+} st_mark;
+
+/* The slot of storage st in the open-addressed table t (capacity cap, a power of 2). */
+static st_mark *st_find(st_mark *t, size_t cap, const lmx_storage *st) {
+  size_t i = (size_t)(((uintptr_t)st >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+  while (t[i].st && t[i].st != st) i = (i + 1) & (cap - 1);
+  return &t[i];
+}
+
+static void st_saw(st_mark *t, size_t cap, const lmx_ndarray *a) {
+  if (!a) return;
+  st_mark *m = st_find(t, cap, a->st);
+  if (m->st) m->saved = 1;
+}
+
+/* Marks n->direct on the write variables among order whose gradient array no saved
+ * array, head gradient or other variable's gradient shares storage with. */
+static int plan_direct(const nodes *order, int nh, lmx_ndarray *const *hg) {
+  int m = 0, any = 0;
+  for (int i = 0; i < order->n; i++) {
+    node *n = order->v[i];
+    n->direct = n->kind == NODE_LEAF && n->marked && n->needs && n->req == LMX_REQ_WRITE &&
+                n->grad;
+    any |= n->direct;
+    m += n->kind == NODE_LEAF && n->marked && n->grad;
+  }
+  if (!any) return LMX_OK;
+  size_t cap = 16;
+  while (cap < (size_t)m * 2) cap *= 2;
+  st_mark *t = lmx_calloc(cap, sizeof *t);
+  if (!t) return lmx_fail_nomem("the autograd walk", cap * sizeof *t);
+  for (int i = 0; i < order->n; i++) { /* every variable's gradient, whatever its req */
+    node *n = order->v[i];
+    if (n->kind != NODE_LEAF || !n->marked || !n->grad) continue;
+    st_mark *s = st_find(t, cap, n->grad->st);
+    s->st = n->grad->st, s->count++;
+  }
+  for (int i = 0; i < order->n; i++) {
+    node *n = order->v[i];
+    for (int j = 0; n->in && j < n->nin + n->naux + n->nout; j++) st_saw(t, cap, n->in[j]);
+  }
+  for (int h = 0; hg && h < nh; h++) st_saw(t, cap, hg[h]);
+  for (int i = 0; i < order->n; i++) {
+    node *n = order->v[i];
+    if (!n->direct) continue;
+    const st_mark *s = st_find(t, cap, n->grad->st);
+    n->direct = s->count == 1 && !s->saved;
+  }
+  lmx_free(t);
+  return LMX_OK;
+}
+
 /* Runs the backward of op node n: out grads from its slots (zeros for visible outputs
  * nothing reached), input gradients into the producers' slots. */
 static int node_backward(node *n, unsigned ep) {
   lmx_ndarray *og[128] = {NULL}, *ig[128] = {NULL}, *ins[128];
-  int req[128], addto[128] = {0}, rc = LMX_OK;
+  int req[128], addto[128] = {0}, direct[128] = {0}, rc = LMX_OK;
   if (n->nin + n->naux > 128 || n->nout > 128)
     return lmx_fail(LMX_ERR_UNSUPPORTED, "backward: %s: too many inputs", node_what(n));
   int loss = n->kind == NODE_OP && (n->op->flags & LMX_OPF_LOSS);
@@ -93,6 +154,8 @@ static int node_backward(node *n, unsigned ep) {
     lmx_ndarray *cur = s->slot[n->src_idx[i]];
     if (!dup && cur && s->owned[n->src_idx[i]] && n->kind == NODE_OP) {
       req[i] = LMX_REQ_ADD, ig[i] = cur, addto[i] = 1; /* the kernel accumulates */
+    } else if (!dup && !cur && s->direct && n->kind == NODE_OP) {
+      ig[i] = s->grad, direct[i] = 1; /* the kernel writes x.grad itself */
     }
   }
   if (rc != LMX_OK) return rc;
@@ -129,6 +192,14 @@ static int node_backward(node *n, unsigned ep) {
   for (int i = 0; i < n->nin; i++) {
     if (req[i] == LMX_REQ_NULL || addto[i]) {
       if (addto[i]) n->src[i]->reached = 1;
+      continue;
+    }
+    if (direct[i]) { /* x.grad holds it: later contributions add there */
+      if (rc == LMX_OK) {
+        node *s = n->src[i];
+        lmx_ref_inc(&s->grad->rc);
+        s->slot[0] = s->grad, s->owned[0] = 1, s->reached = 1;
+      }
       continue;
     }
     if (rc == LMX_OK) rc = deliver(n->src[i], n->src_idx[i], ig[i], 1);
@@ -190,7 +261,7 @@ static int finish_leaves(const nodes *order, int nvar, lmx_ndarray *const *vars,
     if (n->req == LMX_REQ_ADD) {
       if (s) LMX_TRY(add_into(n->grad, s));
     } else if (s) {
-      LMX_TRY(lmx_nd_copy(s, n->grad));
+      if (s != n->grad) LMX_TRY(lmx_nd_copy(s, n->grad));
     } else {
       LMX_TRY(lmx_ndarray_fill(n->grad, 0.0));
     }
@@ -250,6 +321,8 @@ static int run_backward(int nh, node *const *hn, lmx_ndarray *const *heads,
     }
   }
   LMX_TRY(check_graph(order, nvar, vars, ep));
+  for (int i = 0; i < order->n; i++) order->v[i]->direct = 0;
+  if (nvar == 0) LMX_TRY(plan_direct(order, nh, hg));
   for (int i = 0; i < order->n; i++) LMX_TRY(slots_alloc(order->v[i]));
   LMX_TRY(head_grads(nh, hn, heads, hg));
   for (int i = order->n - 1; i >= 0; i--) {

@@ -18,8 +18,10 @@ struct node {
   const lmx_op *op;
   void *param;
   lmx_opcall *oc;  /* owner of param when not NULL */
-  char **kv;       /* nkeys keys then nkeys values, one allocation */
+  char **kv;       /* nkeys keys then nkeys values, one allocation (or oc's strings) */
   int nkeys;
+  int kv_borrowed; /* kv belongs to oc (a prepared call, retained): not freed here */
+  int packed;      /* in/src live in the node's own allocation (op and function nodes) */
   char *name;      /* NULL: automatic (get_symbol) */
   int is_train;
   int freed;       /* saved arrays dropped by a backward without retain_graph */
@@ -36,6 +38,7 @@ struct node {
   /* backward scratch */
   unsigned epoch, want; /* want == epoch: a variable of mx.autograd.grad */
   int needs, reached;
+  int direct; /* a variable whose gradient kernels write straight into grad */
   lmx_ndarray **slot;
   unsigned char *owned;
 };

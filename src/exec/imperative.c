@@ -22,6 +22,7 @@
  * every output given, allocate nothing.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,17 +46,22 @@ typedef struct {
   int owns_param; /* 0 when the parameters belong to a prepared call (lmx_opcall) */
   lmx_op_ctx c;
   int nin, nout, naux, nvis;
-  lmx_shape is[IMP_MAX], os[IMP_MAX], as[IMP_MAX];
-  int it[IMP_MAX], ot[IMP_MAX], at[IMP_MAX];
-  lmx_ndarray *tmp[IMP_MAX * 2]; /* arrays this call allocated and must release */
   int ntmp;
-  lmx_ndarray *aux[IMP_MAX];
-  lmx_tensor tin[IMP_MAX], tout[IMP_MAX], taux[IMP_MAX];
   /* what autograd records: the parameter strings and the prepared call (or NULL) */
   int nkeys;
   const char *const *keys, *const *vals;
   lmx_opcall *oc;
+  /* the per-slot arrays (about 33 KB): call_init zeroes only the fields above, and
+   * call_setup the slots the op uses, so a call of a small op stays cheap */
+  lmx_shape is[IMP_MAX], os[IMP_MAX], as[IMP_MAX];
+  int it[IMP_MAX], ot[IMP_MAX], at[IMP_MAX];
+  lmx_ndarray *tmp[IMP_MAX * 2]; /* arrays this call allocated and must release */
+  lmx_ndarray *aux[IMP_MAX];
+  lmx_tensor tin[IMP_MAX], tout[IMP_MAX], taux[IMP_MAX];
 } call;
+
+/* Zeroes the call's fixed fields (not the per-slot arrays: see call_setup). */
+static void call_init(call *k) { memset(k, 0, offsetof(call, is)); }
 
 /* Fails with "<Op>: <message>" (imperative calls have no node name). */
 static int ifail(const call *k, int status, const char *fmt, ...)
@@ -127,6 +133,14 @@ static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, lmx_ndarray 
   k->nvis = lmx_op_num_visible_outputs(k->op, k->param);
   if (k->nin > IMP_MAX || k->nout > IMP_MAX || k->naux > IMP_MAX)
     return ifail(k, LMX_ERR_UNSUPPORTED, "too many inputs or outputs");
+  /* the slots the op uses start zeroed, as the whole struct once did */
+  memset(k->is, 0, sizeof k->is[0] * (size_t)k->nin);
+  memset(k->os, 0, sizeof k->os[0] * (size_t)k->nout);
+  memset(k->as, 0, sizeof k->as[0] * (size_t)k->naux);
+  memset(k->aux, 0, sizeof k->aux[0] * (size_t)k->naux);
+  memset(k->tin, 0, sizeof k->tin[0] * (size_t)k->nin);
+  memset(k->tout, 0, sizeof k->tout[0] * (size_t)k->nout);
+  memset(k->taux, 0, sizeof k->taux[0] * (size_t)k->naux);
   if (nin != k->nin && nin != k->nin + k->naux)
     return ifail(k, LMX_ERR_ARG, "expected %d inputs%s, got %d", k->nin,
                        k->naux ? " (or with its aux states appended)" : "", nin);
@@ -147,7 +161,7 @@ static int call_setup(call *k, int nin, lmx_ndarray *const *inputs, lmx_ndarray 
 static int call_begin(call *k, const char *op_name, int nkeys, const char *const *keys,
                       const char *const *vals, int nin, lmx_ndarray *const *inputs,
                       lmx_ndarray *const *outs, int nouts, int is_train) {
-  memset(k, 0, sizeof *k);
+  call_init(k);
   k->op = lmx_op_find(op_name);
   if (!k->op) return lmx_fail(LMX_ERR_NOTFOUND, "unknown operator '%s'", op_name);
   k->opid = lmx_op_index(k->op);
@@ -227,7 +241,9 @@ static int setup_outputs(call *k, int ret, lmx_ndarray **outputs, lmx_ndarray **
       }
       res[i] = outputs[i];
     } else if (i < ret) {
-      int rc = lmx_nd_create(&k->os[i], k->ot[i], k->c.dev_type, k->c.dev_id, 1, &res[i]);
+      /* not zero-filled: the kernel writes every element (req write), as executors'
+       * reused buffers already require */
+      int rc = lmx_nd_create(&k->os[i], k->ot[i], k->c.dev_type, k->c.dev_id, 0, &res[i]);
       if (rc != LMX_OK) return lmx_fail_prefix(rc, "%s: output %d: ", k->op->name, i);
       fresh[i] = 1;
     } else {
@@ -255,11 +271,14 @@ static void hold(const call *k, lmx_ndarray *const *a, int n, int take) {
 
 static int run_forward(call *k, int nin, lmx_ndarray *const *inputs, int *nout,
                        lmx_ndarray **outputs) {
-  lmx_ndarray *res[IMP_MAX] = {NULL};
-  int fresh[IMP_MAX] = {0}, ret = 0, req[IMP_MAX];
+  /* not zero-initialised (1.3 KB a call): fresh[] is cleared for the op's outputs below,
+   * res[i] is read only where fresh[i] is set, given[] only up to ngiven */
+  lmx_ndarray *res[IMP_MAX];
+  int fresh[IMP_MAX], ret = 0, req[IMP_MAX];
   int ngiven = *nout < IMP_MAX ? *nout : IMP_MAX; /* the caller's output arrays */
-  lmx_ndarray *given[IMP_MAX] = {NULL};
+  lmx_ndarray *given[IMP_MAX];
   for (int i = 0; i < ngiven; i++) given[i] = outputs[i];
+  memset(fresh, 0, sizeof fresh[0] * (size_t)k->nout); /* nout <= IMP_MAX (call_setup) */
   hold(k, inputs, nin, 1), hold(k, given, ngiven, 1); /* infer may call the host too */
   int rc = infer(k);
   if (rc == LMX_OK) {
@@ -372,7 +391,7 @@ int lmx_imp_set(lmx_opcall *oc, const char *key, double value) {
 int lmx_imp_call(lmx_opcall *oc, int nin, lmx_ndarray *const *inputs, int *nout,
                  lmx_ndarray **outputs, int is_train) {
   call k;
-  memset(&k, 0, sizeof k);
+  call_init(&k);
   k.op = oc->op;
   k.opid = oc->opid;
   k.param = oc->param;
@@ -421,7 +440,9 @@ static int setup_in_grads(call *k, lmx_ndarray **in_grads, const int *reqs, lmx_
                         "input gradient", i);
       res[i] = in_grads[i];
     } else {
-      LMX_TRY(lmx_nd_create(&k->is[i], k->it[i], k->c.dev_type, k->c.dev_id, 1, &res[i]));
+      /* zeros only for req add: req write overwrites every element */
+      LMX_TRY(lmx_nd_create(&k->is[i], k->it[i], k->c.dev_type, k->c.dev_id,
+                            req[i] == LMX_REQ_ADD, &res[i]));
       fresh[i] = 1;
     }
     ig[i] = tensor_of(res[i]);
@@ -500,7 +521,7 @@ int lmx_imp_backward_op(const lmx_op *op, void *param, int nin, lmx_ndarray *con
                         int nout, lmx_ndarray *const *outputs, lmx_ndarray *const *out_grads,
                         lmx_ndarray **in_grads, const int *reqs, int is_train) {
   call k;
-  memset(&k, 0, sizeof k);
+  call_init(&k);
   k.op = op;
   k.opid = lmx_op_index(op);
   k.param = param;

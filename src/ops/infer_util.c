@@ -81,24 +81,52 @@ const char *lmx_op_in_name(const lmx_op_ctx *c, int i, char *buf, size_t cap) {
   return buf;
 }
 
+/* 1 when lmx_shape_assign(slot, e) would fail: the helpers below name the slot (a
+ * snprintf and a name lookup) only then, since imperative calls infer on every call. */
+static int shape_conflicts(const lmx_shape *slot, const lmx_shape *e) {
+  if (e->ndim <= 0 || slot->ndim <= 0) return 0;
+  if (slot->ndim != e->ndim) return 1;
+  for (int i = 0; i < slot->ndim; i++)
+    if (e->dim[i] != 0 && slot->dim[i] != 0 && slot->dim[i] != e->dim[i]) return 1;
+  return 0;
+}
+
+static int dtype_conflicts(int slot, int expected) {
+  return expected >= 0 && slot >= 0 && slot != expected;
+}
+
+/* The slot's label for a message: kind 0 input, 1 output, 2 aux. */
+static const char *slot_what(const lmx_op_ctx *c, int kind, int i, char *what, size_t cap) {
+  char nm[64];
+  if (kind == 0) lmx_op_in_name(c, i, nm, sizeof nm);
+  else if (kind == 1) lmx_op_output_name(c->op, c->param, i, nm, sizeof nm);
+  else lmx_op_aux_name(c->op, c->param, i, nm, sizeof nm);
+  snprintf(what, cap, "%s '%s'", kind == 0 ? "input" : kind == 1 ? "output" : "aux", nm);
+  return what;
+}
+
+static int slot_shape(const lmx_op_ctx *c, int kind, lmx_shape *s, int i, const lmx_shape *e) {
+  char what[96];
+  if (!shape_conflicts(&s[i], e)) return lmx_shape_assign(c, &s[i], e, "");
+  return lmx_shape_assign(c, &s[i], e, slot_what(c, kind, i, what, sizeof what));
+}
+
+static int slot_dtype(const lmx_op_ctx *c, int kind, int *t, int i, int dt) {
+  char what[96];
+  if (!dtype_conflicts(t[i], dt)) return lmx_dtype_assign(c, &t[i], dt, "");
+  return lmx_dtype_assign(c, &t[i], dt, slot_what(c, kind, i, what, sizeof what));
+}
+
 int lmx_in_assign(const lmx_op_ctx *c, lmx_shape *in, int i, const lmx_shape *e) {
-  char nm[64], what[96];
-  snprintf(what, sizeof what, "input '%s'", lmx_op_in_name(c, i, nm, sizeof nm));
-  return lmx_shape_assign(c, &in[i], e, what);
+  return slot_shape(c, 0, in, i, e);
 }
 
 int lmx_out_assign(const lmx_op_ctx *c, lmx_shape *out, int i, const lmx_shape *e) {
-  char nm[64], what[96];
-  lmx_op_output_name(c->op, c->param, i, nm, sizeof nm);
-  snprintf(what, sizeof what, "output '%s'", nm);
-  return lmx_shape_assign(c, &out[i], e, what);
+  return slot_shape(c, 1, out, i, e);
 }
 
 int lmx_aux_assign(const lmx_op_ctx *c, lmx_shape *aux, int i, const lmx_shape *e) {
-  char nm[64], what[96];
-  lmx_op_aux_name(c->op, c->param, i, nm, sizeof nm);
-  snprintf(what, sizeof what, "aux '%s'", nm);
-  return lmx_shape_assign(c, &aux[i], e, what);
+  return slot_shape(c, 2, aux, i, e);
 }
 
 int lmx_op_axis(const lmx_op_ctx *c, const char *pname, int64_t axis, int ndim, int *out) {
@@ -165,41 +193,21 @@ static int find_known(const int *v, int n) {
 
 int lmx_infer_type_inputs_same(const lmx_op_ctx *c, int *in, int nin, int *out, int nout,
                                int out_dt) {
-  char nm[64], what[96];
   int dt = find_known(in, nin);
-  for (int i = 0; i < nin; i++) {
-    snprintf(what, sizeof what, "input '%s'", lmx_op_in_name(c, i, nm, sizeof nm));
-    LMX_TRY(lmx_dtype_assign(c, &in[i], dt, what));
-  }
-  for (int i = 0; i < nout; i++) {
-    lmx_op_output_name(c->op, c->param, i, nm, sizeof nm);
-    snprintf(what, sizeof what, "output '%s'", nm);
-    LMX_TRY(lmx_dtype_assign(c, &out[i], out_dt, what));
-  }
+  for (int i = 0; i < nin; i++) LMX_TRY(slot_dtype(c, 0, in, i, dt));
+  for (int i = 0; i < nout; i++) LMX_TRY(slot_dtype(c, 1, out, i, out_dt));
   return LMX_OK;
 }
 
 static int default_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
                         int naux) {
-  char nm[64], what[96];
   int dt = find_known(in, nin);
   if (dt < 0) dt = find_known(out, nout);
   if (dt < 0) dt = find_known(aux, naux);
   if (dt < 0) return LMX_OK;
-  for (int i = 0; i < nin; i++) {
-    snprintf(what, sizeof what, "input '%s'", lmx_op_in_name(c, i, nm, sizeof nm));
-    LMX_TRY(lmx_dtype_assign(c, &in[i], dt, what));
-  }
-  for (int i = 0; i < nout; i++) {
-    lmx_op_output_name(c->op, c->param, i, nm, sizeof nm);
-    snprintf(what, sizeof what, "output '%s'", nm);
-    LMX_TRY(lmx_dtype_assign(c, &out[i], dt, what));
-  }
-  for (int i = 0; i < naux; i++) {
-    lmx_op_aux_name(c->op, c->param, i, nm, sizeof nm);
-    snprintf(what, sizeof what, "aux '%s'", nm);
-    LMX_TRY(lmx_dtype_assign(c, &aux[i], dt, what));
-  }
+  for (int i = 0; i < nin; i++) LMX_TRY(slot_dtype(c, 0, in, i, dt));
+  for (int i = 0; i < nout; i++) LMX_TRY(slot_dtype(c, 1, out, i, dt));
+  for (int i = 0; i < naux; i++) LMX_TRY(slot_dtype(c, 2, aux, i, dt));
   return LMX_OK;
 }
 

@@ -12,16 +12,29 @@
 #include "../core/status.h"
 #include "dtype.h"
 
+/* The header's size in a packed cpu block: the data after it stays 64-byte aligned. */
+enum { ST_PACKED_HDR = (sizeof(lmx_storage) + 63) / 64 * 64 };
+
+/* Host arrays up to this size get their header and data in one allocation (an
+ * imperative call's output, a tape's view: half the allocator calls). Larger ones keep
+ * the device table's allocation. */
+#define ST_PACKED_MAX ((size_t)1 << 20)
+
 static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_storage **out) {
   const lmx_device_ops *dev;
   LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
-  lmx_storage *st = lmx_alloc(sizeof *st);
+  int packed = dev_type == LMX_CPU && bytes <= ST_PACKED_MAX;
+  lmx_storage *st = lmx_alloc(packed ? ST_PACKED_HDR + bytes : sizeof *st);
+  if (!st && packed) return lmx_fail_nomem("array storage on cpu", bytes);
   if (!st) return lmx_fail_nomem("array storage header", sizeof *st);
   st->ptr = NULL;
-  int rc = dev->alloc(dev_id, bytes, &st->ptr);
+  st->packed = packed;
+  int rc = LMX_OK;
+  if (packed) st->ptr = (unsigned char *)st + ST_PACKED_HDR;
+  else rc = dev->alloc(dev_id, bytes, &st->ptr);
   if (rc == LMX_OK && zero) rc = dev->zero(dev_id, st->ptr, bytes);
   if (rc != LMX_OK) {
-    if (st->ptr && rc != LMX_ERR_NOMEM) dev->release(dev_id, st->ptr);
+    if (st->ptr && !packed && rc != LMX_ERR_NOMEM) dev->release(dev_id, st->ptr);
     lmx_free(st);
     return rc;
   }
@@ -37,7 +50,7 @@ static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_sto
 
 static void storage_release(lmx_storage *st) {
   if (st && lmx_ref_dec(&st->rc)) {
-    if (!st->borrowed) st->dev->release(st->dev_id, st->ptr);
+    if (!st->borrowed && !st->packed) st->dev->release(st->dev_id, st->ptr);
     lmx_free(st);
   }
 }
@@ -109,6 +122,7 @@ int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, in
   st->ptr = ptr;
   st->bytes = (size_t)lmx_shape_size(shape) * (size_t)lmx_dtype_size(dtype);
   st->borrowed = 1;
+  st->packed = 0;
   lmx_ref_init(&a->rc);
   a->st = st;
   a->offset = 0;

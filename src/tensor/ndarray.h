@@ -24,6 +24,7 @@ typedef struct lmx_storage {
   void *ptr;
   size_t bytes;
   int borrowed; /* memory owned by someone else (lmx_nd_borrow): never released here */
+  int packed;   /* cpu: ptr lies in this header's own allocation (one block per array) */
 } lmx_storage;
 
 /* An array's autograd entry (src/exec/autograd.c): a reference-counted tape node that
