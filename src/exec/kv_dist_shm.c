@@ -24,20 +24,25 @@ int lmx_kvd_shm_dtype(int dtype) {
 }
 
 /* The sum of elements [i0, i1) over the n sources p[], written to the ndst destinations;
- * a block at a time in a local accumulator, so that every source is read once. */
+ * a block at a time in a local accumulator, so that every source is read once. Full
+ * blocks run loops of a constant count, which GCC vectorizes at -O2 too. */
 #define SUM_KERNEL(NAME, T, ADD)                                                                   \
-  static void NAME(const char *const *p, int n, char *const *dst, int ndst, size_t i0, size_t i1) {  \
+  static inline __attribute__((always_inline)) void NAME##_block(const char *const *p, int n,      \
+                                                                 char *const *dst, int ndst,       \
+                                                                 size_t i, size_t m) {             \
     T acc[BLOCK];                                                                                  \
-    for (size_t i = i0; i < i1; i += BLOCK) {                                                      \
-      size_t m = i1 - i < BLOCK ? i1 - i : BLOCK;                                                  \
-      const T *s0 = (const T *)p[0] + i;                                                           \
-      for (size_t j = 0; j < m; j++) acc[j] = s0[j];                                               \
-      for (int q = 1; q < n; q++) {                                                                \
-        const T *s = (const T *)p[q] + i;                                                          \
-        for (size_t j = 0; j < m; j++) acc[j] = ADD(acc[j], s[j]);                                 \
-      }                                                                                            \
-      for (int d = 0; d < ndst; d++) memcpy((T *)dst[d] + i, acc, m * sizeof(T));                  \
+    const T *s0 = (const T *)p[0] + i;                                                             \
+    for (size_t j = 0; j < m; j++) acc[j] = s0[j];                                                 \
+    for (int q = 1; q < n; q++) {                                                                  \
+      const T *s = (const T *)p[q] + i;                                                            \
+      for (size_t j = 0; j < m; j++) acc[j] = ADD(acc[j], s[j]);                                   \
     }                                                                                              \
+    for (int d = 0; d < ndst; d++) memcpy((T *)dst[d] + i, acc, m * sizeof(T));                    \
+  }                                                                                                \
+  static void NAME(const char *const *p, int n, char *const *dst, int ndst, size_t i0, size_t i1) {  \
+    size_t i = i0;                                                                                 \
+    for (; i + BLOCK <= i1; i += BLOCK) NAME##_block(p, n, dst, ndst, i, BLOCK);                   \
+    if (i < i1) NAME##_block(p, n, dst, ndst, i, i1 - i);                                          \
   }
 
 #define ADD_F(a, b) ((a) + (b))
