@@ -9,7 +9,7 @@
 local D = require 'dist_run'
 
 local skip = D.skip_reason()
-local ENV = 'LUAMX_DIST_SMALL_BYTES=4096 LUAMX_DIST_CHUNK_BYTES=65536 LUAMX_DIST_FUSION_BYTES=16384'
+local ENV = 'LUAMX_DIST_SMALL_BYTES=4096 LUAMX_DIST_CHUNK_BYTES=65536 LUAMX_DIST_FUSION_BYTES=16384 LUAMX_DIST_SHM_BYTES=0'
 
 describe('dist kvstore: the hot pushpull', function()
   if skip then

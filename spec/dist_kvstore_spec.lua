@@ -29,6 +29,12 @@ describe('dist kvstore over MPI', function()
     expect_ok(2, rc, out, {'workers 2', unpack(checks)})
   end)
 
+  it('2 workers: the same on MPI messages only (LUAMX_DIST_SHM_BYTES=0: chunked all-reduces)', function()
+    local rc, out = D.run(2, 'kv_basics.lua', 'dist_sync',
+      'LUAMX_DIST_SMALL_BYTES=4096 LUAMX_DIST_CHUNK_BYTES=65536 LUAMX_DIST_FUSION_BYTES=16384 LUAMX_DIST_SHM_BYTES=0')
+    expect_ok(2, rc, out, {'workers 2', unpack(checks)})
+  end)
+
   it('3 workers: the same with dist_device_sync and the default sizes', function()
     local rc, out = D.run(3, 'kv_basics.lua', 'dist_device_sync')
     expect_ok(3, rc, out, {'workers 3', unpack(checks)})

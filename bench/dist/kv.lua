@@ -1,13 +1,15 @@
 --- bench/dist/kv.lua — the dist_sync kvstore's all-reduce (pushpull of one float32 key,
 --- no updater) against OpenMPI's own in-place MPI_Allreduce of the same size, in the same
---- process, interleaved: each round times MPI, the store's hot path (the default) and its
---- plain path (a store opened with LUAMX_DIST_HOT_BYTES=0: reduce into the stored value,
---- then the pull's copy), in an order that rotates from round to round, so that the
---- ratios compare neighbouring moments of a shared machine. A round of one variant is a
---- few calls back to back after a barrier. Then fused small keys against one call per key.
+--- process, interleaved: each round times MPI, the store's default path (on one node: the
+--- shared-memory all-reduce, src/exec/kv_dist_shm.c) and its MPI-message path (a store
+--- opened with LUAMX_DIST_SHM_BYTES=0: the hot pushpull, MPI all-reduces into the output
+--- in chunks of LUAMX_DIST_HOT_BYTES, each chunk copied into the stored value), in an
+--- order that rotates from round to round, so that the ratios compare neighbouring
+--- moments of a shared machine. A round of one variant is a few calls back to back after
+--- a barrier. Then fused small keys against one call per key.
 --- Run under mpirun (2 workers); rank 0 prints, per size,
----   RESULT kv_ratio <bytes> <MPI GB/s> <hot GB/s> <plain GB/s> <hot/MPI> <plain/MPI> <rounds>
----          <best MPI GB/s> <best hot GB/s> <best plain GB/s> <best hot/MPI> <best plain/MPI>
+---   RESULT kv_ratio <bytes> <MPI GB/s> <kv GB/s> <msg GB/s> <kv/MPI> <msg/MPI> <rounds>
+---          <best MPI GB/s> <best kv GB/s> <best msg GB/s> <best kv/MPI> <best msg/MPI>
 --- (GB/s: bytes / median over rounds of the time per call; ratios: median over rounds
 --- of the round's ratio; best: the fastest round of each, which on a loaded machine is
 --- the one least disturbed)
@@ -24,16 +26,16 @@ typedef struct {
   int (*init)(int *rank, int *size, char *err, int cap);
   int (*iallreduce)(const void *src, void *buf, int count, int dtype, int op, int *req, char *err, int cap);
   int (*allreduce)(const void *src, void *dst, int count, int dtype, int op, char *err, int cap);
-  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed;
+  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed, *node, *shm, *ibarrier, *shm_sync;
 } lmx_bench_mpi_ops;
 int lmx_mpi_plugin(lmx_bench_mpi_ops *ops);
 ]]
 local function now() local t = ffi.new('lmx_bts') ffi.C.clock_gettime(1, t) return tonumber(t.s) + tonumber(t.ns) * 1e-9 end
 local ROUNDS = tonumber(arg and arg[1]) or 9
 
-ffi.C.setenv('LUAMX_DIST_HOT_BYTES', '0', 1)
-local plain = mx.kv.create('dist_sync')
-ffi.C.setenv('LUAMX_DIST_HOT_BYTES', os.getenv('LUAMX_DIST_HOT_BYTES') or '1048576', 1)
+ffi.C.setenv('LUAMX_DIST_SHM_BYTES', '0', 1)
+local msg = mx.kv.create('dist_sync') -- MPI messages
+ffi.C.setenv('LUAMX_DIST_SHM_BYTES', os.getenv('LUAMX_DIST_SHM_BYTES') or '2097152', 1)
 local kv = mx.kv.create('dist_sync')
 local rank = kv.rank
 
@@ -48,6 +50,10 @@ local function mpi_allreduce(buf, n)
 end
 
 local function timed(reps, fn)
+  -- the arrays of earlier sizes, once garbage, are freed by the GC's finalizers (munmap of
+  -- up to 64 MB each): that happens here, not inside a timed window
+  collectgarbage('collect')
+  collectgarbage('collect')
   for _ = 1, 10 do fn() end -- warm up: LuaJIT compiles the 200-key loops in the first calls
   kv:barrier()
   local t0 = now()
@@ -66,14 +72,14 @@ for _, bytes in ipairs{4096, 65536, 2^20, 4 * 2^20, 16 * 2^20, 64 * 2^20} do
   local n = bytes / 4
   local key = 'k' .. bytes
   kv:init(key, mx.nd.zeros{n})
-  plain:init(key, mx.nd.zeros{n})
+  msg:init(key, mx.nd.zeros{n})
   local v, o, ref = mx.nd.ones{n}, mx.nd.zeros{n}, mx.nd.ones{n}
   local refp = ref:data()
   local reps = bytes >= 16 * 2^20 and 3 or bytes >= 2^20 and 10 or 100
   local runs = {
     function() mpi_allreduce(refp, n) end,
     function() kv:pushpull(key, v, o) end,
-    function() plain:pushpull(key, v, o) end,
+    function() msg:pushpull(key, v, o) end,
   }
   local best, med, rh, rp = {1e9, 1e9, 1e9}, {{}, {}, {}}, {}, {}
   for round = 1, ROUNDS do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/dist/run.sh — the dist kvstore benchmark (not a test): the dist_sync kvstore's
 # pushpull against OpenMPI's in-place MPI_Allreduce at the same sizes, interleaved in one
-# process (kv.lua: rounds that rotate MPI, the store's hot path and its plain path), OpenMPI's
+# process (kv.lua: rounds that rotate MPI, the store's default path (shared memory on one
+# node) and its MPI-message path (LUAMX_DIST_SHM_BYTES=0)), OpenMPI's
 # MPI_Allreduce alone in its own program (mpi_allreduce.c), fused small keys against one
 # call per key, and W1 / W3a global throughput on 1 and 2 workers with one thread each
 # (train.lua), on 2 workers with the overlapped push (backward starts the all-reduces) and
@@ -47,7 +48,7 @@ awk '
     return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
   }
   END {
-    print "| size | MPI_Allreduce GB/s, own program (best) | MPI_Allreduce GB/s, in the kvstore process | kvstore pushpull GB/s | kvstore / MPI (median) | plain path / MPI (median) | best rounds: MPI, kvstore GB/s, ratio |"
+    print "| size | MPI_Allreduce GB/s, own program (best) | MPI_Allreduce GB/s, in the kvstore process | kvstore pushpull GB/s | kvstore / MPI (median) | MPI-message path / MPI (median) | best rounds: MPI, kvstore GB/s, ratio |"
     print "|---|---|---|---|---|---|---|"
     n = split("4096 65536 1048576 4194304 16777216 67108864", s, " ")
     for (i = 1; i <= n; i++) {

@@ -11,7 +11,9 @@
 #ifndef LMX_DIST_MPI_ABI_H
 #define LMX_DIST_MPI_ABI_H
 
-enum { LMX_MPI_ABI_VERSION = 2 };
+#include <stddef.h>
+
+enum { LMX_MPI_ABI_VERSION = 3 };
 enum { LMX_MPI_SUM = 0, LMX_MPI_MAX = 1 };
 
 typedef struct lmx_mpi_ops {
@@ -42,6 +44,19 @@ typedef struct lmx_mpi_ops {
   /* Marks the process failed: MPI_Finalize is skipped at exit (it would wait for the
    * lost ranks). */
   void (*mark_failed)(void);
+  /* The ranks sharing this node's memory (MPI_COMM_TYPE_SHARED, found by init):
+   * *local = this rank's index among them (in world-rank order), *nlocal = their count. */
+  void (*node)(int *local, int *nlocal);
+  /* Collective over the node's ranks, blocking: maps a segment of `bytes` shared by them
+   * (MPI_Win_allocate_shared; a second call frees the first segment) and sets *base to
+   * its start here (the same bytes on every rank, at other addresses). Call it only where
+   * every rank of the node is known to call it with the same size. */
+  int (*shm)(size_t bytes, void **base, char *err, int cap);
+  /* Starts a barrier among the node's ranks; what a rank wrote to the segment before it
+   * is visible to the others once they have called shm_sync after it completed. */
+  int (*ibarrier)(int *req, char *err, int cap);
+  /* Memory ordering of the segment (MPI_Win_sync). */
+  void (*shm_sync)(void);
 } lmx_mpi_ops;
 
 typedef int (*lmx_mpi_plugin_fn)(lmx_mpi_ops *ops);

@@ -12,6 +12,9 @@
  * ever called. At exit MPI_Finalize runs unless a failure was marked or the exit status
  * is non-zero (a finalize would wait for the ranks that are gone or still running).
  * float16 sums use an MPI_Op of our own over MPI_UINT16_T (MPI has no half type).
+ * The ranks of one node also share `node` (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED) and,
+ * once kv_dist.c asks for it, a segment of memory mapped in all of them (an
+ * MPI_Win_allocate_shared window, held in passive-target lock_all for its lifetime).
  */
 #define _GNU_SOURCE /* on_exit */
 #include <math.h>
@@ -32,8 +35,9 @@ enum { NSLOT = 1024, TAG_PING = 7001, TAG_PONG = 7002, NPONG = 64 };
 enum { DT_F32, DT_F64, DT_F16, DT_U8, DT_I32, DT_I8, DT_I64, DT_N };
 
 static struct {
-  int inited, started, failed, rank, size;
-  MPI_Comm data, ping;
+  int inited, started, failed, rank, size, lrank, lsize;
+  MPI_Comm data, ping, node;
+  MPI_Win win; /* the node's shared segment, MPI_WIN_NULL until asked for */
   MPI_Op f16sum;
   MPI_Request slot[NSLOT];
   MPI_Request pong[NPONG]; /* answers in flight */
@@ -94,7 +98,9 @@ static void finish(int status, void *arg) {
   if (!S.started || S.failed || status != 0) return;
   int fin = 0;
   MPI_Finalized(&fin);
-  if (!fin) MPI_Finalize();
+  if (fin) return;
+  if (S.win != MPI_WIN_NULL) MPI_Win_unlock_all(S.win), MPI_Win_free(&S.win);
+  MPI_Finalize();
 }
 
 static int launched(void) {
@@ -103,7 +109,8 @@ static int launched(void) {
 
 static int p_init(int *rank, int *size, char *err, int cap) {
   if (!S.inited) {
-    S.rank = 0, S.size = 1;
+    S.rank = 0, S.size = 1, S.lrank = 0, S.lsize = 1;
+    S.win = MPI_WIN_NULL;
     for (int i = 0; i < NSLOT; i++) S.slot[i] = MPI_REQUEST_NULL;
     for (int i = 0; i < NPONG; i++) S.pong[i] = MPI_REQUEST_NULL;
     if (launched()) {
@@ -121,8 +128,14 @@ static int p_init(int *rank, int *size, char *err, int cap) {
         return fail(err, cap, "MPI_Comm_dup", rc);
       if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &S.ping)) != MPI_SUCCESS)
         return fail(err, cap, "MPI_Comm_dup", rc);
+      if ((rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                    &S.node)) != MPI_SUCCESS)
+        return fail(err, cap, "MPI_Comm_split_type", rc);
       MPI_Comm_set_errhandler(S.data, MPI_ERRORS_RETURN);
       MPI_Comm_set_errhandler(S.ping, MPI_ERRORS_RETURN);
+      MPI_Comm_set_errhandler(S.node, MPI_ERRORS_RETURN);
+      MPI_Comm_rank(S.node, &S.lrank);
+      MPI_Comm_size(S.node, &S.lsize);
       MPI_Op_create(f16_sum, 1, &S.f16sum);
     }
     S.inited = 1;
@@ -268,6 +281,46 @@ static int p_probe_alive(double timeout, unsigned char *alive, char *err, int ca
 
 static void p_mark_failed(void) { S.failed = 1; }
 
+static void p_node(int *local, int *nlocal) { *local = S.lrank, *nlocal = S.lsize; }
+
+static int p_shm(size_t bytes, void **base, char *err, int cap) {
+  if (S.lsize < 2) {
+    snprintf(err, (size_t)cap, "MPI: no other rank on this node to share memory with");
+    return -1;
+  }
+  if (S.win != MPI_WIN_NULL) MPI_Win_unlock_all(S.win), MPI_Win_free(&S.win);
+  void *mine = NULL;
+  /* rank 0 of the node allocates the whole segment: one contiguous range */
+  int rc = MPI_Win_allocate_shared(S.lrank == 0 ? (MPI_Aint)bytes : 0, 1, MPI_INFO_NULL, S.node, &mine,
+                                   &S.win);
+  if (rc != MPI_SUCCESS) return S.win = MPI_WIN_NULL, fail(err, cap, "MPI_Win_allocate_shared", rc);
+  MPI_Aint size = 0;
+  int unit = 0;
+  rc = MPI_Win_shared_query(S.win, 0, &size, &unit, base);
+  if (rc == MPI_SUCCESS && (size_t)size < bytes) {
+    snprintf(err, (size_t)cap, "MPI: shared segment of %zu bytes instead of %zu", (size_t)size, bytes);
+    MPI_Win_free(&S.win);
+    return -1;
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, S.win);
+  if (rc != MPI_SUCCESS) return MPI_Win_free(&S.win), fail(err, cap, "MPI_Win_shared_query", rc);
+  return 0;
+}
+
+static void p_shm_sync(void) {
+  if (S.win != MPI_WIN_NULL) MPI_Win_sync(S.win);
+}
+
+static int p_ibarrier(int *req, char *err, int cap) {
+  int s = free_slot(err, cap);
+  if (s < 0) return -1;
+  p_shm_sync();
+  int rc = MPI_Ibarrier(S.node, &S.slot[s]);
+  if (rc != MPI_SUCCESS) return fail(err, cap, "MPI_Ibarrier", rc);
+  *req = s;
+  return 0;
+}
+
 int lmx_mpi_plugin(lmx_mpi_ops *ops) {
   ops->abi = LMX_MPI_ABI_VERSION;
   ops->init = p_init;
@@ -278,5 +331,9 @@ int lmx_mpi_plugin(lmx_mpi_ops *ops) {
   ops->test = p_test;
   ops->probe_alive = p_probe_alive;
   ops->mark_failed = p_mark_failed;
+  ops->node = p_node;
+  ops->shm = p_shm;
+  ops->ibarrier = p_ibarrier;
+  ops->shm_sync = p_shm_sync;
   return 0;
 }

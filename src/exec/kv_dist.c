@@ -19,7 +19,11 @@
  * be running, which matters on oversubscribed cores). A pushpull without an updater
  * reduces a large key straight into its output, in chunks of LUAMX_DIST_HOT_BYTES
  * (1 MiB), each copied into the stored value while in the cache (the hot pushpull,
- * below). A key is
+ * below). When every rank runs on one node (and LUAMX_DIST_SHM_BYTES is not 0), large
+ * keys of every kind of push take neither: they are summed through a segment of memory
+ * the ranks share (kv_dist_shm.c: no data in MPI messages, two node barriers per slot of
+ * LUAMX_DIST_SHM_BYTES, 2 MiB), into the output and the stored value at once for a
+ * pushpull without updater, else into the stored value or the merge buffer. A key is
  * updated as soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
  * measured at about half their speed here), behind a non-blocking control all-reduce,
@@ -49,12 +53,17 @@
 #include "../core/status.h"
 #include "../dist/mpi_abi.h"
 #include "../tensor/dtype.h"
+#include "kv_dist_shm.h"
 #include "kvstore.h"
 
 enum { K_INIT = 1, K_PUSH = 2, K_BARRIER = 3, K_CHECK = 4, K_STATES = 5, K_OPUSH = 6 };
 
 static lmx_mpi_ops mpi;
 static int mpi_loaded;
+/* The node's shared segment (kv_dist_shm.h), one per process for every store: made by
+ * the first push that needs it, grown (collectively) when a store needs more. */
+static char *shm_seg;
+static size_t shm_seg_bytes;
 
 typedef struct {
   int rank, size, broken;
@@ -63,6 +72,9 @@ typedef struct {
   char *fuse;  /* fusion buffers, made at the first push, grown when keys need more */
   size_t fuse_cap;
   int overlap; /* LUAMX_DIST_OVERLAP (default 1): offer the overlapped push */
+  size_t shm_bytes; /* LUAMX_DIST_SHM_BYTES: slot size of the shared-memory path, 0: off */
+  int shm_on;       /* the shared-memory path is used (all ranks on one node, not off) */
+  lmx_kvd_shm shm;
   struct ovs *ov; /* the overlapped push's state, made at its first begin */
   char err[512];
 } dist;
@@ -173,6 +185,47 @@ static int started(lmx_kvstore *kv, int rc, const char *what) {
   d->broken = 1;
   mpi.mark_failed();
   return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: %s: %s", kv->type, d->rank, what, d->err);
+}
+
+/* ------------------------------------------------ the shared-memory path ---- */
+
+static int shm_failed; /* the node could not map a segment: every rank uses MPI messages */
+
+/* The node barrier of kv_dist_shm.c, with the deadline of every wait. */
+static int shm_barrier(void *ctx, const char *what) {
+  lmx_kvstore *kv = ctx;
+  dist *d = kv->state;
+  int req;
+  LMX_TRY(started(kv, mpi.ibarrier(&req, d->err, (int)sizeof d->err), what));
+  LMX_TRY(wait_op(kv, req, now() + d->timeout, what));
+  mpi.shm_sync();
+  return LMX_OK;
+}
+
+/* Whether key e's sum goes through the node's shared memory. The same on every rank once
+ * the push's control has passed (it hashes LUAMX_DIST_SHM_BYTES when one does). */
+static int shm_key(const dist *d, const lmx_kv_entry *e) {
+  return d->shm_on && !shm_failed && lmx_nd_bytes(e->merge) >= d->small_bytes &&
+         lmx_kvd_shm_dtype(e->merge->dtype);
+}
+
+/* Maps (or grows) the segment; called after the push's control, so every rank is here
+ * with the same size. Ranks agree on the outcome: if any failed, all use MPI messages. */
+static int shm_ready(lmx_kvstore *kv) {
+  dist *d = kv->state;
+  size_t need = (size_t)(d->shm.nlocal + 1) * d->shm_bytes;
+  if (!shm_seg || shm_seg_bytes < need) {
+    void *base = NULL;
+    int32_t bad = mpi.shm(need, &base, d->err, (int)sizeof d->err) != 0;
+    if (mpi.allreduce(NULL, &bad, 1, LMX_INT32, LMX_MPI_MAX, d->err, (int)sizeof d->err) != 0) {
+      d->broken = 1;
+      mpi.mark_failed();
+      return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: shared memory: %s", kv->type, d->rank, d->err);
+    }
+    shm_seg = bad ? NULL : base, shm_seg_bytes = bad ? 0 : need, shm_failed = bad != 0;
+  }
+  d->shm.seg = shm_seg;
+  return LMX_OK;
 }
 
 static int usable(lmx_kvstore *kv) {
@@ -589,6 +642,14 @@ static int d_open(lmx_kvstore *kv) {
   if (d->small_bytes > d->chunk_bytes) d->small_bytes = d->chunk_bytes;
   if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
   if (d->hot_bytes > d->chunk_bytes) d->hot_bytes = d->chunk_bytes;
+  const char *shm = getenv("LUAMX_DIST_SHM_BYTES");
+  d->shm_bytes = shm && strcmp(shm, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_SHM_BYTES", 2 << 20);
+  d->shm_bytes = (d->shm_bytes + 63) & ~(size_t)63;
+  int local = 0, nlocal = 1;
+  if (d->size > 1) mpi.node(&local, &nlocal);
+  d->shm_on = d->shm_bytes > 0 && d->size > 1 && nlocal == d->size && nlocal <= 256;
+  d->shm = (lmx_kvd_shm){.slot = d->shm_bytes, .local = local, .nlocal = nlocal,
+                         .barrier = shm_barrier, .ctx = kv};
   kv->state = d;
   return LMX_OK;
 }
@@ -735,9 +796,13 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
   if (used) return LMX_OK;
   *pulled = outs != NULL;
   uint64_t sig = 1469598103934665603ull;
-  int hot_chunked = 0;
+  int hot_chunked = 0, any_shm = 0;
   for (int k = 0; k < n; k++) {
     sig = key_sig(sig, e[k]);
+    if (shm_key(d, e[k])) { /* the same collectives whatever the output */
+      any_shm = 1;
+      continue;
+    }
     /* A hot key of more than one hot chunk makes other all-reduces than the plain path's:
      * every rank must do the same (a rank with another LUAMX_DIST_HOT_BYTES, a plain push,
      * or an output that aliases is a disagreement with a message, not mismatched MPI
@@ -747,13 +812,20 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       hot_chunked = 1;
     }
   }
-  char how[96] = "";
+  char how[192] = "";
+  int hl = 0;
   if (hot_chunked) {
     sig = fnv(sig, &d->hot_bytes, sizeof d->hot_bytes);
-    snprintf(how, sizeof how, "large keys reduced into the outputs, LUAMX_DIST_HOT_BYTES=%zu",
-             d->hot_bytes);
+    hl = snprintf(how, sizeof how, "large keys reduced into the outputs, LUAMX_DIST_HOT_BYTES=%zu",
+                  d->hot_bytes);
   }
-  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked ? how : NULL, 0));
+  if (any_shm) {
+    sig = fnv(fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
+    snprintf(how + hl, sizeof how - (size_t)hl, "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu",
+             hl ? "; " : "", d->shm_bytes);
+  }
+  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
+  if (any_shm) LMX_TRY(shm_ready(kv));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
   size_t need;
@@ -768,7 +840,11 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
     lmx_ndarray *m = e[k]->merge;
     int dt = m->dtype, esz = lmx_dtype_size(dt);
     if (outs && hot_key(d, n, e, values, outs, k)) {
-      LMX_TRY(reduce_hot(kv, e[k], lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k])));
+      if (shm_key(d, e[k]))
+        LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k]), lmx_nd_ptr(e[k]->value),
+                                      lmx_nd_size(m), dt, e[k]->key));
+      else
+        LMX_TRY(reduce_hot(kv, e[k], lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k])));
       k++;
       continue;
     }
@@ -782,11 +858,14 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       const char *src = from_value ? lmx_nd_ptr(v[0]) : NULL;
       char *dst = lmx_nd_ptr(into_value ? e[k]->value : m);
       int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
-      for (int64_t c = 0; c < cnt; c += per) {
-        size_t off = (size_t)c * (size_t)esz;
-        LMX_TRY(reduce(kv, src ? src + off : NULL, dst + off, cnt - c < per ? cnt - c : per, dt,
-                       e[k]->key));
-      }
+      if (shm_key(d, e[k]))
+        LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, src ? src : dst, dst, NULL, cnt, dt, e[k]->key));
+      else
+        for (int64_t c = 0; c < cnt; c += per) {
+          size_t off = (size_t)c * (size_t)esz;
+          LMX_TRY(reduce(kv, src ? src + off : NULL, dst + off, cnt - c < per ? cnt - c : per, dt,
+                         e[k]->key));
+        }
       if (!into_value) LMX_TRY(lmx_kvf_apply(kv, e[k]));
       k++;
       continue;
