@@ -242,4 +242,11 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_topk] = {FWD(topk), BWD(topk)},
     [LMX_OPID_sort] = {FWD(sort), BWD(sort)},
     [LMX_OPID_argsort] = {FWD(argsort)},
+    /* spatial sampling and ROI ops (issue 14, ops14f): sampling.c */
+    [LMX_OPID_GridGenerator] = {FWD(GridGenerator), BWD(GridGenerator)},
+    [LMX_OPID_BilinearSampler] = {FWD(BilinearSampler), BWD(BilinearSampler)},
+    [LMX_OPID_SpatialTransformer] = {FWD(SpatialTransformer), BWD(SpatialTransformer),
+                                     WS(SpatialTransformer)},
+    [LMX_OPID_ROIPooling] = {FWD(ROIPooling), BWD(ROIPooling)},
+    [LMX_OPID__contrib_ROIAlign] = {FWD(_contrib_ROIAlign), BWD(_contrib_ROIAlign)},
 };
