@@ -11,13 +11,16 @@
  *    zeros outside the image. GridGenerator's base grid is x_w = -1 + 2 w / (W - 1)
  *    (x = -1 when W = 1, where MXNet divides by zero);
  *  - a roi is (batch index, x1, y1, x2, y2) in image coordinates times spatial_scale;
- *    a roi whose batch index is outside [0, N) or whose numbers are not finite is
- *    ignored: its outputs are zero and it sends no gradient;
+ *    a roi whose batch index is outside [0, N) or whose numbers are not finite (or
+ *    beyond 1e15) is ignored: its outputs are zero and it sends no gradient;
  *  - ROIPooling rounds the scaled corners and takes the max of each bin (ties: the first
  *    in row-major order), recording its position (h W + w, -1 for an empty bin);
  *  - ROIAlign averages gh x gw bilinear samples per bin (Detectron's rules; aligned
  *    shifts by half a pixel), gh = sample_ratio or ceil(roi height / pooled height),
- *    at most LMX_ROIALIGN_MAX_GRID (a guard against hostile rois).
+ *    at most LMX_ROIALIGN_MAX_GRID (a guard against hostile rois);
+ *  - PSROIPooling (R-FCN) averages each bin of the rounded roi (corners round(x) s and
+ *    (round(x) + 1) s, at least 0.1 wide) over input channel (c gs + gh) gs + gw, where
+ *    (gh, gw) is the bin's cell of the group_size (gs) grid.
  * Include it after the CUDA headers in .cu files (the simulator defines __host__ there).
  */
 #ifndef LMX_KERNELS_SAMPLING_IMPL_H
@@ -45,6 +48,7 @@ typedef struct {
   double scale;      /* spatial_scale as MXNet's float */
   int64_t ratio;     /* ROIAlign's sample_ratio (<= 0: adaptive) */
   int ps, aligned;   /* ROIAlign's position_sensitive, aligned */
+  int64_t gs;        /* PSROIPooling's group_size */
 } lmx_roi_geom;
 
 /* GridGenerator's base coordinate of pixel i of n. */
@@ -128,6 +132,29 @@ LMX_SMP_HD static inline int lmx_roialign_point(int64_t H, int64_t W, double y, 
   pos[0] = yl * W + xl, pos[1] = yl * W + xh, pos[2] = yh * W + xl, pos[3] = yh * W + xh;
   w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
   return 1;
+}
+
+/* PSROIPooling's window of bin (ph, pw): rows [*hs, *he), columns [*ws, *we). */
+LMX_SMP_HD static inline void lmx_psroi_bin(const lmx_roi_geom *g, const double *v, int64_t ph,
+                                            int64_t pw, int64_t *hs, int64_t *he, int64_t *ws,
+                                            int64_t *we) {
+  double sw = round(v[1]) * g->scale, sh = round(v[2]) * g->scale;
+  double rw = fmax((round(v[3]) + 1.0) * g->scale - sw, 0.1);
+  double rh = fmax((round(v[4]) + 1.0) * g->scale - sh, 0.1);
+  double bh = rh / (double)g->PH, bw = rw / (double)g->PW;
+  *hs = (int64_t)fmin(fmax(floor((double)ph * bh + sh), 0.0), (double)g->H);
+  *he = (int64_t)fmin(fmax(ceil((double)(ph + 1) * bh + sh), 0.0), (double)g->H);
+  *ws = (int64_t)fmin(fmax(floor((double)pw * bw + sw), 0.0), (double)g->W);
+  *we = (int64_t)fmin(fmax(ceil((double)(pw + 1) * bw + sw), 0.0), (double)g->W);
+}
+
+/* The input channel PSROIPooling reads for output channel c at bin (ph, pw). */
+LMX_SMP_HD static inline int64_t lmx_psroi_channel(const lmx_roi_geom *g, int64_t c, int64_t ph,
+                                                   int64_t pw) {
+  int64_t gw = pw * g->gs / g->PW, gh = ph * g->gs / g->PH;
+  gw = gw < 0 ? 0 : gw >= g->gs ? g->gs - 1 : gw;
+  gh = gh < 0 ? 0 : gh >= g->gs ? g->gs - 1 : gh;
+  return (c * g->gs + gh) * g->gs + gw;
 }
 
 /* The per-element functions, for element type T (suffix S). */
@@ -329,6 +356,48 @@ LMX_SMP_HD static inline int lmx_roialign_point(int64_t H, int64_t W, double y, 
             for (int k = 0; k < 4; k++) gp[pos[k]] = (T)((double)gp[pos[k]] + go * w[k]);   \
           }                                                                                 \
         }                                                                                   \
+      }                                                                                     \
+    }                                                                                       \
+  }                                                                                         \
+  /* PSROIPooling: output element e of (R, Cout, PH, PW) */                                 \
+  LMX_SMP_HD static inline void lmx_psroi_fwd_##S(const lmx_roi_geom *g, int64_t e,        \
+                                                  const T *x, const T *rois, T *y) {        \
+    int64_t pw = e % g->PW, ph = (e / g->PW) % g->PH, c = (e / (g->PW * g->PH)) % g->Cout;  \
+    int64_t r = e / (g->PW * g->PH * g->Cout), hs, he, ws, we;                              \
+    double v[5], s = 0;                                                                     \
+    for (int k = 0; k < 5; k++) v[k] = (double)rois[r * 5 + k];                             \
+    int64_t b = lmx_roi_batch(v, g->N);                                                     \
+    y[e] = (T)0;                                                                            \
+    if (b < 0) return;                                                                      \
+    lmx_psroi_bin(g, v, ph, pw, &hs, &he, &ws, &we);                                        \
+    if (he <= hs || we <= ws) return;                                                       \
+    const T *xp = x + (b * g->C + lmx_psroi_channel(g, c, ph, pw)) * g->H * g->W;           \
+    for (int64_t h = hs; h < he; h++)                                                       \
+      for (int64_t w = ws; w < we; w++) s += (double)xp[h * g->W + w];                      \
+    y[e] = (T)(s / (double)((he - hs) * (we - ws)));                                        \
+  }                                                                                         \
+  /* its data gradient: plane (n, ci), the rois of batch n and the bins reading ci */       \
+  LMX_SMP_HD static inline void lmx_psroi_bwd_##S(const lmx_roi_geom *g, int64_t nc,       \
+                                                  const T *rois, const T *gy, T *gx,        \
+                                                  int acc) {                                \
+    int64_t n = nc / g->C, ci = nc % g->C, c = ci / (g->gs * g->gs), B = g->PH * g->PW;     \
+    T *gp = gx + nc * g->H * g->W;                                                          \
+    if (!acc)                                                                               \
+      for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = (T)0;                               \
+    if (c >= g->Cout) return;                                                               \
+    for (int64_t r = 0; r < g->R; r++) {                                                    \
+      double v[5];                                                                          \
+      for (int k = 0; k < 5; k++) v[k] = (double)rois[r * 5 + k];                           \
+      if (lmx_roi_batch(v, g->N) != n) continue;                                            \
+      for (int64_t i = 0; i < B; i++) {                                                     \
+        int64_t ph = i / g->PW, pw = i % g->PW, hs, he, ws, we;                             \
+        if (lmx_psroi_channel(g, c, ph, pw) != ci) continue;                                \
+        lmx_psroi_bin(g, v, ph, pw, &hs, &he, &ws, &we);                                    \
+        if (he <= hs || we <= ws) continue;                                                 \
+        double go = (double)gy[(r * g->Cout + c) * B + i] / (double)((he - hs) * (we - ws)); \
+        for (int64_t h = hs; h < he; h++)                                                   \
+          for (int64_t w = ws; w < we; w++)                                                 \
+            gp[h * g->W + w] = (T)((double)gp[h * g->W + w] + go);                          \
       }                                                                                     \
     }                                                                                       \
   }

@@ -1,5 +1,5 @@
--- ops_sampling_spec.lua — GridGenerator, BilinearSampler, SpatialTransformer, ROIPooling
--- and _contrib_ROIAlign (issue 14): forward values against MXNet's documented examples
+-- ops_sampling_spec.lua — GridGenerator, BilinearSampler, SpatialTransformer, ROIPooling,
+-- _contrib_ROIAlign and _contrib_PSROIPooling (issue 14): forward values against MXNet's documented examples
 -- and closed forms (bilinear interpolation reproduces a linear function exactly, so
 -- ROIAlign of a plane a y + b x gives the plane at each bin's centre) in float32 and
 -- float64, the rois' zero gradient and ROIPooling's gradient at its argmax, defaults,
@@ -372,6 +372,52 @@ describe('_contrib_ROIAlign', function()
       for i = 1, #y do assert.is_true(y[i] == y[i] and math.abs(y[i]) < 1e6) end
       for i = 5, 16 do assert.are.equal(0, y[i]) end
     end
+  end)
+end)
+
+describe('_contrib_PSROIPooling', function()
+  for dt, tol in pairs(DTYPES) do
+    it('averages each bin of its own channel, corners rounded then scaled (' .. dt .. ')',
+      function()
+        local x = planes(1, 8, 6, 6, dt)
+        -- roi (0, 0, 0, 3, 3) at scale 1: x, y in [0, 4), 2 x 2 bins of 2 x 2 pixels;
+        -- roi (0, 1, 1, 4, 6) at 0.5 (second call): [0.5, 2.5) x [0.5, 3.5), bins of 1 x 1.5
+        -- give windows rows [0, 2), [2, 4) and columns [0, 2), [1, 3)
+        local y = mx.nd._contrib_PSROIPooling { data = x, rois = arr({ 0, 0, 0, 3, 3 }, { 1, 5 },
+          dt), spatial_scale = 1, output_dim = 2, pooled_size = 2 }
+        local y2 = mx.nd._contrib_PSROIPooling { data = x, rois = arr({ 0, 1, 1, 4, 6, -1, 0, 0,
+          3, 3 }, { 2, 5 }, dt), spatial_scale = 0.5, output_dim = 2, pooled_size = 2 }
+        assert.are.same({ 1, 2, 2, 2 }, y.shape)
+        assert.are.same({ 2, 2, 2, 2 }, y2.shape)
+        local want, want2 = {}, {}
+        for c = 0, 1 do
+          for ph = 0, 1 do
+            for pw = 0, 1 do
+              local ch = (c * 2 + ph) * 2 + pw -- bin (ph, pw) of output channel c
+              want[#want + 1] = 100 * ch + 10 * (2 * ph + 0.5) + (2 * pw + 0.5)
+              want2[#want2 + 1] = 100 * ch + 10 * (2 * ph + 0.5) + (pw + 0.5)
+            end
+          end
+        end
+        for _ = 1, 8 do want2[#want2 + 1] = 0 end -- the ignored roi (batch -1)
+        H.near(y:toflat(), want, tol * 100)
+        H.near(y2:toflat(), want2, tol * 100)
+      end)
+  end
+
+  it('has MXNet 1.9 parameters, round-trips JSON and refuses too few channels', function()
+    assert.are.same({ spatial_scale = 'REQUIRED', output_dim = 'REQUIRED',
+      pooled_size = 'REQUIRED', group_size = '0' }, defaults('_contrib_PSROIPooling'))
+    local s = mx.sym._contrib_PSROIPooling { mx.sym.Variable('feat'), mx.sym.Variable('rois'),
+      spatial_scale = 0.0625, output_dim = 3, pooled_size = 7, name = 'ps' }
+    local _, outs = s:infer_shape { feat = { 1, 147, 20, 30 }, rois = { 6, 5 } }
+    assert.are.same({ { 6, 3, 7, 7 } }, outs)
+    local js = s:tojson()
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    assert.truthy(err(mx.nd._contrib_PSROIPooling, mx.nd.ones({ 1, 7, 4, 4 }),
+      mx.nd.ones({ 1, 5 }), { spatial_scale = 1, output_dim = 2, pooled_size = 2 })
+      :find("_contrib_PSROIPooling: input 'data': expected at least output_dim x group_size^2 = "
+        .. "2 x 2^2 channels, got (1,7,4,4)", 1, true))
   end)
 end)
 

@@ -533,6 +533,10 @@ static const gc_case g_cases[] = {
      "(2,2,5,6);(4,5)", "ur", 2, 1},
     {"_contrib_ROIAlign", "pooled_size=(2, 2);spatial_scale=1;position_sensitive=True",
      "(1,8,5,5);(3,5)", "ur", 1, 1},
+    {"_contrib_PSROIPooling", "spatial_scale=0.5;output_dim=2;pooled_size=2", "(2,8,6,7);(5,5)",
+     "ur", 2, 1},
+    {"_contrib_PSROIPooling", "spatial_scale=1;output_dim=1;pooled_size=3;group_size=2",
+     "(1,5,5,6);(4,5)", "ur", 1, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -1,4 +1,5 @@
-/* sampling.c — CPU kernels of GridGenerator, BilinearSampler, ROIPooling and ROIAlign:
+/* sampling.c — CPU kernels of GridGenerator, BilinearSampler, ROIPooling, ROIAlign and
+ * PSROIPooling:
  * the loops over kernels/sampling_impl.h's per-element functions, in parallel over
  * output elements (forward), over (n, c) planes (data gradients: each plane is written
  * by one iteration, so no two threads touch it) and over grid points or theta entries.
@@ -103,4 +104,19 @@ int lmx_cpu_roialign_bwd(int dt, const lmx_roi_geom *g, const void *rois, const 
   LMX_PAR_FOR_W(g->N * g->C, g->R * g->PH * g->PW, p, \
                 { lmx_roialign_bwd_##S(g, p, (const T *)rois, (const T *)gy, (T *)gx, acc); })
   DISPATCH(dt, RA_BWD);
+}
+
+int lmx_cpu_psroi_fwd(int dt, const lmx_roi_geom *g, const void *x, const void *rois, void *y) {
+#define PS_FWD(T, S)                                   \
+  LMX_PAR_FOR_W(g->R * g->Cout * g->PH * g->PW, 16, e, \
+                { lmx_psroi_fwd_##S(g, e, (const T *)x, (const T *)rois, (T *)y); })
+  DISPATCH(dt, PS_FWD);
+}
+
+int lmx_cpu_psroi_bwd(int dt, const lmx_roi_geom *g, const void *rois, const void *gy, void *gx,
+                      int acc) {
+#define PS_BWD(T, S)                                  \
+  LMX_PAR_FOR_W(g->N * g->C, g->R * g->PH * g->PW, p, \
+                { lmx_psroi_bwd_##S(g, p, (const T *)rois, (const T *)gy, (T *)gx, acc); })
+  DISPATCH(dt, PS_BWD);
 }

@@ -1,6 +1,6 @@
-/* cu_sampling.h — CUDA launchers of GridGenerator, BilinearSampler, ROIPooling and
- * ROIAlign (kernels/cuda/sampling.cu), the twins of kernels/cpu/cpu_sampling.h with the
- * same arguments after the stream; every pointer is device memory. float32 / float64.
+/* cu_sampling.h — CUDA launchers of GridGenerator, BilinearSampler, ROIPooling,
+ * ROIAlign and PSROIPooling (kernels/cuda/sampling.cu), the twins of kernels/cpu/cpu_sampling.h
+ * with the same arguments after the stream; every pointer is device memory. float32 / float64.
  * Return 0, a cudaError_t code from the launch, or -1 for another dtype.
  */
 #ifndef LMX_KERNELS_CU_SAMPLING_H
@@ -27,6 +27,11 @@ int lmx_cu_roialign_fwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *x, 
                         void *y);
 int lmx_cu_roialign_bwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *rois, const void *gy,
                         void *gx, int acc);
+
+int lmx_cu_psroi_fwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *x, const void *rois,
+                     void *y);
+int lmx_cu_psroi_bwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *rois, const void *gy,
+                     void *gx, int acc);
 
 LMX_CU_END
 

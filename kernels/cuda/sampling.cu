@@ -1,5 +1,5 @@
-/* sampling.cu — CUDA kernels of GridGenerator, BilinearSampler, ROIPooling and ROIAlign
- * (cu_sampling.h): one thread per output element, grid point or theta entry calling
+/* sampling.cu — CUDA kernels of GridGenerator, BilinearSampler, ROIPooling, ROIAlign and
+ * PSROIPooling (cu_sampling.h): one thread per output element, grid point or theta entry calling
  * kernels/sampling_impl.h's functions, the CPU's own arithmetic. Data gradients take one
  * thread per (n, c) plane walking the outputs that read it in the CPU's order: no
  * atomics, deterministic, equal to the CPU, but only N C threads (a known cost of
@@ -60,6 +60,12 @@ LMX_SAMPLING_DEFINE(double, f64)
   }                                                                                          \
   __global__ void k_ra_fwd_##S(lmx_roi_geom g, const T *x, const T *rois, T *y) {            \
     LMX_CU_GRID_LOOP(e, g.R * g.Cout * g.PH * g.PW) { lmx_roialign_fwd_##S(&g, e, x, rois, y); } \
+  }                                                                                          \
+  __global__ void k_ps_fwd_##S(lmx_roi_geom g, const T *x, const T *rois, T *y) {            \
+    LMX_CU_GRID_LOOP(e, g.R * g.Cout * g.PH * g.PW) { lmx_psroi_fwd_##S(&g, e, x, rois, y); }  \
+  }                                                                                          \
+  __global__ void k_ps_bwd_##S(lmx_roi_geom g, const T *rois, const T *gy, T *gx, int acc) { \
+    LMX_CU_GRID_LOOP(p, g.N * g.C) { lmx_psroi_bwd_##S(&g, p, rois, gy, gx, acc); }          \
   }                                                                                          \
   __global__ void k_ra_bwd_##S(lmx_roi_geom g, const T *rois, const T *gy, T *gx, int acc) { \
     LMX_CU_GRID_LOOP(p, g.N * g.C) { lmx_roialign_bwd_##S(&g, p, rois, gy, gx, acc); }       \
@@ -139,5 +145,20 @@ int lmx_cu_roialign_bwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *roi
                         const void *gy, void *gx, int acc) {
 #define B_RAB(T, S) GO(k_ra_bwd_##S, g.N * g.C, g, (const T *)rois, (const T *)gy, (T *)gx, acc)
   SMP_DISPATCH(dt, B_RAB)
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_psroi_fwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *x, const void *rois,
+                     void *y) {
+#define B_PSF(T, S) \
+  GO(k_ps_fwd_##S, g.R * g.Cout * g.PH * g.PW, g, (const T *)x, (const T *)rois, (T *)y)
+  SMP_DISPATCH(dt, B_PSF)
+  return lmx_cu_last_error();
+}
+
+int lmx_cu_psroi_bwd(lmx_cu_stream s, int dt, lmx_roi_geom g, const void *rois, const void *gy,
+                     void *gx, int acc) {
+#define B_PSB(T, S) GO(k_ps_bwd_##S, g.N * g.C, g, (const T *)rois, (const T *)gy, (T *)gx, acc)
+  SMP_DISPATCH(dt, B_PSB)
   return lmx_cu_last_error();
 }

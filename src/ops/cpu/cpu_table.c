@@ -264,4 +264,5 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
                                      WS(SpatialTransformer)},
     [LMX_OPID_ROIPooling] = {FWD(ROIPooling), BWD(ROIPooling)},
     [LMX_OPID__contrib_ROIAlign] = {FWD(_contrib_ROIAlign), BWD(_contrib_ROIAlign)},
+    [LMX_OPID__contrib_PSROIPooling] = {FWD(_contrib_PSROIPooling), BWD(_contrib_PSROIPooling)},
 };

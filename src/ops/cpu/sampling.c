@@ -1,6 +1,6 @@
 /* sampling.c — CPU glue of GridGenerator, BilinearSampler, SpatialTransformer,
- * ROIPooling and _contrib_ROIAlign (descriptors in src/ops/nn_sampling.c and nn_roi.c,
- * kernels in kernels/cpu/sampling.c). Forward refuses req 'add'; the gradients honour
+ * ROIPooling, _contrib_ROIAlign and _contrib_PSROIPooling (descriptors in src/ops/nn_sampling.c and
+ * nn_roi.c, kernels in kernels/cpu/sampling.c). Forward refuses req 'add'; the gradients honour
  * every req. SpatialTransformer runs GridGenerator (affine) into its workspace and the
  * sampler from there; its backward regenerates the grid, takes the grid's gradient into
  * the workspace's second half and reduces it onto loc. rois get a zero gradient.
@@ -152,13 +152,14 @@ int lmx_cpu_bwd_SpatialTransformer(const lmx_op_ctx *c, const lmx_tensor *og, co
   return LMX_OK;
 }
 
-/* ---- ROIPooling and ROIAlign ------------------------------------------------------------ */
+/* ---- ROIPooling, ROIAlign and PSROIPooling
+ * ------------------------------------------------------------ */
 
-static int roi_setup(const lmx_op_ctx *c, int align, const lmx_tensor *in, lmx_roi_geom *g,
+static int roi_setup(const lmx_op_ctx *c, int kind, const lmx_tensor *in, lmx_roi_geom *g,
                      lmx_shape *o) {
   LMX_TRY(lmx_cpu_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(same_dtype(c, &in[0], &in[1], "input 'rois'"));
-  LMX_TRY(lmx_roi_plan(c, align, &in[0].shape, &in[1].shape, g));
+  LMX_TRY(lmx_roi_plan(c, kind, &in[0].shape, &in[1].shape, g));
   *o = LMX_SHP(g->R, g->Cout, g->PH, g->PW);
   return LMX_OK;
 }
@@ -171,7 +172,7 @@ int lmx_cpu_fwd_ROIPooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
   LMX_TRY(fwd_req(c, req[1]));
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 0, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_POOL, in, &g, &o));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
   LMX_TRY(lmx_glue_check_like(c, &out[1], &o, in[0].dtype, "output 'maxidx'"));
   lmx_cpu_roipool_fwd(in[0].dtype, &g, in[0].data, in[1].data, out[0].data, out[1].data);
@@ -186,7 +187,7 @@ int lmx_cpu_bwd_ROIPooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 0, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_POOL, in, &g, &o));
   int dt = in[0].dtype;
   LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
   LMX_TRY(lmx_glue_check_like(c, &out[1], &o, dt, "output 'maxidx'"));
@@ -203,7 +204,7 @@ int lmx_cpu_fwd__contrib_ROIAlign(const lmx_op_ctx *c, const lmx_tensor *in, con
   LMX_TRY(fwd_req(c, req[0]));
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 1, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_ALIGN, in, &g, &o));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
   lmx_cpu_roialign_fwd(in[0].dtype, &g, in[0].data, in[1].data, out[0].data);
   return LMX_OK;
@@ -217,10 +218,40 @@ int lmx_cpu_bwd__contrib_ROIAlign(const lmx_op_ctx *c, const lmx_tensor *og, con
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 1, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_ALIGN, in, &g, &o));
   int dt = in[0].dtype;
   LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, dt, "gradient of 'data'"));
   lmx_cpu_roialign_bwd(dt, &g, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD);
+  return LMX_OK;
+}
+
+int lmx_cpu_fwd__contrib_PSROIPooling(const lmx_op_ctx *c, const lmx_tensor *in,
+                                      const lmx_tensor *out, const int *req,
+                                      const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(fwd_req(c, req[0]));
+  lmx_roi_geom g;
+  lmx_shape o;
+  LMX_TRY(roi_setup(c, LMX_ROI_PS, in, &g, &o));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
+  lmx_cpu_psroi_fwd(in[0].dtype, &g, in[0].data, in[1].data, out[0].data);
+  return LMX_OK;
+}
+
+int lmx_cpu_bwd__contrib_PSROIPooling(const lmx_op_ctx *c, const lmx_tensor *og,
+                                      const lmx_tensor *in, const lmx_tensor *out,
+                                      const lmx_tensor *ig, const int *req, const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  lmx_cpu_zero_grad(&ig[1], req[1]);
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  lmx_roi_geom g;
+  lmx_shape o;
+  LMX_TRY(roi_setup(c, LMX_ROI_PS, in, &g, &o));
+  int dt = in[0].dtype;
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, dt, "gradient of 'data'"));
+  lmx_cpu_psroi_bwd(dt, &g, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
 }

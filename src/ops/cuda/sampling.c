@@ -1,7 +1,7 @@
 /* sampling.c — CUDA glue of GridGenerator, BilinearSampler, SpatialTransformer,
- * ROIPooling and _contrib_ROIAlign: src/ops/cpu/sampling.c with the device launchers
- * (kernels/cuda/sampling.cu) on the call's stream, the same plans and checks. float32
- * and float64 (the CPU's dtypes).
+ * ROIPooling, _contrib_ROIAlign and _contrib_PSROIPooling: src/ops/cpu/sampling.c with
+ * the device launchers (kernels/cuda/sampling.cu) on the call's stream, the same plans
+ * and checks. float32 and float64 (the CPU's dtypes).
  */
 #include "../sampling.h"
 #include "../../../kernels/cuda/cu_sampling.h"
@@ -180,13 +180,14 @@ int lmx_cuda_bwd_SpatialTransformer(const lmx_op_ctx *c, const lmx_tensor *og, c
   return LMX_OK;
 }
 
-/* ---- ROIPooling and ROIAlign ------------------------------------------------------------ */
+/* ---- ROIPooling, ROIAlign and PSROIPooling
+ * ------------------------------------------------------------ */
 
-static int roi_setup(const lmx_op_ctx *c, int align, const lmx_tensor *in, lmx_roi_geom *g,
+static int roi_setup(const lmx_op_ctx *c, int kind, const lmx_tensor *in, lmx_roi_geom *g,
                      lmx_shape *o) {
   LMX_TRY(smp_check_float(c, &in[0], "input 'data'"));
   LMX_TRY(same_dtype(c, &in[0], &in[1], "input 'rois'"));
-  LMX_TRY(lmx_roi_plan(c, align, &in[0].shape, &in[1].shape, g));
+  LMX_TRY(lmx_roi_plan(c, kind, &in[0].shape, &in[1].shape, g));
   *o = LMX_SHP(g->R, g->Cout, g->PH, g->PW);
   return LMX_OK;
 }
@@ -199,7 +200,7 @@ int lmx_cuda_fwd_ROIPooling(const lmx_op_ctx *c, const lmx_tensor *in, const lmx
   LMX_TRY(fwd_req(c, req[1]));
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 0, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_POOL, in, &g, &o));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
   LMX_TRY(lmx_glue_check_like(c, &out[1], &o, in[0].dtype, "output 'maxidx'"));
   LMX_TRY(lmx_cuda_fail(c,
@@ -217,7 +218,7 @@ int lmx_cuda_bwd_ROIPooling(const lmx_op_ctx *c, const lmx_tensor *og, const lmx
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 0, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_POOL, in, &g, &o));
   int dt = in[0].dtype;
   LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
   LMX_TRY(lmx_glue_check_like(c, &out[1], &o, dt, "output 'maxidx'"));
@@ -236,7 +237,7 @@ int lmx_cuda_fwd__contrib_ROIAlign(const lmx_op_ctx *c, const lmx_tensor *in, co
   LMX_TRY(fwd_req(c, req[0]));
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 1, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_ALIGN, in, &g, &o));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
   LMX_TRY(lmx_cuda_fail(
       c, lmx_cu_roialign_fwd(LMX_CU_S(c), in[0].dtype, g, in[0].data, in[1].data, out[0].data),
@@ -252,7 +253,7 @@ int lmx_cuda_bwd__contrib_ROIAlign(const lmx_op_ctx *c, const lmx_tensor *og, co
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   lmx_roi_geom g;
   lmx_shape o;
-  LMX_TRY(roi_setup(c, 1, in, &g, &o));
+  LMX_TRY(roi_setup(c, LMX_ROI_ALIGN, in, &g, &o));
   int dt = in[0].dtype;
   LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
   LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, dt, "gradient of 'data'"));
@@ -260,5 +261,41 @@ int lmx_cuda_bwd__contrib_ROIAlign(const lmx_op_ctx *c, const lmx_tensor *og, co
                         lmx_cu_roialign_bwd(LMX_CU_S(c), dt, g, in[1].data, og[0].data, ig[0].data,
                                             req[0] == LMX_REQ_ADD),
                         "lmx_cu_roialign_bwd"));
+  return LMX_OK;
+}
+
+int lmx_cuda_fwd__contrib_PSROIPooling(const lmx_op_ctx *c, const lmx_tensor *in,
+                                       const lmx_tensor *out, const int *req,
+                                       const lmx_tensor *aux) {
+  (void)aux;
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  LMX_TRY(fwd_req(c, req[0]));
+  lmx_roi_geom g;
+  lmx_shape o;
+  LMX_TRY(roi_setup(c, LMX_ROI_PS, in, &g, &o));
+  LMX_TRY(lmx_glue_check_like(c, &out[0], &o, in[0].dtype, "output"));
+  LMX_TRY(lmx_cuda_fail(
+      c, lmx_cu_psroi_fwd(LMX_CU_S(c), in[0].dtype, g, in[0].data, in[1].data, out[0].data),
+      "lmx_cu_psroi_fwd"));
+  return LMX_OK;
+}
+
+int lmx_cuda_bwd__contrib_PSROIPooling(const lmx_op_ctx *c, const lmx_tensor *og,
+                                       const lmx_tensor *in, const lmx_tensor *out,
+                                       const lmx_tensor *ig, const int *req,
+                                       const lmx_tensor *aux) {
+  (void)out, (void)aux;
+  LMX_TRY(lmx_cuda_zero_grad(c, &ig[1], req[1]));
+  if (req[0] == LMX_REQ_NULL) return LMX_OK;
+  lmx_roi_geom g;
+  lmx_shape o;
+  LMX_TRY(roi_setup(c, LMX_ROI_PS, in, &g, &o));
+  int dt = in[0].dtype;
+  LMX_TRY(lmx_glue_check_like(c, &og[0], &o, dt, "output gradient"));
+  LMX_TRY(lmx_glue_check_like(c, &ig[0], &in[0].shape, dt, "gradient of 'data'"));
+  LMX_TRY(lmx_cuda_fail(c,
+                        lmx_cu_psroi_bwd(LMX_CU_S(c), dt, g, in[1].data, og[0].data, ig[0].data,
+                                         req[0] == LMX_REQ_ADD),
+                        "lmx_cu_psroi_bwd"));
   return LMX_OK;
 }
