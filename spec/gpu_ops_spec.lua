@@ -62,6 +62,11 @@ describe('operators on gpu(0) agree with cpu(0)', function()
       elseif kind == 'z' then v[i] = 0
       elseif kind == 'g' then v[i] = 1.5 + u
       elseif kind == 'h' then v[i] = u - 0.5
+      elseif kind == 's' then v[i] = 2.6 * u - 1.3 -- sampler grids, partly outside
+      elseif kind == 'r' then -- rois: batch index in [-1, K), x1 y1 x2 y2 (test_gradcheck.c)
+        local col = (i - 1) % 5
+        v[i] = col == 0 and math.floor(u * (K + 1)) - 1 or col < 3 and -2 + 8 * u
+          or v[i - 2] + 1 + 7 * u
       else v[i] = 2 * u - 1 end
     end
     return v

@@ -534,6 +534,26 @@ static const gc_case g_cases[] = {
      0, 1},
     {"_contrib_bipartite_matching", "threshold=0.1", "(2,3,4)", "u", 0, 1},
     {"_contrib_bipartite_matching", "threshold=0.5;is_ascend=True;topk=1", "(5,3)", "u", 0, 1},
+    /* spatial sampling and ROI ops (issue 14, ops14f): grids partly outside the data
+     * ('s'); rois ('r', K = batch) with ignored ones (index -1), partly outside */
+    {"GridGenerator", "transform_type=affine;target_shape=(3, 4)", "(2,6)", "u", 0, 1},
+    {"GridGenerator", "transform_type=affine;target_shape=(1, 3)", "(1,6)", "u", 0, 1},
+    {"GridGenerator", "transform_type=warp", "(2,2,3,4)", "u", 0, 1},
+    {"BilinearSampler", "", "(2,3,4,5);(2,2,3,4)", "us", 0, 1},
+    {"BilinearSampler", "cudnn_off=True", "(1,2,1,3);(1,2,2,2)", "us", 0, 1},
+    {"SpatialTransformer", "target_shape=(3, 4);transform_type=affine;sampler_type=bilinear",
+     "(2,2,4,5);(2,6)", "uu", 0, 1},
+    {"ROIPooling", "pooled_size=(2, 2);spatial_scale=0.5", "(2,3,6,7);(5,5)", "ur", 2, 1},
+    {"ROIPooling", "pooled_size=(3, 1);spatial_scale=1", "(1,2,5,4);(3,5)", "ur", 1, 1},
+    {"_contrib_ROIAlign", "pooled_size=(2, 3);spatial_scale=0.5", "(2,3,6,7);(5,5)", "ur", 2, 1},
+    {"_contrib_ROIAlign", "pooled_size=(2, 2);spatial_scale=0.5;sample_ratio=2;aligned=True",
+     "(2,2,5,6);(4,5)", "ur", 2, 1},
+    {"_contrib_ROIAlign", "pooled_size=(2, 2);spatial_scale=1;position_sensitive=True",
+     "(1,8,5,5);(3,5)", "ur", 1, 1},
+    {"_contrib_PSROIPooling", "spatial_scale=0.5;output_dim=2;pooled_size=2", "(2,8,6,7);(5,5)",
+     "ur", 2, 1},
+    {"_contrib_PSROIPooling", "spatial_scale=1;output_dim=1;pooled_size=3;group_size=2",
+     "(1,5,5,6);(4,5)", "ur", 1, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

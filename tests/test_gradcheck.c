@@ -126,6 +126,11 @@ static void fill_input(double *p, int64_t n, char kind, int K) {
       case 'z': p[i] = 0.0; break;
       case 'g': p[i] = 1.5 + u; break;   /* above 1 (arccosh) */
       case 'h': p[i] = u - 0.5; break;   /* [-0.5, 0.5] (erfinv, arcsin, arctanh) */
+      case 's': p[i] = 2.6 * u - 1.3; break; /* sampler grids, partly outside [-1, 1] */
+      case 'r': /* rois (batch index in [-1, K): -1 is ignored; x1 y1 x2 y2 in [-2, 14]) */
+        p[i] = i % 5 == 0 ? (double)(int)(u * (K + 1)) - 1
+               : i % 5 < 3 ? -2 + 8 * u : p[i - 2] + 1 + 7 * u;
+        break;
       default: p[i] = 2 * u - 1;
     }
   }
@@ -192,7 +197,7 @@ static void teardown(gc_run *r) {
 
 static int grad_input(const gc_run *r, int i) {
   char k = r->k->kinds[i];
-  return k != 'l' && k != 'c' && k != 'n';
+  return k != 'l' && k != 'c' && k != 'n' && k != 'r'; /* rois: a zero gradient */
 }
 
 #include "gradcheck_device.h"

@@ -260,4 +260,12 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_lamb_update_phase2] = {FWD(lamb_update_phase2)},
     [LMX_OPID_mp_lamb_update_phase1] = {FWD(mp_lamb_update_phase1)},
     [LMX_OPID_mp_lamb_update_phase2] = {FWD(mp_lamb_update_phase2)},
+    /* spatial sampling and ROI ops (issue 14, ops14f): sampling.c */
+    [LMX_OPID_GridGenerator] = {FWD(GridGenerator), BWD(GridGenerator)},
+    [LMX_OPID_BilinearSampler] = {FWD(BilinearSampler), BWD(BilinearSampler)},
+    [LMX_OPID_SpatialTransformer] = {FWD(SpatialTransformer), BWD(SpatialTransformer),
+                                     WS(SpatialTransformer)},
+    [LMX_OPID_ROIPooling] = {FWD(ROIPooling), BWD(ROIPooling)},
+    [LMX_OPID__contrib_ROIAlign] = {FWD(_contrib_ROIAlign), BWD(_contrib_ROIAlign)},
+    [LMX_OPID__contrib_PSROIPooling] = {FWD(_contrib_PSROIPooling), BWD(_contrib_PSROIPooling)},
 };
