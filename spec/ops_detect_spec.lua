@@ -275,6 +275,16 @@ describe('_contrib_MultiBoxTarget', function()
       { 0.1, -0.8, math.log(0.8), 0 }, 1e-5)
   end)
 
+  it('takes every candidate when mining asks for more negatives than there are', function()
+    -- anchor 1 overlaps the box by 0.909: not positive at overlap_threshold 0.95, and no
+    -- negative candidate either (overlap >= negative_mining_thresh); 3 negatives are asked
+    -- for, 2 anchors qualify (MXNet aborts there; luamx takes both)
+    local anc = arr { { { 0, 0, 0.5, 0.5 }, { 0, 0, 0.5, 0.55 }, { 0.5, 0.5, 1, 1 }, { 0, 0.5, 0.5, 1 } } }
+    local t = op._contrib_MultiBoxTarget(anc, arr { { { 0, 0, 0, 0.5, 0.5 } } }, mx.nd.zeros { 1, 2, 4 },
+      { overlap_threshold = 0.95, negative_mining_ratio = 3 })
+    near(t[3], { { 1, -1, 0, 0 } })
+  end)
+
   it('has zero gradients and refuses bad parameters and shapes', function()
     local pred = mx.nd.ones { 1, 2, 3 }
     pred:attach_grad()

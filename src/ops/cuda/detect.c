@@ -1,8 +1,8 @@
 /* detect.c — CUDA glue of the detection operators (issue 14, det14): the shared glue
  * (src/ops/detect_glue.c) over the launchers of kernels/cuda/detect.cu. */
+#include "../../../kernels/cuda/cu_detect.h"
 #include "../detect_glue.h"
 #include "../op_impl.h"
-#include "../../../kernels/cuda/cu_detect.h"
 #include "k1_glue.h"
 
 static int prior(void *s, int dt, const lmx_det_prior *p, void *out) {
