@@ -227,6 +227,16 @@ describe('mx.optimizer.LAMB', function()
     same(got, lamb_ref({lr = 0.05, beta1 = 0.8, beta2 = 0.99, eps = 1e-4, wd = 0.1, rescale = 1.5, clip = 0.35,
       bias = true, lower = 0.5, upper = 2}, W0, GRADS), 2e-6)
   end)
+  it('follows a weight whose shape changes under the same index (scratch arrays remade)', function()
+    local opt = mx.optimizer.LAMB{learning_rate = 0.1}
+    local st = opt:create_state(0, nd.ones{2, 3})
+    opt:update(0, nd.ones{2, 3}, nd.ones{2, 3}, st)
+    local w = nd.ones{3, 2}
+    opt:update(0, w, nd.ones{3, 2}, opt:create_state(0, w))
+    -- every element of the direction is one value c, so r1 / r2 = sqrt(6) / (sqrt(6) c) and
+    -- w = 1 - 0.1 / c * c = 0.9 whatever t and the states
+    H.near(flat(w), {0.9, 0.9, 0.9, 0.9, 0.9, 0.9}, 1e-6)
+  end)
   it('passes a bound only when set and not 0, as MXNet\'s optimizer (lower_bound = 0 is no bound)', function()
     local a = run(mx.optimizer.LAMB{learning_rate = 0.01, lower_bound = 0, upper_bound = 0})
     same(a, run(mx.optimizer.LAMB{learning_rate = 0.01}), 0)

@@ -64,7 +64,11 @@ describe('optimizer .states files', function()
     local path = tmp()
     local cases = {
       {{nd.ones {2, 3}}, 'set_states: entry 1: expected a name'},
-      {{['i0/abc'] = nd.ones {2, 3}}, 'set_states: entry "i0/abc": the part must be count, none or an integer, got "abc"'},
+      {{['i0/abc'] = nd.ones {2, 3}}, 'set_states: entry "i0/abc": the part must be count, none, an integer or <integer>none, got "abc"'},
+      {{['i0/1nonex'] = nd.zeros {1}}, 'set_states: entry "i0/1nonex": the part must be count, none, an integer or <integer>none'},
+      {{['i0/2none'] = nd.zeros {1}}, 'set_states: the states of i0 have part 2 but not part 1'},
+      {{['i0/1none'] = nd.zeros {1}, ['i0/2'] = nd.ones {2, 3}},
+       'the loaded optimizer state of i0 is {None, (2, 3) float32}, but the optimizer needs (2, 3) float32'},
       {{['x0/0'] = nd.ones {2, 3}}, 'set_states: entry "x0/0": the key must be i<integer> or s<name>, got "x0"'},
       {{['iabc/0'] = nd.ones {2, 3}}, 'the key must be i<integer> or s<name>, got "iabc"'},
       {{['noslash'] = nd.ones {1}}, 'set_states: entry "noslash": expected "num_update", "random_state" or "<key>/<part>"'},

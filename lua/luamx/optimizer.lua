@@ -769,10 +769,10 @@ function Updater:set_states(blob)
       elseif part == 'none' then loaded[index] = 'file'
       elseif part == '0' then states[index] = arr; loaded[index] = 'file'
       else
-        local j, none = part:match('^(%d+)(n?o?n?e?)$')
+        local none_at = part:match('^(%d+)none$')
         tuples[index] = tuples[index] or {}
-        if none == 'none' then tuples[index][tonumber(j)] = false -- a None entry
-        else tuples[index][tonumber(j)] = arr end
+        if none_at then tuples[index][tonumber(none_at)] = false -- a None entry
+        else tuples[index][tonumber(part)] = arr end
         loaded[index] = 'file'
       end
     end

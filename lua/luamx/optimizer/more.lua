@@ -188,9 +188,11 @@ function P.define(M)
   -- changed (a float32 r for the master copy with mp)
   local function lamb_scratch(self, index, weight, dtype)
     local s = self._lamb_scratch[index]
-    if s and s.r.dtype == dtype and s.r.context == weight.context and s.r.size == weight.size
-        and #s.r.shape == #weight.shape then
-      return s
+    if s and s.r.dtype == dtype and s.r.context == weight.context then
+      local a, b = s.r.shape, weight.shape
+      local same = #a == #b
+      for i = 1, #b do same = same and a[i] == b[i] end
+      if same then return s end
     end
     local o = {ctx = weight.context, dtype = dtype}
     s = {r = nd.zeros(weight.shape, o), r1 = nd.zeros({1}, o), r2 = nd.zeros({1}, o)}
