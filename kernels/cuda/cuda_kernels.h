@@ -30,4 +30,8 @@
 /* ordering: topk / sort / argsort (issue 14, ops14e) */
 #include "cu_sort.h"
 
+/* linalg diagonals and triangles (issue 14: linalg, CTC, attention; ops14g) */
+#include "cu_la_blas.h"
+#include "cu_la_tri.h"
+
 #endif
