@@ -552,6 +552,10 @@ static const gc_case g_cases[] = {
     {"_linalg_syrk", "transpose=True;alpha=0.5", "(2,3,4)", "u", 0, 1},
     {"_linalg_potri", "", "(3,3)", "g", 0, 1},
     {"_linalg_potri", "lower=False", "(2,3,3)", "g", 0, 1},
+    /* CTCLoss (ops14g): random labels (0 pads with the blank first); lengths in the spec */
+    {"CTCLoss", "", "(5,3,4);(3,2)", "ul", 4, 1},
+    {"CTCLoss", "blank_label=last", "(5,2,4);(2,3)", "ul", 3, 1},
+    {"CTCLoss", "use_label_lengths=True;blank_label=last", "(4,2,5);(2,2);(2)", "uln", 2, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -445,4 +445,14 @@ int lmx_cpu_sumlogdiag(int dt, int64_t batch, int64_t n, const void *A, void *ou
 int lmx_cpu_sumlogdiag_bwd(int dt, int64_t batch, int64_t n, const void *A, const void *g,
                            void *gA, int acc);
 
+/* ---- ctc.c: CTCLoss (ctc_core.h) ---------------------------------------------------- */
+#include "ctc_core.h"
+/* every sequence's loss (and gradient, when a->grad); a->ws holds N · lmx_ctc_ws_seq
+ * doubles. Returns LMX_CTC_OK or, for the first sequence with a bad length or label,
+ * what was wrong (*bad_pos, *bad_val as lmx_ctc_seq gives them). */
+int lmx_cpu_ctc(const lmx_ctc_args *a, int64_t *bad_pos, double *bad_val);
+/* gx[T, N, C] (+)= og[n] · grad[T, N, C]; -1 for a dtype other than float32/float64 */
+int lmx_cpu_ctc_bwd(int dt, int64_t T, int64_t N, int64_t C, const void *og, const void *grad,
+                    void *gx, int acc);
+
 #endif

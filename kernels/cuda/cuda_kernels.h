@@ -33,5 +33,7 @@
 /* linalg diagonals and triangles (issue 14: linalg, CTC, attention; ops14g) */
 #include "cu_la_blas.h"
 #include "cu_la_tri.h"
+/* CTCLoss (ops14g) */
+#include "cu_ctc.h"
 
 #endif

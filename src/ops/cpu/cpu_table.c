@@ -282,4 +282,6 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID__linalg_trmm] = {FWD(_linalg_trmm), BWD(_linalg_trmm), WS(_linalg_trmm)},
     [LMX_OPID__linalg_trsm] = {FWD(_linalg_trsm), BWD(_linalg_trsm), WS(_linalg_trsm)},
     [LMX_OPID__linalg_syrk] = {FWD(_linalg_syrk), BWD(_linalg_syrk), WS(_linalg_syrk)},
+    /* ctc_loss.c: CTCLoss (ops14g) */
+    [LMX_OPID_CTCLoss] = {FWD(CTCLoss), BWD(CTCLoss), WS(CTCLoss)},
 };
