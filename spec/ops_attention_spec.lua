@@ -27,18 +27,20 @@ end
 -- slot j (0-based) of k per head of x (L, S, heads * k * D) as (S * heads, L, D)
 local function heads_of(x, heads, k, j)
   local L, S = x.shape[1], x.shape[2]
-  local D = x.shape[3] // (heads * k)
-  local t = x:reshape { L, S, heads, k, D }
+  local D = math.floor(x.shape[3] / (heads * k))
+  local t = mx.nd.Reshape { data = x, shape = { L, S, heads, k, D } }
   t = mx.nd.slice_axis { data = t, axis = 3, begin = j, ['end'] = j + 1 }
-  t = mx.nd.transpose(t:reshape { L, S, heads, D }, { axes = { 1, 2, 0, 3 } })
-  return t:reshape { S * heads, L, D }, D
+  t = mx.nd.transpose(mx.nd.Reshape { data = t, shape = { L, S, heads, D } },
+    { axes = { 1, 2, 0, 3 } })
+  return mx.nd.Reshape { data = t, shape = { S * heads, L, D } }, D
 end
 
 -- (S * heads, L, D) back to (L, S, heads * D)
 local function merge_heads(o, heads)
   local N, L, D = o.shape[1], o.shape[2], o.shape[3]
-  local t = mx.nd.transpose(o:reshape { N // heads, heads, L, D }, { axes = { 2, 0, 1, 3 } })
-  return t:reshape { L, N // heads, heads * D }
+  local t = mx.nd.transpose(mx.nd.Reshape { data = o, shape = { math.floor(N / heads), heads, L, D } },
+    { axes = { 2, 0, 1, 3 } })
+  return mx.nd.Reshape { data = t, shape = { L, math.floor(N / heads), heads * D } }
 end
 
 -- the documented compositions
@@ -49,14 +51,14 @@ local REF = {
     return mx.nd.batch_dot(q / math.sqrt(D), k, { transpose_b = true })
   end,
   _contrib_interleaved_matmul_selfatt_valatt = function(h, qkv, att)
-    return merge_heads(mx.nd.batch_dot(att, heads_of(qkv, h, 3, 2)), h)
+    return merge_heads(mx.nd.batch_dot(att, (heads_of(qkv, h, 3, 2))), h)
   end,
   _contrib_interleaved_matmul_encdec_qk = function(h, q, kv)
     local qh, D = heads_of(q, h, 1, 0)
     return mx.nd.batch_dot(qh / math.sqrt(D), heads_of(kv, h, 2, 0), { transpose_b = true })
   end,
   _contrib_interleaved_matmul_encdec_valatt = function(h, kv, att)
-    return merge_heads(mx.nd.batch_dot(att, heads_of(kv, h, 2, 1)), h)
+    return merge_heads(mx.nd.batch_dot(att, (heads_of(kv, h, 2, 1))), h)
   end,
 }
 
@@ -106,7 +108,7 @@ describe('interleaved attention matmuls', function()
           assert.are.same(oshape, y.shape)
           local G = rand_nd(oshape, dt)
           for _, x in ipairs(xs) do x:attach_grad() end
-          local r = mx.autograd.record(function() return REF[op](heads, table.unpack(xs)) end)
+          local r = mx.autograd.record(function() return REF[op](heads, unpack(xs)) end)
           r:backward(G)
           H.near(flat(y), flat(r), tol * 10)
           local gr = ops.backward(op, { heads = heads }, xs, { y }, { G })
@@ -195,7 +197,8 @@ describe('interleaved attention matmuls', function()
     H.raises(function()
       mx.nd._contrib_interleaved_matmul_selfatt_qk { queries_keys_values = mx.nd.ones { 2, 1, 6 },
         heads = 0 }
-    end, '_contrib_interleaved_matmul_selfatt_qk', "parameter 'heads'", 'got')
+    end, '_contrib_interleaved_matmul_selfatt_qk', "parameter 'heads'", 'value 0 is out of range',
+      '[1, 1e+09]')
     H.raises(function()
       mx.nd._contrib_interleaved_matmul_selfatt_qk { heads = 1,
         queries_keys_values = mx.nd.ones({ 2, 1, 6 }, { dtype = 'int32' }) }
@@ -219,11 +222,14 @@ describe('interleaved attention matmuls on gpu(0)', function()
           xc[i] = rand_nd(s, 'float32'):astype(dt)
           xg[i] = xc[i]:copyto(gpu)
         end
-        local yc, yg = call(op, heads, names, xc), call(op, heads, names, xg)
-        if dt == 'float16' then -- the CPU reference in float32
+        local yg = call(op, heads, names, xg)
+        local yc
+        if dt == 'float16' then -- the CPU reference in float32 (the CPU has no float16)
           local x32 = {}
           for i = 1, #xc do x32[i] = xc[i]:astype('float32') end
           yc = call(op, heads, names, x32)
+        else
+          yc = call(op, heads, names, xc)
         end
         H.near(flat(yg:copyto(mx.cpu()):astype('float32')), flat(yc:astype('float32')), tol * 10)
         if dt ~= 'float16' then

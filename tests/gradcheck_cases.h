@@ -550,6 +550,8 @@ static const gc_case g_cases[] = {
     {"_linalg_trsm", "transpose=True;lower=False", "(3,3);(3,2)", "gu", 0, 1},
     {"_linalg_syrk", "", "(3,4)", "u", 0, 1},
     {"_linalg_syrk", "transpose=True;alpha=0.5", "(2,3,4)", "u", 0, 1},
+    {"_linalg_potrf", "", "(3,1,1)", "p", 0, 1}, /* n = 1: sqrt, no other triangle */
+    {"_linalg_potrf", "lower=False", "(2,1,1)", "p", 0, 1},
     {"_linalg_potri", "", "(3,3)", "g", 0, 1},
     {"_linalg_potri", "lower=False", "(2,3,3)", "g", 0, 1},
     /* CTCLoss (ops14g): random labels (0 pads with the blank first); lengths in the spec */

@@ -15,7 +15,7 @@
 #include "op_impl.h"
 
 static const lmx_param_field imm_fields[] = {
-    LMX_PF(lmx_imm_param, heads, LMX_PT_INT, NULL, NULL, 1, 2147483647, "Set number of heads"),
+    LMX_PF(lmx_imm_param, heads, LMX_PT_INT, NULL, NULL, 1, 1e9, "Set number of heads"),
 };
 
 static const char *const in_self_qk[] = {"queries_keys_values", NULL};

@@ -62,13 +62,17 @@ static int ctc_infer_shape(const lmx_op_ctx *c, lmx_shape *in, int nin, lmx_shap
   return lmx_ctc_plan_make(c, in, nin, &p);
 }
 
-/* both outputs take data's dtype; labels and lengths keep their own */
+/* both outputs take data's dtype; labels and lengths keep their own, data's when unknown
+ * (as take's indices) */
 static int ctc_infer_type(const lmx_op_ctx *c, int *in, int nin, int *out, int nout, int *aux,
                           int naux) {
-  (void)nin, (void)aux, (void)naux;
+  (void)aux, (void)naux;
   LMX_TRY(lmx_dtype_assign(c, &out[0], in[0], "output 'output'"));
   if (nout > 1) LMX_TRY(lmx_dtype_assign(c, &out[1], in[0], "output 'grad'"));
-  return lmx_dtype_assign(c, &in[0], out[0], "input 'data'");
+  LMX_TRY(lmx_dtype_assign(c, &in[0], out[0], "input 'data'"));
+  for (int i = 1; i < nin; i++)
+    if (in[i] < 0 && in[0] >= 0) in[i] = in[0];
+  return LMX_OK;
 }
 
 const lmx_op lmx_op_CTCLoss = {
