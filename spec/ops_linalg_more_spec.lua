@@ -1,7 +1,8 @@
 -- Issue 14's linalg operators beyond gemm (MXNet 1.9 src/operator/tensor/la_op.cc):
 -- _linalg_extractdiag, _linalg_makediag, _linalg_extracttrian, _linalg_maketrian,
--- _linalg_sumlogdiag, _linalg_potrf, _linalg_potri, _linalg_trmm, _linalg_trsm and
--- _linalg_syrk (the CPU on LAPACK / BLAS, the GPU on own kernels and cuBLAS), with the
+-- _linalg_sumlogdiag, _linalg_potrf, _linalg_potri, _linalg_trmm, _linalg_trsm,
+-- _linalg_syrk, _linalg_inverse, _linalg_det and _linalg_slogdet (the CPU on LAPACK /
+-- BLAS, the GPU on own kernels and cuBLAS), with the
 -- aliases linalg_<x> and the namespaces mx.nd.linalg / mx.sym.linalg (and contrib).
 --
 -- MXNet's documented examples are tests; batched random cases are checked against Lua
@@ -347,6 +348,89 @@ describe('linalg Cholesky and triangular operators', function()
   end)
 end)
 
+describe('linalg inverse, det and slogdet', function()
+  it('give MXNet\'s documented examples, by name and alias', function()
+    local A = mx.nd.array { { 1, 4 }, { 2, 3 } }
+    H.near(flat(mx.nd.linalg_inverse(A)), { -0.6, 0.8, 0.4, -0.2 }, 1e-6)
+    H.near(flat(mx.nd._linalg_det(A)), { -5 }, 1e-5)
+    local r = mx.nd.linalg_slogdet(mx.nd.array { { 2, 3 }, { 1, 4 } })
+    H.near(flat(r[1]), { 1 }, 0)
+    H.near(flat(r[2]), { 1.609438 }, 1e-6)
+    assert.are.equal(mx.nd._linalg_slogdet, mx.nd.linalg.slogdet)
+  end)
+
+  for _, dt in ipairs { 'float32', 'float64' } do
+    local tol = dt == 'float32' and 1e-4 or 1e-10
+    it('inverts and takes determinants of batches against Lua (' .. dt .. ')', function()
+      math.randomseed(60)
+      local n, B = 3, 4
+      local a = rand_list(B * n * n, -1, 1)
+      for b = 0, B - 1 do -- keep them well conditioned: add 2 I
+        for i = 0, n - 1 do a[b * n * n + i * n + i + 1] = a[b * n * n + i * n + i + 1] + 2 end
+      end
+      -- one negative determinant: swap two rows of matrix 1
+      for j = 1, n do
+        local k0, k1 = n * n + j, n * n + n + j
+        a[k0], a[k1] = a[k1], a[k0]
+      end
+      local A = mx.nd.array(a, { dtype = dt }):reshape { B, n, n }
+      local X = flat(mx.nd.linalg_inverse(A))
+      local d = flat(mx.nd.linalg_det(A))
+      local sl = mx.nd.linalg_slogdet(A)
+      local sg, la = flat(sl[1]), flat(sl[2])
+      for b = 0, B - 1 do
+        local m = sub(a, b * n * n + 1, n * n)
+        local want = {}
+        for i = 0, n - 1 do
+          for j = 0, n - 1 do want[i * n + j + 1] = i == j and 1 or 0 end
+        end
+        H.near(mm(m, sub(X, b * n * n + 1, n * n), n, n, n), want, tol * 10)
+        local det = m[1] * (m[5] * m[9] - m[6] * m[8]) - m[2] * (m[4] * m[9] - m[6] * m[7])
+          + m[3] * (m[4] * m[8] - m[5] * m[7])
+        assert.is_true(math.abs(d[b + 1] - det) < tol * 10 * math.abs(det),
+          ('det %g, Lua %g'):format(d[b + 1], det))
+        assert.are.equal(det < 0 and -1 or 1, sg[b + 1])
+        assert.is_true(math.abs(la[b + 1] - math.log(math.abs(det))) < tol * 10)
+      end
+      assert.are.equal(-1, sg[2])
+    end)
+  end
+
+  it('gives singular matrices det 0, slogdet (0, -inf), zero gradients; inverse refuses',
+    function()
+    local A = mx.nd.array({ { { 1, 2 }, { 2, 4 } }, { { 2, 0 }, { 0, 3 } } },
+      { dtype = 'float64' })
+    local d = mx.nd.linalg_det(A)
+    H.near(flat(d), { 0, 6 }, 1e-12)
+    local sl = ops.forward_all('_linalg_slogdet', {}, { A }, true)
+    assert.are.same({ 0, 1 }, flat(sl[1]))
+    assert.are.equal(-math.huge, flat(sl[2])[1])
+    local G = mx.nd.array({ 1, 1 }, { dtype = 'float64' })
+    local gd = flat(ops.backward('_linalg_det', {}, { A }, { d }, { G })[1])
+    -- matrix 0: zero; matrix 1: det · A^-T = 6 · diag(1/2, 1/3) = diag(3, 2)
+    H.near(gd, { 0, 0, 0, 0, 3, 0, 0, 2 }, 1e-12)
+    local gs = flat(ops.backward('_linalg_slogdet', {}, { A }, sl, { G, G })[1])
+    H.near(gs, { 0, 0, 0, 0, 0.5, 0, 0, 1 / 3 }, 1e-12)
+    H.raises(function() mx.nd.linalg_inverse(A) end, '_linalg_inverse', "input 'A'",
+      'expected invertible matrices', 'got matrix 0 that is singular')
+    H.raises(function() mx.nd.linalg_det(mx.nd.ones { 2, 3 }) end, '_linalg_det',
+      "input 'A'", 'expected square matrices', 'got 2 x 3')
+    H.raises(function() mx.nd.linalg_slogdet(mx.nd.ones({ 2, 2 }, { dtype = 'int32' })) end,
+      '_linalg_slogdet', "input 'A'", 'got int32')
+    local s = mx.sym.linalg_slogdet { A = mx.sym.Variable('a'), name = 'sl' }
+    assert.are.same({ 'sl_sign', 'sl_logabsdet' }, s:list_outputs())
+    local js = s:tojson()
+    assert.truthy(js:find('"op": "_linalg_slogdet"', 1, true))
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    local _, outs = s:infer_shape { a = { 2, 5, 4, 4 } }
+    assert.are.same({ { 2, 5 }, { 2, 5 } }, outs)
+    for op, w in pairs { _linalg_inverse = 'inverse of a matrix', _linalg_det = 'determinant',
+      _linalg_slogdet = 'sign and log' } do
+      assert.truthy(help.op_text(mx, op):find(w, 1, true), op)
+    end
+  end)
+end)
+
 describe('linalg operators on gpu(0)', function()
   if mx.context.num_gpus() == 0 then
     pending('no GPU context (mx.context.num_gpus() == 0): GPU checks skipped')
@@ -444,6 +528,42 @@ describe('linalg operators on gpu(0)', function()
       end
     end)
   end
+
+  for _, dt in ipairs { 'float32', 'float64' } do
+    it('inverse, det and slogdet agree with the CPU, forward and backward (' .. dt .. ')',
+      function()
+        math.randomseed(61)
+        local n, B = 3, 3
+        local a = rand_list(B * n * n, -1, 1)
+        for b = 0, B - 1 do
+          for i = 0, n - 1 do a[b * n * n + i * n + i + 1] = a[b * n * n + i * n + i + 1] + 2 end
+        end
+        local tol = dt == 'float32' and 1e-4 or 1e-10
+        local Ac = mx.nd.array(a, { dtype = dt }):reshape { B, n, n }
+        local Ag = Ac:copyto(gpu)
+        for _, op in ipairs { '_linalg_inverse', '_linalg_det', '_linalg_slogdet' } do
+          local oc = ops.forward_all(op, {}, { Ac }, true)
+          local og = ops.forward_all(op, {}, { Ag }, true)
+          local gc, gg = {}, {}
+          for i = 1, #oc do
+            H.near(flat(og[i]:copyto(mx.cpu())), flat(oc[i]), tol)
+            local m = 1
+            for _, d in ipairs(oc[i].shape) do m = m * d end
+            gc[i] = mx.nd.array(rand_list(m, -1, 1), { dtype = dt }):reshape(oc[i].shape)
+            gg[i] = gc[i]:copyto(gpu)
+          end
+          local dc = ops.backward(op, {}, { Ac }, oc, gc)
+          local dg = ops.backward(op, {}, { Ag }, og, gg)
+          H.near(flat(dg[1]:copyto(mx.cpu())), flat(dc[1]), tol * 10)
+        end
+      end)
+  end
+
+  it('inverse on the GPU reports a singular matrix', function()
+    local A = mx.nd.array({ { { 4, 0 }, { 0, 1 } }, { { 1, 2 }, { 2, 4 } } }):copyto(gpu)
+    H.raises(function() mx.nd.linalg_inverse(A):copyto(mx.cpu()) end, '_linalg_inverse',
+      "input 'A'", 'expected invertible matrices', 'got matrix 1 that is singular')
+  end)
 
   it('potrf on the GPU reports a matrix that is not positive definite', function()
     local A = mx.nd.array({ { { 4, 0 }, { 0, 1 } }, { { 1, 2 }, { 2, 1 } } }):copyto(gpu)

@@ -558,6 +558,13 @@ static const gc_case g_cases[] = {
     {"CTCLoss", "", "(5,3,4);(3,2)", "ul", 4, 1},
     {"CTCLoss", "blank_label=last", "(5,2,4);(2,3)", "ul", 3, 1},
     {"CTCLoss", "use_label_lengths=True;blank_label=last", "(4,2,5);(2,2);(2)", "uln", 2, 1},
+    /* inverse and determinants (ops14g): random matrices, fixed seed */
+    {"_linalg_inverse", "", "(2,3,3)", "u", 0, 1},
+    {"_linalg_inverse", "", "(2,2)", "u", 0, 1},
+    {"_linalg_det", "", "(2,3,3)", "u", 0, 1},
+    {"_linalg_det", "", "(1,1)", "p", 0, 1},
+    {"_linalg_slogdet", "", "(3,3)", "u", 0, 1},
+    {"_linalg_slogdet", "", "(2,2,2)", "u", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

@@ -284,4 +284,8 @@ const lmx_kernel lmx_cpu_kernels[LMX_NUM_OPS] = {
     [LMX_OPID__linalg_syrk] = {FWD(_linalg_syrk), BWD(_linalg_syrk), WS(_linalg_syrk)},
     /* ctc_loss.c: CTCLoss (ops14g) */
     [LMX_OPID_CTCLoss] = {FWD(CTCLoss), BWD(CTCLoss), WS(CTCLoss)},
+    /* linalg_lu.c: inverse and determinants (ops14g) */
+    [LMX_OPID__linalg_inverse] = {FWD(_linalg_inverse), BWD(_linalg_inverse), WS(_linalg_inverse)},
+    [LMX_OPID__linalg_det] = {FWD(_linalg_det), BWD(_linalg_det), WS(_linalg_det)},
+    [LMX_OPID__linalg_slogdet] = {FWD(_linalg_slogdet), BWD(_linalg_slogdet), WS(_linalg_slogdet)},
 };
