@@ -84,6 +84,7 @@ require('luamx.executor_manager').install(mx)
 require('luamx.kvstore').install(mx)
 require('luamx.bucketing').install(mx)
 require('luamx.ndarray_ops').install(mx)
+require('luamx.namespaces').install(mx) -- after symbol and ndarray_ops: mx.nd/sym.linalg, contrib
 require('luamx.autograd').install(mx)
 require('luamx.gluon').install(mx)
 require('luamx.viz').install(mx)

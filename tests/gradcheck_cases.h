@@ -554,6 +554,54 @@ static const gc_case g_cases[] = {
      "ur", 2, 1},
     {"_contrib_PSROIPooling", "spatial_scale=1;output_dim=1;pooled_size=3;group_size=2",
      "(1,5,5,6);(4,5)", "ur", 1, 1},
+    /* fused attention matmuls (issue 14: linalg, CTC, attention; ops14g) */
+    {"_contrib_interleaved_matmul_selfatt_qk", "heads=2", "(3,2,12)", "u", 0, 1},
+    {"_contrib_interleaved_matmul_selfatt_valatt", "heads=2", "(3,2,12);(4,3,3)", "uu", 0, 1},
+    {"_contrib_interleaved_matmul_encdec_qk", "heads=2", "(3,2,4);(5,2,8)", "uu", 0, 1},
+    {"_contrib_interleaved_matmul_encdec_valatt", "heads=1", "(5,2,6);(2,4,5)", "uu", 0, 1},
+    /* linalg diagonals and triangles (ops14g): every offset sign, both triangles,
+     * batches; sumlogdiag on positive diagonals ('g' in [1.5, 2.5]) */
+    {"_linalg_extractdiag", "", "(3,3)", "u", 0, 1},
+    {"_linalg_extractdiag", "offset=-1", "(2,4,4)", "u", 0, 1},
+    {"_linalg_makediag", "offset=2", "(2,3)", "u", 0, 1},
+    {"_linalg_makediag", "", "(4)", "u", 0, 1},
+    {"_linalg_extracttrian", "", "(2,3,3)", "u", 0, 1},
+    {"_linalg_extracttrian", "lower=False", "(3,3)", "u", 0, 1},
+    {"_linalg_extracttrian", "offset=1", "(2,4,4)", "u", 0, 1},
+    {"_linalg_extracttrian", "offset=-2", "(4,4)", "u", 0, 1},
+    {"_linalg_maketrian", "", "(2,6)", "u", 0, 1},
+    {"_linalg_maketrian", "offset=1;lower=False", "(3)", "u", 0, 1},
+    {"_linalg_maketrian", "offset=-1", "(2,2,6)", "u", 0, 1},
+    {"_linalg_sumlogdiag", "", "(3,3)", "g", 0, 1},
+    {"_linalg_sumlogdiag", "", "(2,2,4,4)", "g", 0, 1},
+    /* linalg on LAPACK / BLAS (ops14g): triangular A with entries in [1.5, 2.5] ('g') for
+     * the solves and potri; potrf's symmetric gradient is checked in the spec */
+    {"_linalg_trmm", "", "(3,3);(3,2)", "uu", 0, 1},
+    {"_linalg_trmm", "transpose=True;rightside=True;lower=False;alpha=1.5", "(2,3,3);(2,4,3)",
+     "uu", 0, 1},
+    {"_linalg_trmm", "transpose=True", "(2,2);(2,3)", "uu", 0, 1},
+    {"_linalg_trsm", "", "(3,3);(3,2)", "gu", 0, 1},
+    {"_linalg_trsm", "transpose=True;rightside=True;lower=False;alpha=-2", "(2,3,3);(2,4,3)",
+     "gu", 0, 1},
+    {"_linalg_trsm", "rightside=True", "(2,2);(3,2)", "gu", 0, 1},
+    {"_linalg_trsm", "transpose=True;lower=False", "(3,3);(3,2)", "gu", 0, 1},
+    {"_linalg_syrk", "", "(3,4)", "u", 0, 1},
+    {"_linalg_syrk", "transpose=True;alpha=0.5", "(2,3,4)", "u", 0, 1},
+    {"_linalg_potrf", "", "(3,1,1)", "p", 0, 1}, /* n = 1: sqrt, no other triangle */
+    {"_linalg_potrf", "lower=False", "(2,1,1)", "p", 0, 1},
+    {"_linalg_potri", "", "(3,3)", "g", 0, 1},
+    {"_linalg_potri", "lower=False", "(2,3,3)", "g", 0, 1},
+    /* CTCLoss (ops14g): random labels (0 pads with the blank first); lengths in the spec */
+    {"CTCLoss", "", "(5,3,4);(3,2)", "ul", 4, 1},
+    {"CTCLoss", "blank_label=last", "(5,2,4);(2,3)", "ul", 3, 1},
+    {"CTCLoss", "use_label_lengths=True;blank_label=last", "(4,2,5);(2,2);(2)", "uln", 2, 1},
+    /* inverse and determinants (ops14g): random matrices, fixed seed */
+    {"_linalg_inverse", "", "(2,3,3)", "u", 0, 1},
+    {"_linalg_inverse", "", "(2,2)", "u", 0, 1},
+    {"_linalg_det", "", "(2,3,3)", "u", 0, 1},
+    {"_linalg_det", "", "(1,1)", "p", 0, 1},
+    {"_linalg_slogdet", "", "(3,3)", "u", 0, 1},
+    {"_linalg_slogdet", "", "(2,2,2)", "u", 0, 1},
 };
 
 /* Forward-only cases for the backends-agree mode: ops with no gradient to check (their

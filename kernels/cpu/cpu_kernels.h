@@ -467,5 +467,37 @@ static inline double lmx_lamb_rate(double lr, double r1, double r2, double lower
   if (upper >= 0) r1 = r1 < upper ? r1 : upper;
   return (r1 == 0 || r2 == 0) ? lr : lr * r1 / r2;
 }
+/* ---- gemm_batch.c: strided batched products (issue 14: linalg, CTC, attention; ops14g) */
+/* For i < batch: C + i·sc [m,n] (row stride ldc) = alpha · op(A + i·sa) · op(B + i·sb) +
+ * beta · C_i, row-major, op() as in lmx_cpu_gemm_ld (lda / ldb the row strides as stored).
+ * Strides in elements; float32/float64. One OpenBLAS call per batch, in order. */
+void lmx_cpu_gemm_sbatch(int dt, int64_t batch, int ta, int tb, int64_t m, int64_t n,
+                         int64_t k, double alpha, const void *A, int64_t lda, int64_t sa,
+                         const void *B, int64_t ldb, int64_t sb, double beta, void *C,
+                         int64_t ldc, int64_t sc);
+/* ---- la_tri.c: diagonals and triangles of square matrices (ops14g) ------------------
+ * F[batch, n, n] and P[batch, lmx_la_tri_len(t)] (la_tri.h). make = 0: P (+)= the packed
+ * entries of F; make = 1: F (+)= P at the packed positions, and 0 elsewhere (acc: those
+ * left as they are). float32/float64; -1 for another dtype. */
+#include "la_tri.h"
+/* la_blas.c: Cholesky and triangular products and solves on LAPACK / BLAS */
+#include "la_blas.h"
+int lmx_cpu_la_tri(int dt, int64_t batch, const lmx_la_tri *t, void *P, void *F, int make,
+                   int acc);
+/* out[batch] (+)= Σ_i log(A[b, i, i]) of A[batch, n, n] (_linalg_sumlogdiag) */
+int lmx_cpu_sumlogdiag(int dt, int64_t batch, int64_t n, const void *A, void *out, int acc);
+/* gA[b, i, j] (+)= g[b] / A[b, i, i] on the diagonal, 0 elsewhere */
+int lmx_cpu_sumlogdiag_bwd(int dt, int64_t batch, int64_t n, const void *A, const void *g,
+                           void *gA, int acc);
+
+/* ---- ctc.c: CTCLoss (ctc_core.h) ---------------------------------------------------- */
+#include "ctc_core.h"
+/* every sequence's loss (and gradient, when a->grad); a->ws holds N · lmx_ctc_ws_seq
+ * doubles. Returns LMX_CTC_OK or, for the first sequence with a bad length or label,
+ * what was wrong (*bad_pos, *bad_val as lmx_ctc_seq gives them). */
+int lmx_cpu_ctc(const lmx_ctc_args *a, int64_t *bad_pos, double *bad_val);
+/* gx[T, N, C] (+)= og[n] · grad[T, N, C]; -1 for a dtype other than float32/float64 */
+int lmx_cpu_ctc_bwd(int dt, int64_t T, int64_t N, int64_t C, const void *og, const void *grad,
+                    void *gx, int acc);
 
 #endif

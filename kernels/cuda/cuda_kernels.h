@@ -32,4 +32,10 @@
 /* LAMB's fused update (issue 17, lamb17) */
 #include "cu_optim_lamb.h"
 
+/* linalg diagonals and triangles (issue 14: linalg, CTC, attention; ops14g) */
+#include "cu_la_blas.h"
+#include "cu_la_tri.h"
+/* CTCLoss (ops14g) */
+#include "cu_ctc.h"
+
 #endif

@@ -268,4 +268,35 @@ const lmx_kernel lmx_cuda_kernels[LMX_NUM_OPS] = {
     [LMX_OPID_ROIPooling] = {FWD(ROIPooling), BWD(ROIPooling)},
     [LMX_OPID__contrib_ROIAlign] = {FWD(_contrib_ROIAlign), BWD(_contrib_ROIAlign)},
     [LMX_OPID__contrib_PSROIPooling] = {FWD(_contrib_PSROIPooling), BWD(_contrib_PSROIPooling)},
+    /* attn_more.c: fused attention matmuls (issue 14: linalg, CTC, attention; ops14g) */
+    [LMX_OPID__contrib_interleaved_matmul_selfatt_qk] =
+        {FWD(_contrib_interleaved_matmul_selfatt_qk),
+         BWD(_contrib_interleaved_matmul_selfatt_qk)},
+    [LMX_OPID__contrib_interleaved_matmul_selfatt_valatt] =
+        {FWD(_contrib_interleaved_matmul_selfatt_valatt),
+         BWD(_contrib_interleaved_matmul_selfatt_valatt)},
+    [LMX_OPID__contrib_interleaved_matmul_encdec_qk] =
+        {FWD(_contrib_interleaved_matmul_encdec_qk),
+         BWD(_contrib_interleaved_matmul_encdec_qk)},
+    [LMX_OPID__contrib_interleaved_matmul_encdec_valatt] =
+        {FWD(_contrib_interleaved_matmul_encdec_valatt),
+         BWD(_contrib_interleaved_matmul_encdec_valatt)},
+    /* linalg_tri.c: linalg diagonals and triangles (ops14g) */
+    [LMX_OPID__linalg_extractdiag] = {FWD(_linalg_extractdiag), BWD(_linalg_extractdiag)},
+    [LMX_OPID__linalg_makediag] = {FWD(_linalg_makediag), BWD(_linalg_makediag)},
+    [LMX_OPID__linalg_extracttrian] = {FWD(_linalg_extracttrian), BWD(_linalg_extracttrian)},
+    [LMX_OPID__linalg_maketrian] = {FWD(_linalg_maketrian), BWD(_linalg_maketrian)},
+    [LMX_OPID__linalg_sumlogdiag] = {FWD(_linalg_sumlogdiag), BWD(_linalg_sumlogdiag)},
+    /* linalg_blas.c: Cholesky and triangular linalg, own kernels and cuBLAS (ops14g) */
+    [LMX_OPID__linalg_potrf] = {FWD(_linalg_potrf), BWD(_linalg_potrf), WS(_linalg_potrf)},
+    [LMX_OPID__linalg_potri] = {FWD(_linalg_potri), BWD(_linalg_potri), WS(_linalg_potri)},
+    [LMX_OPID__linalg_trmm] = {FWD(_linalg_trmm), BWD(_linalg_trmm), WS(_linalg_trmm)},
+    [LMX_OPID__linalg_trsm] = {FWD(_linalg_trsm), BWD(_linalg_trsm), WS(_linalg_trsm)},
+    [LMX_OPID__linalg_syrk] = {FWD(_linalg_syrk), BWD(_linalg_syrk), WS(_linalg_syrk)},
+    /* ctc_loss.c: CTCLoss (ops14g) */
+    [LMX_OPID_CTCLoss] = {FWD(CTCLoss), BWD(CTCLoss), WS(CTCLoss)},
+    /* linalg_lu.c: inverse and determinants (ops14g) */
+    [LMX_OPID__linalg_inverse] = {FWD(_linalg_inverse), BWD(_linalg_inverse), WS(_linalg_inverse)},
+    [LMX_OPID__linalg_det] = {FWD(_linalg_det), BWD(_linalg_det), WS(_linalg_det)},
+    [LMX_OPID__linalg_slogdet] = {FWD(_linalg_slogdet), BWD(_linalg_slogdet), WS(_linalg_slogdet)},
 };
