@@ -81,9 +81,12 @@ static int dev_call(const gc_run *r, const gc_dev *d, const lmx_kernel *k, const
   c.stream = lmx_device_stream(d->dev, d->id);
   c.workspace = NULL, c.workspace_bytes = 0;
   lmx_shape is[MAXT], os[MAXT];
-  for (int i = 0; i < r->nin; i++) is[i] = in[i].shape;
-  for (int i = 0; i < r->nout; i++) os[i] = out[i].shape;
+  int dts[2 * MAXT]; /* the query's dtypes: inputs, then outputs (float16 staging) */
+  for (int i = 0; i < r->nin; i++) is[i] = in[i].shape, dts[i] = in[i].dtype;
+  for (int i = 0; i < r->nout; i++) os[i] = out[i].shape, dts[r->nin + i] = out[i].dtype;
+  c.dtypes = dts;
   size_t ws = k->workspace ? k->workspace(&c, is, os) : 0;
+  c.dtypes = NULL;
   gc_mirror m = {.n = 0};
   lmx_tensor t[5][MAXT];
   int rc = LMX_OK;
