@@ -116,6 +116,18 @@ describe('a load while the same epoch is saved again', function()
     end
   end)
 
+  it('a module loaded with its states that never gets an optimizer removes its snapshot when collected', function()
+    local mod = K.fresh('mod')
+    mod:save_checkpoint(prefix, 3, true)
+    local before = listdir(dir)
+    local loaded = mx.mod.Module.load(prefix, 3, true, {logger = false})
+    assert.equal(#before + 1, #listdir(dir))
+    loaded = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.same(before, listdir(dir))
+  end)
+
   it('without links or a writable directory, the verified files are read in place', function()
     local mod = K.fresh('bkt')
     K.fill(mod, 5)

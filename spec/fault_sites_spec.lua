@@ -211,6 +211,10 @@ describe('fault injection with a retry on the same objects', function()
       return mod
     end, function(mod) H.near(mod:get_params().fc_weight:toflat(), want, 1e-6) end)
     assert.is_true(m >= 10, 'only ' .. m .. ' allocations')
+    -- a module dropped by a failed step before init_optimizer removes its snapshot of the
+    -- .states file when it is collected (luamx.module.base.keep_preloaded_states)
+    collectgarbage()
+    collectgarbage()
     local p = io.popen('ls ' .. dir .. ' | grep -c tmp')
     assert.equal('0', p:read('*l'))
     p:close()

@@ -189,14 +189,29 @@ end
 M.check_callbacks = check_callbacks
 
 -- ------------------------------------------------------------------ checkpoint files -
--- The optimizer states a Module.load / BucketingModule.load with load_optimizer_states
--- kept for init_optimizer: loaded into `into`, then the checkpoint's snapshot of the
--- `.states` file is removed, whether the load worked or not.
+--- Keeps the snapshot of a checkpoint's `.states` file (luamx.manifest.check) for
+-- init_optimizer: `release` removes it then, or when the module is collected if
+-- init_optimizer never runs.
+-- @param self the module Module.load / BucketingModule.load made
+-- @param path the snapshot's path
+-- @param release the function that removes it
+function M.keep_preloaded_states(self, path, release)
+  local ffi = require 'ffi'
+  self._preload_opt_states, self._preload_release = path, release
+  self._preload_guard = ffi.gc(ffi.new('char[1]'), function() release() end)
+end
+
+--- Loads the optimizer states Module.load / BucketingModule.load kept for init_optimizer
+-- into `into`, then removes the snapshot of the `.states` file, whether the load worked
+-- or not.
+-- @param self the module that kept them
+-- @param into the module whose load_optimizer_states reads them
 function M.load_preloaded_states(self, into)
-  local path, release = self._preload_opt_states, self._preload_release
+  local path, release, guard = self._preload_opt_states, self._preload_release, self._preload_guard
   if not path then return end
-  self._preload_opt_states, self._preload_release = nil, nil
+  self._preload_opt_states, self._preload_release, self._preload_guard = nil, nil, nil
   local ok, err = pcall(into.load_optimizer_states, into, path)
+  if guard then require('ffi').gc(guard, nil) end
   if release then release() end
   if not ok then error(err, 0) end
 end

@@ -508,7 +508,7 @@ function BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key, load_o
   if not mok then release() error(mod, 0) end
   mod._preloaded = {arg, aux}
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states, mod._preload_release = file(sname), release end
+  if load_optimizer_states then base.keep_preloaded_states(mod, file(sname), release) end
   return mod
 end
 

@@ -749,7 +749,7 @@ function Module.load(prefix, epoch, load_optimizer_states, opts)
   if not mok then release() error(mod, 0) end
   mod._arg_params, mod._aux_params = arg, aux
   mod.params_initialized = true
-  if load_optimizer_states then mod._preload_opt_states, mod._preload_release = file(sname), release end
+  if load_optimizer_states then base.keep_preloaded_states(mod, file(sname), release) end
   return mod
 end
 
