@@ -56,9 +56,19 @@ describe('GridGenerator', function()
     end)
   end
 
-  it('has MXNet 1.9 parameters and refuses bad shapes', function()
+  it('has MXNet 1.9 parameters, round-trips JSON and refuses bad shapes', function()
     assert.are.same({ transform_type = 'REQUIRED', target_shape = '(0, 0)' },
       defaults('GridGenerator'))
+    local s = mx.sym.GridGenerator { data = mx.sym.Variable('theta'), transform_type = 'affine',
+      target_shape = { 5, 7 }, name = 'gg' }
+    local _, outs = s:infer_shape { theta = { 3, 6 } }
+    assert.are.same({ { 3, 2, 5, 7 } }, outs)
+    local js = s:tojson()
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    assert.truthy(js:find('"transform_type": "affine"', 1, true))
+    local w = mx.sym.GridGenerator { data = mx.sym.Variable('flow'), transform_type = 'warp' }
+    _, outs = w:infer_shape { flow = { 2, 2, 4, 3 } }
+    assert.are.same({ { 2, 2, 4, 3 } }, outs)
     assert.are.equal("GridGenerator: parameter 'target_shape': expected (H, W) with both above "
       .. "0, got (0,0)", err(mx.nd.GridGenerator, { data = mx.nd.ones({ 1, 6 }),
         transform_type = 'affine' }))
