@@ -368,6 +368,9 @@ describe('_contrib_ROIAlign', function()
       { pooled_size = { 2, 2 }, spatial_scale = 1, position_sensitive = true })
       :find("_contrib_ROIAlign: input 'data': position_sensitive needs channels divisible by "
         .. "pooled_size's 2 x 2, got (1,6,4,4)", 1, true))
+    assert.truthy(err(mx.nd._contrib_ROIAlign, mx.nd.ones({ 1, 1, 4, 4 }), mx.nd.ones({ 1, 5 }),
+      { pooled_size = { 2, 2 }, spatial_scale = 1, sample_ratio = 65 })
+      :find("_contrib_ROIAlign: parameter 'sample_ratio'", 1, true))
     assert.truthy(err(mx.nd._contrib_ROIAlign, mx.nd.ones({ 4, 4 }), mx.nd.ones({ 1, 5 }),
       { pooled_size = { 2, 2 }, spatial_scale = 1 })
       :find("input 'data': expected 4-D data (N, C, H, W), got (4,4)", 1, true))
