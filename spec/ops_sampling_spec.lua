@@ -434,6 +434,30 @@ describe('_contrib_PSROIPooling', function()
   end)
 end)
 
+describe('the sampling and ROI ops on gpu(0)', function()
+  if mx.context.num_gpus() == 0 then
+    pending('no GPU context (mx.context.num_gpus() == 0): skipped')
+    return
+  end
+  local gpu = mx.gpu(0)
+
+  it('give MXNet\'s examples there and refuse float16, naming the op', function()
+    local x = mx.nd.array(X4, { ctx = gpu }):reshape({ 1, 1, 4, 4 })
+    local grid = mx.nd.GridGenerator { data = mx.nd.array({ 2, 0, 0, 0, 2, 0 }, { ctx = gpu })
+      :reshape({ 1, 6 }), transform_type = 'affine', target_shape = { 4, 4 } }
+    H.near(mx.nd.BilinearSampler(x, grid):copyto(mx.cpu()):toflat(),
+      { 0, 0, 0, 0, 0, 3.5, 6.5, 0, 0, 1.25, 2.5, 0, 0, 0, 0, 0 }, 1e-5)
+    local y = mx.nd.ROIPooling(x48('float32'):copyto(gpu), mx.nd.array({ 0, 0, 0, 4, 4 },
+      { ctx = gpu }):reshape({ 1, 5 }), { pooled_size = { 2, 2 }, spatial_scale = 0.7 })
+    H.near(y:copyto(mx.cpu()):toflat(), { 7, 9, 19, 21 }, 1e-5)
+    H.raises(function()
+      mx.nd._contrib_ROIAlign(mx.nd.ones({ 1, 1, 4, 4 }, { ctx = gpu, dtype = 'float16' }),
+        mx.nd.ones({ 1, 5 }, { ctx = gpu, dtype = 'float16' }), { pooled_size = { 2, 2 },
+          spatial_scale = 1 })
+    end, "_contrib_ROIAlign: input 'data': expected float32 or float64 on the GPU, got float16")
+  end)
+end)
+
 describe('a SpatialTransformer network', function()
   it('learns to move blobs onto their targets (the loss falls)', function()
     -- images of one Gaussian blob each; targets the same blobs moved by (-1, +0.5)
