@@ -56,9 +56,19 @@ describe('GridGenerator', function()
     end)
   end
 
-  it('has MXNet 1.9 parameters and refuses bad shapes', function()
+  it('has MXNet 1.9 parameters, round-trips JSON and refuses bad shapes', function()
     assert.are.same({ transform_type = 'REQUIRED', target_shape = '(0, 0)' },
       defaults('GridGenerator'))
+    local s = mx.sym.GridGenerator { data = mx.sym.Variable('theta'), transform_type = 'affine',
+      target_shape = { 5, 7 }, name = 'gg' }
+    local _, outs = s:infer_shape { theta = { 3, 6 } }
+    assert.are.same({ { 3, 2, 5, 7 } }, outs)
+    local js = s:tojson()
+    assert.are.equal(js, mx.sym.load_json(js):tojson())
+    assert.truthy(js:find('"transform_type": "affine"', 1, true))
+    local w = mx.sym.GridGenerator { data = mx.sym.Variable('flow'), transform_type = 'warp' }
+    _, outs = w:infer_shape { flow = { 2, 2, 4, 3 } }
+    assert.are.same({ { 2, 2, 4, 3 } }, outs)
     assert.are.equal("GridGenerator: parameter 'target_shape': expected (H, W) with both above "
       .. "0, got (0,0)", err(mx.nd.GridGenerator, { data = mx.nd.ones({ 1, 6 }),
         transform_type = 'affine' }))
@@ -358,6 +368,9 @@ describe('_contrib_ROIAlign', function()
       { pooled_size = { 2, 2 }, spatial_scale = 1, position_sensitive = true })
       :find("_contrib_ROIAlign: input 'data': position_sensitive needs channels divisible by "
         .. "pooled_size's 2 x 2, got (1,6,4,4)", 1, true))
+    assert.truthy(err(mx.nd._contrib_ROIAlign, mx.nd.ones({ 1, 1, 4, 4 }), mx.nd.ones({ 1, 5 }),
+      { pooled_size = { 2, 2 }, spatial_scale = 1, sample_ratio = 65 })
+      :find("_contrib_ROIAlign: parameter 'sample_ratio'", 1, true))
     assert.truthy(err(mx.nd._contrib_ROIAlign, mx.nd.ones({ 4, 4 }), mx.nd.ones({ 1, 5 }),
       { pooled_size = { 2, 2 }, spatial_scale = 1 })
       :find("input 'data': expected 4-D data (N, C, H, W), got (4,4)", 1, true))
@@ -418,6 +431,30 @@ describe('_contrib_PSROIPooling', function()
       mx.nd.ones({ 1, 5 }), { spatial_scale = 1, output_dim = 2, pooled_size = 2 })
       :find("_contrib_PSROIPooling: input 'data': expected at least output_dim x group_size^2 = "
         .. "2 x 2^2 channels, got (1,7,4,4)", 1, true))
+  end)
+end)
+
+describe('the sampling and ROI ops on gpu(0)', function()
+  if mx.context.num_gpus() == 0 then
+    pending('no GPU context (mx.context.num_gpus() == 0): skipped')
+    return
+  end
+  local gpu = mx.gpu(0)
+
+  it('give MXNet\'s examples there and refuse float16, naming the op', function()
+    local x = mx.nd.array(X4, { ctx = gpu }):reshape({ 1, 1, 4, 4 })
+    local grid = mx.nd.GridGenerator { data = mx.nd.array({ 2, 0, 0, 0, 2, 0 }, { ctx = gpu })
+      :reshape({ 1, 6 }), transform_type = 'affine', target_shape = { 4, 4 } }
+    H.near(mx.nd.BilinearSampler(x, grid):copyto(mx.cpu()):toflat(),
+      { 0, 0, 0, 0, 0, 3.5, 6.5, 0, 0, 1.25, 2.5, 0, 0, 0, 0, 0 }, 1e-5)
+    local y = mx.nd.ROIPooling(x48('float32'):copyto(gpu), mx.nd.array({ 0, 0, 0, 4, 4 },
+      { ctx = gpu }):reshape({ 1, 5 }), { pooled_size = { 2, 2 }, spatial_scale = 0.7 })
+    H.near(y:copyto(mx.cpu()):toflat(), { 7, 9, 19, 21 }, 1e-5)
+    H.raises(function()
+      mx.nd._contrib_ROIAlign(mx.nd.ones({ 1, 1, 4, 4 }, { ctx = gpu, dtype = 'float16' }),
+        mx.nd.ones({ 1, 5 }, { ctx = gpu, dtype = 'float16' }), { pooled_size = { 2, 2 },
+          spatial_scale = 1 })
+    end, "_contrib_ROIAlign: input 'data': expected float32 or float64 on the GPU, got float16")
   end)
 end)
 

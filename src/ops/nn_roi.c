@@ -134,7 +134,8 @@ static const lmx_param_field roialign_fields[] = {
     LMX_PF(lmx_roialign_param, spatial_scale, LMX_PT_FLOAT, NULL, NULL, 0, 1,
            "Ratio of input feature map height (or w) to raw image height (or w). Equals the "
            "reciprocal of total stride in convolutional layers"),
-    LMX_PF(lmx_roialign_param, sample_ratio, LMX_PT_INT, "-1", NULL, 0, 0,
+    LMX_PF(lmx_roialign_param, sample_ratio, LMX_PT_INT, "-1", NULL, -1e9,
+           LMX_ROIALIGN_MAX_GRID,
            "Optional sampling ratio of ROI align, using adaptive size by default."),
     LMX_PF(lmx_roialign_param, position_sensitive, LMX_PT_BOOL, "False", NULL, 0, 0,
            "Whether to perform position-sensitive RoI pooling. PSRoIPooling is first "
