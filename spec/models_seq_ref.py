@@ -7,7 +7,8 @@ array_writer writes them: kinds arg (luamx's arguments: inputs and parameters), 
 gradient luamx's backward was given, for the transformer), out (luamx's output) and grad
 (luamx's gradients). The transformer is torch.nn.TransformerEncoderLayer (batch_first,
 post-norm, dropout 0) stacked; seq2seq is torch.nn.Embedding, torch.nn.LSTM/GRU per layer
-and Luong attention written with torch.bmm. Everything runs in float64. Prints one line
+and Luong attention written with torch.bmm; lstm_ocr is MXNet example/ctc's cell written
+out in torch with torch.nn.functional.ctc_loss (kind loss: luamx's per-sequence losses). Everything runs in float64. Prints one line
 per compared array: "cmp <DIR> <kind> <name> <max abs err> <max abs ref>". Exits with
 status 3 when torch is missing.
 """
@@ -125,6 +126,42 @@ def seq2seq(o, P):
     return torch.softmax(logits, dim=1), loss, lambda name: leaves[name].grad
 
 
+def lstm_ocr(o, P):
+    """MXNet example/ctc's network: its own LSTM cell (gates in the order input,
+    transform, forget, output), time-major rows into pred_fc, softmax inside CTC."""
+    L, T, H = int(o['num_lstm_layer']), int(o['seq_len']), int(o['num_hidden'])
+    leaves = {}
+
+    def leaf(name):
+        t = P[name].clone().requires_grad_(True)
+        leaves[name] = t
+        return t
+
+    W = [[leaf('l%d_%s' % (l, n)) for n in ('i2h_weight', 'i2h_bias', 'h2h_weight', 'h2h_bias')] for l in range(L)]
+    h = [P['l%d_init_h' % l] for l in range(L)]
+    c = [P['l%d_init_c' % l] for l in range(L)]
+    x = P['data']
+    rows = []
+    for t in range(T):
+        inp = x[:, t, :]
+        for l in range(L):
+            g = F.linear(inp, W[l][0], W[l][1]) + F.linear(h[l], W[l][2], W[l][3])
+            gi, gg, gf, go = g.chunk(4, dim=1)
+            c[l] = torch.sigmoid(gf) * c[l] + torch.sigmoid(gi) * torch.tanh(gg)
+            h[l] = torch.sigmoid(go) * torch.tanh(c[l])
+            inp = h[l]
+        rows.append(inp)
+    pred = F.linear(torch.cat(rows, 0), leaf('pred_fc_weight'), leaf('pred_fc_bias'))
+    N = x.shape[0]
+    logp = F.log_softmax(pred.reshape(T, N, -1), dim=2)
+    label = P['label'].long()
+    lengths = (label != 0).sum(1)
+    targets = torch.cat([label[i, :lengths[i]] for i in range(N)])
+    loss = F.ctc_loss(logp, targets, torch.full((N,), T, dtype=torch.long), lengths, blank=0,
+                      reduction='none')
+    return torch.softmax(pred, dim=1), loss, lambda name: leaves[name].grad
+
+
 def main(d):
     o = dict(line.split(None, 1) for line in open(os.path.join(d, 'opts.txt')).read().splitlines())
     arrays = read_arrays(d)
@@ -133,6 +170,14 @@ def main(d):
         out, grad = transformer(o, P)
         head = [t for kind, _, t in arrays if kind == 'head'][0]
         (out * head).sum().backward()
+    elif o['model'] == 'lstm_ocr':
+        out, loss, grad = lstm_ocr(o, P)
+        ref_loss = loss.detach()
+        loss.sum().backward()
+        for kind, name, t in arrays:
+            if kind == 'loss':
+                print('cmp', d, 'loss', name, '%.6g' % (t - ref_loss).abs().max().item(),
+                      '%.6g' % ref_loss.abs().max().item())
     else:
         out, loss, grad = seq2seq(o, P)
         loss.backward()
