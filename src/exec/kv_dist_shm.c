@@ -12,37 +12,39 @@ enum { BLOCK = 512, MAXRANKS = 256 };
 
 int lmx_kvd_shm_dtype(int dtype) {
   switch (dtype) {
-  case LMX_FLOAT32:
-  case LMX_FLOAT64:
-  case LMX_FLOAT16:
-  case LMX_UINT8:
-  case LMX_INT32:
-  case LMX_INT8:
-  case LMX_INT64: return 1;
-  default: return 0;
+    case LMX_FLOAT32:
+    case LMX_FLOAT64:
+    case LMX_FLOAT16:
+    case LMX_UINT8:
+    case LMX_INT32:
+    case LMX_INT8:
+    case LMX_INT64:
+      return 1;
+    default:
+      return 0;
   }
 }
 
 /* The sum of elements [i0, i1) over the n sources p[], written to the ndst destinations;
  * a block at a time in a local accumulator, so that every source is read once. Full
  * blocks run loops of a constant count, which GCC vectorizes at -O2 too. */
-#define SUM_KERNEL(NAME, T, ADD)                                                                   \
-  static inline __attribute__((always_inline)) void NAME##_block(const char *const *p, int n,      \
-                                                                 char *const *dst, int ndst,       \
-                                                                 size_t i, size_t m) {             \
-    T acc[BLOCK];                                                                                  \
-    const T *s0 = (const T *)p[0] + i;                                                             \
-    for (size_t j = 0; j < m; j++) acc[j] = s0[j];                                                 \
-    for (int q = 1; q < n; q++) {                                                                  \
-      const T *s = (const T *)p[q] + i;                                                            \
-      for (size_t j = 0; j < m; j++) acc[j] = ADD(acc[j], s[j]);                                   \
-    }                                                                                              \
-    for (int d = 0; d < ndst; d++) memcpy((T *)dst[d] + i, acc, m * sizeof(T));                    \
-  }                                                                                                \
-  static void NAME(const char *const *p, int n, char *const *dst, int ndst, size_t i0, size_t i1) {  \
-    size_t i = i0;                                                                                 \
-    for (; i + BLOCK <= i1; i += BLOCK) NAME##_block(p, n, dst, ndst, i, BLOCK);                   \
-    if (i < i1) NAME##_block(p, n, dst, ndst, i, i1 - i);                                          \
+#define SUM_KERNEL(NAME, T, ADD)                                                       \
+  static inline __attribute__((always_inline)) void NAME##_block(                      \
+      const char *const *p, int n, char *const *dst, int ndst, size_t i, size_t m) {   \
+    T acc[BLOCK];                                                                      \
+    const T *s0 = (const T *)p[0] + i;                                                 \
+    for (size_t j = 0; j < m; j++) acc[j] = s0[j];                                     \
+    for (int q = 1; q < n; q++) {                                                      \
+      const T *s = (const T *)p[q] + i;                                                \
+      for (size_t j = 0; j < m; j++) acc[j] = ADD(acc[j], s[j]);                       \
+    }                                                                                  \
+    for (int d = 0; d < ndst; d++) memcpy((T *)dst[d] + i, acc, m * sizeof(T));        \
+  }                                                                                    \
+  static void NAME(const char *const *p, int n, char *const *dst, int ndst, size_t i0, \
+                   size_t i1) {                                                        \
+    size_t i = i0;                                                                     \
+    for (; i + BLOCK <= i1; i += BLOCK) NAME##_block(p, n, dst, ndst, i, BLOCK);       \
+    if (i < i1) NAME##_block(p, n, dst, ndst, i, i1 - i);                              \
   }
 
 #define ADD_F(a, b) ((a) + (b))
@@ -60,15 +62,30 @@ SUM_KERNEL(sum_i32, int32_t, ADD_I32)
 SUM_KERNEL(sum_i64, int64_t, ADD_I64)
 SUM_KERNEL(sum_f16, uint16_t, ADD_F16)
 
-static void sum(int dtype, const char *const *p, int n, char *const *dst, int ndst, size_t i0, size_t i1) {
+static void sum(int dtype, const char *const *p, int n, char *const *dst, int ndst, size_t i0,
+                size_t i1) {
   switch (dtype) {
-  case LMX_FLOAT32: sum_f32(p, n, dst, ndst, i0, i1); break;
-  case LMX_FLOAT64: sum_f64(p, n, dst, ndst, i0, i1); break;
-  case LMX_FLOAT16: sum_f16(p, n, dst, ndst, i0, i1); break;
-  case LMX_UINT8: sum_u8(p, n, dst, ndst, i0, i1); break;
-  case LMX_INT32: sum_i32(p, n, dst, ndst, i0, i1); break;
-  case LMX_INT8: sum_i8(p, n, dst, ndst, i0, i1); break;
-  default: sum_i64(p, n, dst, ndst, i0, i1); break;
+    case LMX_FLOAT32:
+      sum_f32(p, n, dst, ndst, i0, i1);
+      break;
+    case LMX_FLOAT64:
+      sum_f64(p, n, dst, ndst, i0, i1);
+      break;
+    case LMX_FLOAT16:
+      sum_f16(p, n, dst, ndst, i0, i1);
+      break;
+    case LMX_UINT8:
+      sum_u8(p, n, dst, ndst, i0, i1);
+      break;
+    case LMX_INT32:
+      sum_i32(p, n, dst, ndst, i0, i1);
+      break;
+    case LMX_INT8:
+      sum_i8(p, n, dst, ndst, i0, i1);
+      break;
+    default:
+      sum_i64(p, n, dst, ndst, i0, i1);
+      break;
   }
 }
 
@@ -78,12 +95,13 @@ static void outside(char *to, const char *from, size_t a, size_t b, size_t len) 
   if (b < len) memcpy(to + b, from + b, len - b);
 }
 
-int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char *val, int64_t count,
-                          int dtype, const char *key) {
+int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char *val,
+                          int64_t count, int dtype, const char *key) {
   size_t esz = (size_t)lmx_dtype_size(dtype), per_chunk = s->slot / esz;
   int n = s->nlocal, me = s->local;
   if (n > MAXRANKS || per_chunk == 0 || !lmx_kvd_shm_dtype(dtype))
-    return lmx_fail(LMX_ERR_INTERNAL, "kvstore: shared-memory all-reduce of key '%s': unsupported", key);
+    return lmx_fail(LMX_ERR_INTERNAL, "kvstore: shared-memory all-reduce of key '%s': unsupported",
+                    key);
   char *res = s->seg + (size_t)n * s->slot;
   char what[160];
   snprintf(what, sizeof what, "push of key '%s' (shared-memory all-reduce)", key);

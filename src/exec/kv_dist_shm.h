@@ -42,7 +42,7 @@ int lmx_kvd_shm_dtype(int dtype);
 /* out = sum over the node's ranks of their src (count elements of dtype); also val when
  * not NULL. src may be out (in place); val must be apart from both. Collective: every rank
  * calls it with the same count and dtype. key names the key in the barriers' errors. */
-int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char *val, int64_t count,
-                          int dtype, const char *key);
+int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char *val,
+                          int64_t count, int dtype, const char *key);
 
 #endif
