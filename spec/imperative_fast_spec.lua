@@ -48,6 +48,10 @@ describe('mx.nd.<Op> fast calls', function()
     H.raises(function() mx.nd._mul_scalar(x, {scalar = setmetatable({}, {})}) end,
       'mx.nd._mul_scalar', "parameter 'scalar'")
     H.raises(function() mx.nd.tanh(x, {[2] = 3}) end, 'mx.nd.tanh', 'entry [2]')
+    for _ = 1, 2 do -- also once the op's parameterless call is known
+      H.raises(function() mx.nd.tanh(x, {foo = print}) end, 'mx.nd.tanh', "parameter 'foo'",
+        'a number, string, boolean or list')
+    end
     H.raises(function() mx.nd.relu(x, {out = mx.nd.zeros{3}}) end, 'relu', 'output 0',
       'expected (2,)')
     local freed = mx.nd.array{1}
