@@ -215,8 +215,11 @@ end
 
 -- Prepares the call for keyword table t (nil: no parameters) and files it in the tree.
 local function learn(opname, idx, t)
-  local params = t and plain_params(t) or {}
-  if not params then return nil end
+  local params = {}
+  if t then
+    params = plain_params(t)
+    if not params then return nil end
+  end
   local n, ck, cv, keep = kv(params)
   local entry = prepared_for(opname, idx, n, ck, cv, keep, params) -- raises as the general path
   if not entry.hin then

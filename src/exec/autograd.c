@@ -19,8 +19,9 @@
  * contribution is stored (written by the kernel into a fresh array), later ones are
  * accumulated by the kernel itself with req add into the owned slot, or added with
  * elemwise_add when one call feeds the same entry twice. Marked leaves finally receive
- * their slot per grad_req: write copies it into x.grad (zeros when nothing reached it),
- * add adds it, null skips. Without retain_graph the visited nodes drop their saved
+ * their slot per grad_req: write copies it into x.grad (zeros when nothing reached it;
+ * when no recorded call saved x.grad, the slot is x.grad itself, written by the kernels:
+ * autograd_backward.c), add adds it, null skips. Without retain_graph the visited nodes drop their saved
  * arrays and are marked freed, so a second backward fails naming the operator.
  * Recording is paused during backward. Single-threaded per tape, like MXNet's.
  * Files: this one records and keeps variables; autograd_backward.c runs backward;

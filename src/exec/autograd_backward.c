@@ -21,17 +21,16 @@
 
 static int slots_alloc(node *n) {
   int k = n->nout > 0 ? n->nout : 1;
-  n->slot = lmx_calloc((size_t)k, sizeof *n->slot);
-  n->owned = lmx_calloc((size_t)k, 1);
-  if (!n->slot || !n->owned) return lmx_fail_nomem("autograd gradient slots", 0);
+  n->slot = lmx_calloc((size_t)k, sizeof *n->slot + 1); /* owned[] after the slots */
+  if (!n->slot) return lmx_fail_nomem("autograd gradient slots", 0);
+  n->owned = (unsigned char *)(n->slot + k);
   return LMX_OK;
 }
 
 static void slots_free(node *n) {
   int k = n->kind == NODE_LEAF ? 1 : n->nout;
   for (int i = 0; n->slot && i < k; i++) lmx_nd_release(n->slot[i]);
-  lmx_free(n->slot);
-  lmx_free(n->owned);
+  lmx_free(n->slot); /* owned[] lives in the same block */
   n->slot = NULL, n->owned = NULL;
 }
 
