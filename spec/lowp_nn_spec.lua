@@ -263,7 +263,9 @@ describe('float16/bfloat16 in an executor', function()
       if dt ~= 'float32' then s = mx.sym.Cast {data = s, dtype = dt} end
       s = mx.sym.Convolution {data = s, kernel = {3, 3}, num_filter = 4, pad = {1, 1}, name = 'c1'}
       s = mx.sym.Activation {data = s, act_type = 'tanh'}
-      s = mx.sym.Pooling {data = s, kernel = {2, 2}, stride = {2, 2}, pool_type = 'max'}
+      -- avg: max pooling routes the gradient to one of the ties that 8-bit tanh outputs
+      -- make common, so its gradients may legitimately differ from float32's
+      s = mx.sym.Pooling {data = s, kernel = {2, 2}, stride = {2, 2}, pool_type = 'avg'}
       s = mx.sym.Flatten {data = s}
       s = mx.sym.FullyConnected {data = s, num_hidden = 5, name = 'f1'}
       if dt ~= 'float32' then s = mx.sym.Cast {data = s, dtype = 'float32'} end
@@ -273,7 +275,11 @@ describe('float16/bfloat16 in an executor', function()
     local function run(dt)
       local e = lenet(dt):simple_bind {ctx = mx.cpu(), data = {3, 1, 8, 8},
                                        type_dict = {data = 'float32'}}
-      for k, a in pairs(e.arg_dict) do
+      local names = {}
+      for k in pairs(e.arg_dict) do names[#names + 1] = k end
+      table.sort(names) -- the same values in every process
+      for _, k in ipairs(names) do
+        local a = e.arg_dict[k]
         values[k] = values[k] or (k == 'softmax_label' and mx.nd.array {0, 3, 4}
           or rand(a.shape, -0.5, 0.5, 'float32'))
         a:set(values[k]:astype(a.dtype))

@@ -96,12 +96,43 @@ static BF16 void block_edge(int mr, int nr, int64_t i0, int64_t j0, int64_t k, i
   block(mr, nr, i0, j0, k, n, y, x, w, b, acc);
 }
 
+/* The full 4 x 4 block with its 16 accumulators named, so they stay in registers (the
+ * array form above is kept in memory by GCC 12 at -O3): rows i0.. of x by rows j0.. of w. */
+#define DOT4(r)                                                                                 \
+  a##r##0 = _mm512_dpbf16_ps(a##r##0, x##r, w0), a##r##1 = _mm512_dpbf16_ps(a##r##1, x##r, w1), \
+  a##r##2 = _mm512_dpbf16_ps(a##r##2, x##r, w2), a##r##3 = _mm512_dpbf16_ps(a##r##3, x##r, w3)
+static BF16 void block44(int64_t i0, int64_t j0, int64_t k, int64_t n, uint16_t *y,
+                         const uint16_t *x, const uint16_t *w, const uint16_t *b, int acc) {
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00;
+  __m512 a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00;
+  __m512 a31 = a00, a32 = a00, a33 = a00;
+  const uint16_t *xp = x + i0 * k, *wp = w + j0 * k;
+  for (int64_t p = 0; p < k; p += 32) { /* the last step loads a masked tail */
+    int64_t left = k - p;
+    __m512bh x0 = load32(xp + p, left), x1 = load32(xp + k + p, left);
+    __m512bh x2 = load32(xp + 2 * k + p, left), x3 = load32(xp + 3 * k + p, left);
+    __m512bh w0 = load32(wp + p, left), w1 = load32(wp + k + p, left);
+    __m512bh w2 = load32(wp + 2 * k + p, left), w3 = load32(wp + 3 * k + p, left);
+    DOT4(0);
+    DOT4(1);
+    DOT4(2);
+    DOT4(3);
+  }
+  __m512 s[16] = {a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33};
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 4; c++) {
+      uint16_t *yp = y + (i0 + r) * n + j0 + c;
+      *yp = lmx_f32_to_bf16(finish(_mm512_reduce_add_ps(s[r * 4 + c]), b, j0 + c, yp, acc));
+    }
+}
+#undef DOT4
+
 /* Rows [i0, i0 + mr) of y (mr <= 4), all columns. */
 static BF16 void row_block(int mr, int64_t i0, int64_t k, int64_t n, uint16_t *y, const uint16_t *x,
                            const uint16_t *w, const uint16_t *b, int acc) {
   int64_t j = 0;
   if (mr == 4)
-    for (; j + 4 <= n; j += 4) block(4, 4, i0, j, k, n, y, x, w, b, acc);
+    for (; j + 4 <= n; j += 4) block44(i0, j, k, n, y, x, w, b, acc);
   for (; j < n; j += 4) block_edge(mr, n - j < 4 ? (int)(n - j) : 4, i0, j, k, n, y, x, w, b, acc);
 }
 

@@ -1,6 +1,6 @@
 /* lowp_stage.c — float16 / bfloat16 operators on the CPU through float32 staging.
  *
- * FullyConnected, Convolution, Activation and Pooling have float32/float64 kernels only.
+ * FullyConnected, Convolution, Deconvolution and Pooling have float32/float64 kernels only.
  * For a call whose data is float16 or bfloat16 (MXNet 1.9 runs these ops in bfloat16 on
  * the CPU and accepts float16 computed in float32) the glue hands the call here:
  * every low-precision input, output and gradient gets a float32 twin in the workspace,
