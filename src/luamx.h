@@ -1257,7 +1257,7 @@ typedef int (*lmx_kv_states_fn)(void *user);
  *    LUAMX_DIST_FUSION_BYTES, 4 MiB), LUAMX_DIST_CHUNK_BYTES (16 MiB: larger keys are
  *    reduced in chunks of this size), LUAMX_DIST_HOT_BYTES (1 MiB, 0 off: a pushpull
  *    without an updater reduces a larger key into its output in chunks of this size,
- *    each copied into the stored value while in the cache), LUAMX_DIST_SHM_BYTES (2 MiB,
+ *    each copied into the stored value while in the cache), LUAMX_DIST_SHM_BYTES (256 KiB,
  *    0 off: when every worker runs on one node, larger keys are summed through memory the
  *    workers share, in slots of this size, instead of MPI messages);
  *  - "nccl" (CUDA builds): one worker; values on several GPUs summed on the GPUs by NCCL

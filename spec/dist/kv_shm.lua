@@ -46,7 +46,7 @@ if mode == 'hang' or mode == 'kill' then
   os.exit(done and 0 or 3)
 end
 
-local mpi, s5k, sdef = store('0'), store('5000'), store('2097152')
+local mpi, s5k, sdef = store('0'), store('5000'), store('262144') -- sdef: the default slot
 local r, n = mpi.rank, mpi.num_workers
 local function ok(what) io.write(('R%d OK %s\n'):format(r, what)) io.flush() end
 

@@ -22,7 +22,7 @@
  * below). When every rank runs on one node (and LUAMX_DIST_SHM_BYTES is not 0), large
  * keys of every kind of push take neither: they are summed through a segment of memory
  * the ranks share (kv_dist_shm.c: no data in MPI messages, two node barriers per slot of
- * LUAMX_DIST_SHM_BYTES, 2 MiB), into the output and the stored value at once for a
+ * LUAMX_DIST_SHM_BYTES, 256 KiB), into the output and the stored value at once for a
  * pushpull without updater, else into the stored value or the merge buffer. A key is
  * updated as soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
@@ -643,7 +643,7 @@ static int d_open(lmx_kvstore *kv) {
   if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
   if (d->hot_bytes > d->chunk_bytes) d->hot_bytes = d->chunk_bytes;
   const char *shm = getenv("LUAMX_DIST_SHM_BYTES");
-  d->shm_bytes = shm && strcmp(shm, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_SHM_BYTES", 2 << 20);
+  d->shm_bytes = shm && strcmp(shm, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_SHM_BYTES", 256 << 10);
   d->shm_bytes = (d->shm_bytes + 63) & ~(size_t)63;
   int local = 0, nlocal = 1;
   if (d->size > 1) mpi.node(&local, &nlocal);
