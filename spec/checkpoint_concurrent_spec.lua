@@ -158,12 +158,12 @@ describe('a load while the same epoch is saved again', function()
     assert.same(before, listdir(dir))
   end)
 
-  -- Held back: run in one process for thousands of loads (about 6,000 on a quiet machine
-  -- with a Release build), Module.load + init_optimizer starts giving modules with no
-  -- optimizer states, and every later load in that process does too (the deterministic
-  -- cases below then fail the same way). The snapshot logic is not involved as far as the
-  -- checks show (the .states snapshot loads and holds entries; the updater's states come
-  -- back empty); the cause is not found yet. Turn this on to reproduce it.
+  -- Off by default (LUAMX_CKPT_STRESS=1 runs it). It found that after some thousands of
+  -- loads in one process, the updater came back with no states although the .states file
+  -- held them, and stayed so for every later load in that process: LuaJIT's compiled
+  -- Updater:set_states (never with -joff). set_states now runs interpreted
+  -- (luamx/optimizer.lua); with that, 16 runs of this case in a row passed where about
+  -- half had failed. It stays off in CI until more runs show the cause is gone.
   local stress = os.getenv('LUAMX_CKPT_STRESS') == '1' and it or pending
   stress('a real process re-saving the epoch while this one loads it: every load is one whole save', function()
     assert(os.execute(('luajit "%s/spec/ckpt/resaver.lua" "%s" 4 > "%s/child.log" 2>&1 &'):format(SRC, dir, dir)))
