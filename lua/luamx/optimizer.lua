@@ -6,6 +6,10 @@
 --   local updater = mx.optimizer.get_updater(opt)
 --   updater(index, grad, weight)          -- keeps one state per index
 --
+-- Size: just over STYLE.md's ~800 lines; the optimizers of issue 17 already live in
+-- luamx.optimizer.more, and what is here is the six base optimizers and the updater with
+-- its state files. The updater (get_updater .. set_states) is the next piece to move out.
+--
 -- Invariants:
 -- * update(index, weight, grad, state) first counts the update of `index` (num_update is
 --   the largest count over indices, starting at begin_num_update), then asks the
