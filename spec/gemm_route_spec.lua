@@ -171,4 +171,24 @@ describe('LUAMX_GEMM in a fresh process', function()
     assert.are.equal('auto', mode)
     assert.truthy(source:find('unset', 1, true), source)
   end)
+
+  it('runs every product on OpenBLAS, correctly, when oneDNN cannot be loaded', function()
+    local script = [[
+      package.path = ']] .. package.path .. [[' .. ';' .. package.path
+      local mx = require 'luamx'
+      local g = mx.runtime.features().kernels.gemm
+      local a = mx.nd.array{{1, 2, 3}, {4, 5, 6}}
+      local d = mx.nd.dot(a, a:transpose()):toflat()
+      io.write(tostring(g.dnnl), '|', g.float32, '|', table.concat(d, ','), '|', g.dnnl_status)
+    ]]
+    local p = io.popen(('env LUAMX_GEMM=dnnl LUAMX_DNNL_LIB=/nonexistent/libdnnl.so.2 luajit -e %q 2>&1')
+      :format(script))
+    local out = p:read('*a')
+    p:close()
+    local dnnl, f32, d, status = out:match('^(%S+)|(%S+)|(%S+)|(.*)$')
+    assert.are.equal('false', dnnl, out)
+    assert.are.equal('openblas', f32)
+    assert.are.equal('14,32,32,77', d)
+    assert.truthy(status:find('/nonexistent/libdnnl.so.2 could not be loaded', 1, true), status)
+  end)
 end)

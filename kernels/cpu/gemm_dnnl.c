@@ -5,7 +5,7 @@
  * has the table), so lmx_cpu_gemm_ld routes those float32 products here.
  *
  * libdnnl.so.2 is optional: dlopen'ed (RTLD_LOCAL) on the first product that would use
- * it; when it is absent, or the build had no oneDNN header, every product stays on
+ * it (LUAMX_DNNL_LIB names another file); when it is absent, or the build had no oneDNN header, every product stays on
  * OpenBLAS and lmx_gemm_dnnl_status says why. oneDNN's OpenMP build runs on libgomp, the
  * pool OpenBLAS and luamx's loops use.
  *
@@ -87,7 +87,8 @@ static void cache_free(void *p) {
 }
 
 static void load(void) {
-  const char *lib = "libdnnl.so.2";
+  const char *lib = getenv("LUAMX_DNNL_LIB"); /* another file, or one that is not there */
+  if (!lib || !*lib) lib = "libdnnl.so.2";
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
