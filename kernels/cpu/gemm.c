@@ -1,4 +1,4 @@
-/* gemm.c — matrix products on OpenBLAS (cblas, row-major).
+/* gemm.c — matrix products on OpenBLAS (cblas, row-major), float32 ones also on oneDNN.
  *
  * Small products run on one thread: OpenBLAS's OpenMP build takes its thread count from
  * omp_get_max_threads() at each call and splits anything above m·n·k = 256k over every
