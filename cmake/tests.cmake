@@ -117,6 +117,25 @@ if(BUSTED)
     set_tests_properties(${spec}_blas_auto PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}" TIMEOUT 900)
   endforeach()
 endif()
+# The float32 numerical specs with every float32 product forced onto oneDNN
+# (LUAMX_GEMM=dnnl; kernels/cpu/gemm_route.c) and onto OpenBLAS alone (LUAMX_GEMM=openblas);
+# the plain entries run the automatic split by shape. models_torch_spec trains against
+# PyTorch's figures, autograd_spec checks gradients. The C gradient checker is float64,
+# which always runs on OpenBLAS, and the fused RNN op (kernels/cpu/rnn.c) calls cblas
+# itself, so neither is repeated here. Where libdnnl.so.2 is absent the dnnl entries run
+# on OpenBLAS (gemm_route_spec says whether oneDNN ran).
+if(BUSTED)
+  foreach(spec ops_forward_spec ops_loss_linalg_spec ops_attention_spec lowp_nn_spec
+          autograd_spec models_torch_spec)
+    foreach(lib dnnl openblas)
+      add_test(NAME ${spec}_gemm_${lib}
+        COMMAND ${LUAJIT} ${BUSTED} --output=plainTerminal spec/${spec}.lua
+        WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+      set_tests_properties(${spec}_gemm_${lib} PROPERTIES ENVIRONMENT "${LUAMX_TEST_ENV}" TIMEOUT 900)
+      set_property(TEST ${spec}_gemm_${lib} APPEND PROPERTY ENVIRONMENT "LUAMX_GEMM=${lib}")
+    endforeach()
+  endforeach()
+endif()
 add_test(NAME c_test_gradcheck_blas_baseline COMMAND test_gradcheck)
 set_tests_properties(c_test_gradcheck_blas_baseline PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
 add_test(NAME c_test_gradcheck_blas_auto

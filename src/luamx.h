@@ -262,6 +262,27 @@ LMX_API const char *lmx_cpu_bf16_fc_path(void);
  * start afterwards. Returns LMX_OK. Thread-safe. */
 LMX_API int lmx_cpu_bf16_force_fallback(int force);
 
+/* The library a float32 matrix product C[m,n] = op(A) op(B) (row-major, ta / tb: 1 to
+ * transpose) would run on with `threads` OpenMP threads, in GEMM mode `mode` ("auto",
+ * "openblas", "dnnl"), on a machine where oneDNN can (have_dnnl != 0) or cannot run:
+ * *lib = "openblas" or "dnnl" (static string). A pure function of its arguments (the
+ * rule lmx_cpu_gemm_ld applies to every product). dtype other than float32: "openblas".
+ * Errors: LMX_ERR_ARG (NULL lib, unknown mode, negative size). */
+LMX_API int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                int threads, const char *mode, int have_dnnl,
+                                const char **lib);
+
+/* Sets the process's GEMM mode ("auto", "openblas" or "dnnl"; the initial one comes from
+ * the environment variable LUAMX_GEMM, auto when unset), for products that start
+ * afterwards. Errors: LMX_ERR_ARG (unknown mode; the mode in force stays). Thread-safe. */
+LMX_API int lmx_cpu_gemm_set_mode(const char *mode);
+
+/* The GEMM mode in force and where it came from, whether oneDNN runs (loads
+ * libdnnl.so.2 on the first query) and what was loaded or why nothing was. Every out
+ * pointer may be NULL; strings are static. Never fails. Thread-safe. */
+LMX_API int lmx_cpu_gemm_info(const char **mode, const char **source, int *dnnl,
+                              const char **dnnl_status);
+
 /* ================================================================== NDArray === */
 
 /* An n-dimensional array: a shape, a dtype, a context, and a view (byte offset) into

@@ -1,4 +1,4 @@
-/* gemm.c — matrix products on OpenBLAS (cblas, row-major).
+/* gemm.c — matrix products on OpenBLAS (cblas, row-major), float32 ones also on oneDNN.
  *
  * Small products run on one thread: OpenBLAS's OpenMP build takes its thread count from
  * omp_get_max_threads() at each call and splits anything above m·n·k = 256k over every
@@ -8,17 +8,29 @@
  * LMX_GEMM_SERIAL (m·n·k) the calling thread's OpenMP thread count is set to 1 for the
  * call and restored after, which OpenBLAS follows; measured with bench/ops.lua (FC
  * 512->10). Inside a parallel region OpenBLAS is single-threaded already.
+ *
+ * float32 products whose shape oneDNN runs faster go to oneDNN's matmul primitive
+ * (gemm_route.c decides, gemm_dnnl.c runs it; OpenBLAS when oneDNN is absent or fails).
+ * oneDNN follows the same OpenMP thread count.
  */
 #include <cblas.h>
 #include <omp.h>
 
 #include "cpu_kernels.h"
+#include "gemm_route.h"
 
 enum { LMX_GEMM_SERIAL = 1 << 21 };
 
 static void gemm_call(int dt, enum CBLAS_TRANSPOSE TA, enum CBLAS_TRANSPOSE TB, int64_t m,
                       int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
-                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
+                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
+                      int threads) {
+  if (dt == LMX_FLOAT32 &&
+      lmx_gemm_route(dt, TA == CblasTrans, TB == CblasTrans, m, n, k, threads) ==
+          LMX_GEMM_LIB_DNNL &&
+      lmx_gemm_dnnl(TA == CblasTrans, TB == CblasTrans, m, n, k, (float)alpha, A, lda, B, ldb,
+                    (float)beta, C, ldc, threads) == 0)
+    return;
   if (dt == LMX_FLOAT32)
     cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, (float)alpha, A,
                 (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
@@ -35,11 +47,12 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
   int threads = omp_get_max_threads();
   if (threads > 1 && m * n * k < LMX_GEMM_SERIAL && !omp_in_parallel()) {
     omp_set_num_threads(1);
-    gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1);
     omp_set_num_threads(threads);
     return;
   }
-  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+            omp_in_parallel() ? 1 : threads);
 }
 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,

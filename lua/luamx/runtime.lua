@@ -110,6 +110,9 @@ local function text(f)
   add('luamx    %s loop clones, sigmoid/tanh %s, %d OpenMP threads', f.kernels.clone,
       f.kernels.vmath, f.threads)
   add('         bfloat16 FullyConnected: %s', f.kernels.bf16_fc)
+  local g = f.kernels.gemm
+  add('GEMM     float32 on %s (mode %s: %s); float64 on OpenBLAS', g.float32, g.mode, g.source)
+  add('         oneDNN: %s', g.dnnl_status)
   return table.concat(lines, '\n')
 end
 
@@ -126,8 +129,12 @@ local Features = {__tostring = text}
 -- loops: 'avx512f', 'avx2', 'default' or 'none'), `vmath` (sigmoid/tanh: 'avx512f' or
 -- 'portable'), `bf16_fc` (what bfloat16 FullyConnected runs on: 'avx512_bf16' for
 -- vdpbf16ps dot products, or 'float32' for the float32 GEMMs on widened copies; see
--- `bf16_force_fallback`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a
--- short report.
+-- `bf16_force_fallback`), `gemm` = {`mode` ('auto', 'openblas' or 'dnnl', see
+-- `gemm_mode`), `source` (where the mode came from: LUAMX_GEMM, the default, or
+-- `gemm_mode`), `dnnl` (true when oneDNN's libdnnl.so.2 was loaded and runs),
+-- `dnnl_status` (its version, or why it does not run), `float32` ('openblas',
+-- 'openblas + dnnl' for the automatic split by shape, see `gemm_choice`, or 'dnnl')}},
+-- `threads` (OpenMP threads of luamx's kernels). Prints as a short report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
 function M.features()
@@ -162,7 +169,63 @@ function M.features()
                bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path())},
     threads = C.lmx_cpu_num_threads(),
   }
+  local mode, source, dnnl, status = ffi.new('const char *[1]'), ffi.new('const char *[1]'),
+    ffi.new('int[1]'), ffi.new('const char *[1]')
+  capi.check(C.lmx_cpu_gemm_info(mode, source, dnnl, status))
+  local g = {mode = ffi.string(mode[0]), source = ffi.string(source[0]), dnnl = dnnl[0] ~= 0,
+             dnnl_status = ffi.string(status[0])}
+  g.float32 = not g.dnnl and 'openblas' or g.mode == 'auto' and 'openblas + dnnl' or
+    g.mode == 'dnnl' and 'dnnl' or 'openblas'
+  f.kernels.gemm = g
   return setmetatable(f, Features)
+end
+
+--- The GEMM library choice as a plain function: the library a float32 product
+--- C(m x n) = op(A) op(B) runs on (row-major; the same rule every product follows).
+-- @param t a table: `m`, `n`, `k` (sizes, >= 0), `ta`, `tb` (booleans: transposed A / B,
+-- default false), `threads` (OpenMP threads, default luamx's), `mode` ('auto',
+-- 'openblas' or 'dnnl'; default the mode in force), `dnnl` (boolean: whether oneDNN can
+-- run; default whether it runs here), `dtype` ('float32' default, or 'float64')
+-- @return 'openblas' or 'dnnl'
+-- @usage mx.runtime.gemm_choice{m = 128, n = 512, k = 784, tb = true, dnnl = true} --> 'dnnl'
+function M.gemm_choice(t)
+  local where = 'mx.runtime.gemm_choice'
+  if type(t) ~= 'table' then capi.raise(where .. ': expected a table {m=, n=, k=, ...}, got ' .. type(t)) end
+  for _, key in ipairs{'m', 'n', 'k'} do
+    if type(t[key]) ~= 'number' or t[key] < 0 or t[key] % 1 ~= 0 then
+      capi.raise(('%s: field \'%s\': expected an integer >= 0, got %s'):format(where, key, tostring(t[key])))
+    end
+  end
+  local dt = t.dtype or 'float32'
+  if dt ~= 'float32' and dt ~= 'float64' then
+    capi.raise(where .. ": field 'dtype': expected 'float32' or 'float64', got " .. tostring(dt))
+  end
+  local mode, dnnl = ffi.new('const char *[1]'), ffi.new('int[1]')
+  capi.check(C.lmx_cpu_gemm_info(mode, nil, dnnl, nil))
+  local have = t.dnnl
+  if have == nil then have = dnnl[0] ~= 0 end
+  local lib = ffi.new('const char *[1]')
+  capi.check(C.lmx_cpu_gemm_choice(dt == 'float32' and C.LMX_FLOAT32 or C.LMX_FLOAT64,
+    t.ta and 1 or 0, t.tb and 1 or 0, t.m, t.n, t.k, t.threads or C.lmx_cpu_num_threads(),
+    t.mode or ffi.string(mode[0]), have and 1 or 0, lib))
+  return ffi.string(lib[0])
+end
+
+--- Sets which library runs the float32 GEMMs, process-wide, for products that start
+--- afterwards: 'auto' (by shape, see `gemm_choice`), 'openblas' or 'dnnl' (oneDNN where it
+--- can be loaded, else OpenBLAS). The initial mode comes from the environment variable
+--- LUAMX_GEMM (auto when unset). `features().kernels.gemm` reports the mode in force.
+-- @param mode 'auto', 'openblas' or 'dnnl'
+-- @return the mode now in force
+-- @usage mx.runtime.gemm_mode('openblas')   -- compare against OpenBLAS alone
+function M.gemm_mode(mode)
+  if type(mode) ~= 'string' then
+    capi.raise('mx.runtime.gemm_mode: argument 1: expected \'auto\', \'openblas\' or \'dnnl\', got ' .. type(mode))
+  end
+  capi.check(C.lmx_cpu_gemm_set_mode(mode))
+  local m = ffi.new('const char *[1]')
+  capi.check(C.lmx_cpu_gemm_info(m, nil, nil, nil))
+  return ffi.string(m[0])
 end
 
 --- Forces bfloat16 FullyConnected onto the float32 fallback (widened copies, the float32

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <omp.h>
 
+#include "../../kernels/cpu/gemm_route.h"
 #include "../ops/cpu/cpu_ops.h"
 #include "api.h"
 
@@ -28,5 +29,46 @@ const char *lmx_cpu_bf16_fc_path(void) { return lmx_cpu_fc_bf16_path(); }
 int lmx_cpu_bf16_force_fallback(int force) {
   LMX_ENTER();
   lmx_cpu_fc_bf16_force_fallback(force);
+  return LMX_OK;
+}
+
+int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
+                        const char *mode, int have_dnnl, const char **lib) {
+  LMX_ENTER();
+  if (!lib) return lmx_fail(LMX_ERR_ARG, "lmx_cpu_gemm_choice: argument 'lib' must not be NULL");
+  int md = lmx_gemm_mode_parse(mode);
+  if (md < 0)
+    return lmx_fail(LMX_ERR_ARG,
+                    "lmx_cpu_gemm_choice: argument 'mode': expected 'auto', 'openblas' or "
+                    "'dnnl', got '%s'",
+                    mode ? mode : "(null)");
+  if (m < 0 || n < 0 || k < 0)
+    return lmx_fail(LMX_ERR_ARG,
+                    "lmx_cpu_gemm_choice: sizes must be >= 0, got m=%lld n=%lld k=%lld",
+                    (long long)m, (long long)n, (long long)k);
+  int l = lmx_gemm_choose(dtype, ta != 0, tb != 0, m, n, k, threads, md, have_dnnl != 0);
+  *lib = l == LMX_GEMM_LIB_DNNL ? "dnnl" : "openblas";
+  return LMX_OK;
+}
+
+int lmx_cpu_gemm_set_mode(const char *mode) {
+  LMX_ENTER();
+  int md = lmx_gemm_mode_parse(mode);
+  if (md < 0)
+    return lmx_fail(LMX_ERR_ARG,
+                    "lmx_cpu_gemm_set_mode: argument 'mode': expected 'auto', 'openblas' or "
+                    "'dnnl', got '%s'",
+                    mode ? mode : "(null)");
+  lmx_gemm_set_mode(md);
+  return LMX_OK;
+}
+
+int lmx_cpu_gemm_info(const char **mode, const char **source, int *dnnl,
+                      const char **dnnl_status) {
+  LMX_ENTER();
+  if (mode) *mode = lmx_gemm_mode_name(lmx_gemm_mode());
+  if (source) *source = lmx_gemm_mode_source();
+  if (dnnl) *dnnl = lmx_gemm_dnnl_available();
+  if (dnnl_status) *dnnl_status = lmx_gemm_dnnl_status();
   return LMX_OK;
 }
