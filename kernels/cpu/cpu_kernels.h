@@ -137,11 +137,10 @@ int lmx_cpu_softmax_output_grad(int dt, int64_t outer, int64_t k, int64_t inner,
                                 const void *y, const void *label, const void *g, double alpha,
                                 int use_ignore, double ignore, double scale, int acc);
 /* ---- fc_smo.c: FullyConnected's backward under SoftmaxOutput, fused (float32) ------- */
-enum { LMX_FC_SMO_COLS = 256 }; /* columns of G per block: the scratch is m x this */
 typedef struct {
   int64_t m, k, n;                   /* rows, FullyConnected inputs, classes */
   const float *p, *label, *x, *w;    /* softmax output [m,n], label [m], x [m,k], w [n,k] */
-  float *scratch;                    /* m * min(n, LMX_FC_SMO_COLS) floats */
+  float *scratch;                    /* m * n floats (the first m * block are used) */
   float *dx, *dw, *db;               /* NULL: not wanted */
   int acc_dx, acc_dw, acc_db;        /* add instead of write */
   double alpha, ignore, scale;       /* SoftmaxOutput's smooth_alpha, ignore_label, scale */

@@ -5,7 +5,7 @@
  * 10000-class output at batch 32 x 60 steps: 77 MB, far past the caches), and
  * FullyConnected reads it back three times: the bias gradient (a column sum), dW = Gᵀ x
  * and dx = G w, each GEMM packing G again. Here G is made one block of columns at a
- * time into a scratch of m x LMX_FC_SMO_COLS floats, and the three gradients take their
+ * time into a scratch of m x COLS floats, and the three gradients take their
  * share of that block while it is in cache: db[c] (+)= column sums, dW[c, :] (+)= G_cᵀ x,
  * dx (+)= G_c w[c, :] (accumulated over the blocks). p is read once; G never reaches
  * memory. The gradient of one element is the SoftmaxOutput formula of nn.c (label
@@ -16,6 +16,10 @@
 #include "cpu_par.h"
 
 #include "../../src/tensor/dtype.h"
+
+/* Columns of G per block: a block of W3's 1920 rows is 1.9 MB, in L2 + L3 while the three
+ * consumers read it; 128 and 1024 measured slower on W3a (one thread, CPU time). */
+enum { COLS = 256 };
 
 /* G block: g[r, j] for columns c0 .. c0 + w of rows r < m (row stride w). */
 LMX_SIMD_CLONES
@@ -52,8 +56,8 @@ static void col_sums(int64_t m, int64_t w, const float *g, float *db, int acc) {
 
 void lmx_cpu_fc_smo_bwd(const lmx_cpu_fc_smo *a) {
   int64_t m = a->m, k = a->k, n = a->n;
-  for (int64_t c0 = 0; c0 < n; c0 += LMX_FC_SMO_COLS) {
-    int64_t w = n - c0 < LMX_FC_SMO_COLS ? n - c0 : LMX_FC_SMO_COLS;
+  for (int64_t c0 = 0; c0 < n; c0 += COLS) {
+    int64_t w = n - c0 < COLS ? n - c0 : COLS;
     float *g = a->scratch;
     grad_block(a, c0, w, g);
     if (a->db) col_sums(m, w, g, a->db + c0, a->acc_db);
