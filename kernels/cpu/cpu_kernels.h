@@ -136,6 +136,19 @@ int lmx_cpu_softmax_bwd(int dt, int64_t outer, int64_t len, int64_t inner, void 
 int lmx_cpu_softmax_output_grad(int dt, int64_t outer, int64_t k, int64_t inner, void *gx,
                                 const void *y, const void *label, const void *g, double alpha,
                                 int use_ignore, double ignore, double scale, int acc);
+/* ---- fc_smo.c: FullyConnected's backward under SoftmaxOutput, fused (float32) ------- */
+typedef struct {
+  int64_t m, k, n;                   /* rows, FullyConnected inputs, classes */
+  const float *p, *label, *x, *w;    /* softmax output [m,n], label [m], x [m,k], w [n,k] */
+  float *scratch;                    /* m * n floats (the first m * block are used) */
+  float *dx, *dw, *db;               /* NULL: not wanted */
+  int acc_dx, acc_dw, acc_db;        /* add instead of write */
+  double alpha, ignore, scale;       /* SoftmaxOutput's smooth_alpha, ignore_label, scale */
+  int use_ignore;
+} lmx_cpu_fc_smo;
+/* dx, dW, db of FullyConnected from G = (p - smoothed onehot(label)) * scale, G made
+ * block by block in the scratch and never stored whole */
+void lmx_cpu_fc_smo_bwd(const lmx_cpu_fc_smo *a);
 /* gx[n] (+)= (y[n] - label[n]) * scale; sign of the difference when mae */
 int lmx_cpu_regression_grad(int dt, int64_t n, void *gx, const void *y, const void *label,
                             int mae, double scale, int acc);

@@ -119,7 +119,8 @@ int lmx_exec_debug_str(lmx_executor *x, const char **text) {
     lmx_free(seen), lmx_free(note);
     return lmx_fail_nomem("debug_str", (size_t)p->num_nodes);
   }
-  for (int i = 0; i < x->nsteps; i++) note[x->steps[i].node] = x->steps[i].note;
+  for (int i = 0; i < x->nsteps; i++)
+    note[x->steps[i].node] = x->steps[i].note ? x->steps[i].note : x->steps[i].cpu_note;
   for (int n = 0; n < p->num_nodes; n++) /* variables first, as they appear */
     if (p->nodes[n].kind == LMX_PN_VAR && !p->nodes[n].is_bwd) print_node(sb, p, n, NULL);
   for (int i = 0; i < p->num_order; i++) {

@@ -81,7 +81,13 @@ typedef struct {
   lmx_ndarray *src, *dst;   /* COPY */
   char *note; /* c.note: which implementation ran, and why (LMX_STEP_NOTE_CAP bytes in
               * the executor's notes; NULL on the CPU, whose kernels have no choice) */
+  /* fuse.c: FIRST runs itself and step `pair` as one kernel, SECOND (whose pair is the
+   * FIRST) is then skipped; cpu_note is the pair's note on the CPU (debug_str),
+   * fused_ran the last run's way */
+  int fuse, pair, fused_ran;
+  const char *cpu_note;
 } lmx_xstep;
+enum { LMX_FUSE_NONE = 0, LMX_FUSE_FIRST = 1, LMX_FUSE_SECOND = 2 };
 
 typedef void (*lmx_monitor_cb)(const char *name, lmx_ndarray *arr, void *user);
 
@@ -114,6 +120,7 @@ struct lmx_executor {
    * final after backward step s are final_args[final_at[s + 1] .. final_at[s + 2]). */
   int *grad_final, *final_at, *final_args;
   int nbwd_steps;
+  long fuse_runs, fuse_fallbacks; /* fuse.c: fused pairs run / run as two steps */
   lmx_grad_hook hook;
   void *hook_user;
   /* monitor.c */
@@ -176,6 +183,13 @@ int lmx_exec_copy_params(lmx_executor *x, const char *const *names,
 int lmx_exec_set_monitor(lmx_executor *x, lmx_monitor_cb fn, void *user, int all);
 void lmx_monitor_before(const lmx_executor *x, const lmx_xstep *s);
 void lmx_monitor_after(const lmx_executor *x, const lmx_xstep *s);
+
+/* ---- fuse.c: backward step pairs run as one kernel ------------------------------- */
+/* Marks the pairs (after the steps are made; bind tables still present). */
+void lmx_exec_fuse(lmx_executor *x);
+/* For a step with fuse set: 1 when the pair ran fused (skip the step), 0 to run the step
+ * as usual (the fused kernel cannot fail). */
+int lmx_exec_run_fused(lmx_executor *x, lmx_xstep *s);
 
 /* ---- debug_str.c / reshape.c ------------------------------------------------------- */
 int lmx_exec_debug_str(lmx_executor *x, const char **text);

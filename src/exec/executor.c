@@ -92,6 +92,7 @@ static int run_step(lmx_executor *x, lmx_xstep *s, int is_train) {
   s->c.is_train = is_train;
   if (s->kind != LMX_STEP_COPY) /* an asynchronous fault names the last op (GPU) */
     lmx_device_note_op(s->c.dev, s->c.dev_id, s->c.op->name, s->c.node);
+  if (s->fuse && lmx_exec_run_fused(x, s)) return LMX_OK; /* fuse.c: a pair as one kernel */
   if (s->kind == LMX_STEP_OP) {
     if (!s->fwd) return no_kernel(s, "forward");
     const lmx_tensor *t = gather(x, s);

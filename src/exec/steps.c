@@ -367,6 +367,7 @@ int lmx_exec_materialize(lmx_executor *x) {
   x->args_buf = lmx_calloc((size_t)width + 1, sizeof *x->args_buf);
   if (!x->args_buf) return lmx_fail_nomem("executor steps", (size_t)width * sizeof(lmx_tensor));
   LMX_TRY(final_plan(x));
+  lmx_exec_fuse(x);
   drop_internal_views(x);
   if (!keep_plan()) lmx_plan_drop_bind_tables(&x->plan);
   return LMX_OK;

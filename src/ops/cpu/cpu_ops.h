@@ -36,6 +36,7 @@
 #include "../kernel.h"
 #include "../op.h"
 #include "../op_params.h"
+#include "../softmax_plan.h"
 
 /* ---- the kernels (defined in the glue files, listed in cpu_table.c) ------------------ */
 
@@ -83,6 +84,20 @@ int lmx_cpu_fc_lowp_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_ten
                         const lmx_tensor *aux);
 const char *lmx_cpu_fc_bf16_path(void);
 void lmx_cpu_fc_bf16_force_fallback(int on);
+
+/* SoftmaxOutput's gradient divisor: its normalization's (null 1, batch outer), or for
+ * 'valid' the count of labels other than ignore_label, at least 1 (loss.c). */
+double lmx_cpu_smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label,
+                             const lmx_smo_plan *d);
+
+/* The backward steps of FullyConnected and of the SoftmaxOutput reading its output, in
+ * one (fc_smo.c): 1 when it ran, 0 when these tensors or parameters are not the fused
+ * kernel's case (run the two steps instead: their kernels report any error). The
+ * tensors are each step's, as the executor passes them to the backward kernels. */
+int lmx_cpu_fc_smo_backward(const lmx_op_ctx *sc, const lmx_tensor *s_in,
+                            const lmx_tensor *s_out, const lmx_tensor *s_ig, const int *s_req,
+                            const lmx_op_ctx *fc, const lmx_tensor *f_og,
+                            const lmx_tensor *f_in, const lmx_tensor *f_ig, const int *f_req);
 
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);

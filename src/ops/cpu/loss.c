@@ -41,7 +41,7 @@ int lmx_cpu_fwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *in, const l
   return LMX_OK;
 }
 
-static double smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label, const smo_dims *d) {
+double lmx_cpu_smo_valid_cnt(const lmx_op_ctx *c, const lmx_tensor *label, const lmx_smo_plan *d) {
   double norm = lmx_plan_smo_norm(c, d);
   if (norm > 0) return norm;
   int64_t n = lmx_glue_size(label), cnt = n;
@@ -69,7 +69,7 @@ int lmx_cpu_bwd_SoftmaxOutput(const lmx_op_ctx *c, const lmx_tensor *og, const l
     LMX_TRY(lmx_glue_check_like(c, &og[0], &in[0].shape, in[0].dtype, "output gradient"));
     g = og[0].data;
   }
-  double scale = p->grad_scale / smo_valid_cnt(c, &in[1], &d);
+  double scale = p->grad_scale / lmx_cpu_smo_valid_cnt(c, &in[1], &d);
   lmx_cpu_softmax_output_grad(in[0].dtype, d.outer, d.k, d.inner, ig[0].data, out[0].data,
                               in[1].data, g, p->smooth_alpha, p->use_ignore, p->ignore_label,
                               scale, req[0] == LMX_REQ_ADD);
