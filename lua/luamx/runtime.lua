@@ -110,6 +110,7 @@ local function text(f)
   add('luamx    %s loop clones, sigmoid/tanh %s, %d OpenMP threads', f.kernels.clone,
       f.kernels.vmath, f.threads)
   add('         bfloat16 FullyConnected: %s', f.kernels.bf16_fc)
+  add('         float32 FullyConnected at batch 1: %s', f.kernels.fc_small)
   return table.concat(lines, '\n')
 end
 
@@ -126,7 +127,9 @@ local Features = {__tostring = text}
 -- loops: 'avx512f', 'avx2', 'default' or 'none'), `vmath` (sigmoid/tanh: 'avx512f' or
 -- 'portable'), `bf16_fc` (what bfloat16 FullyConnected runs on: 'avx512_bf16' for
 -- vdpbf16ps dot products, or 'float32' for the float32 GEMMs on widened copies; see
--- `bf16_force_fallback`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a
+-- `bf16_force_fallback`), `fc_small` (what a float32 FullyConnected forward with one row
+-- of data runs on: 'avx512f' or 'avx2' for luamx's streaming dot products, 'blas' for the
+-- sgemm; see `fc_force_blas`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a
 -- short report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
@@ -159,7 +162,8 @@ function M.features()
       note = st.note,
     },
     kernels = {clone = clone, vmath = clone == 'avx512f' and 'avx512f' or 'portable',
-               bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path())},
+               bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path()),
+               fc_small = ffi.string(C.lmx_cpu_fc_small_path())},
     threads = C.lmx_cpu_num_threads(),
   }
   return setmetatable(f, Features)
@@ -177,6 +181,21 @@ function M.bf16_force_fallback(on)
   end
   capi.check(C.lmx_cpu_bf16_force_fallback(on and 1 or 0))
   return ffi.string(C.lmx_cpu_bf16_fc_path())
+end
+
+--- Makes every float32 FullyConnected forward run the BLAS sgemm, as before the
+--- small-batch kernels (batch 1 otherwise runs luamx's streaming dot products), or goes
+--- back to the automatic choice. Process-wide; `features().kernels.fc_small` reports the
+--- path in force. For comparisons, and as an escape hatch.
+-- @param on true to force the sgemm, false for the automatic choice
+-- @return the path now in force ('avx512f', 'avx2' or 'blas')
+-- @usage mx.runtime.fc_force_blas(true)   -- time or check against the sgemm path
+function M.fc_force_blas(on)
+  if type(on) ~= 'boolean' then
+    capi.raise('mx.runtime.fc_force_blas: argument 1: expected a boolean, got ' .. type(on))
+  end
+  capi.check(C.lmx_cpu_fc_force_blas(on and 1 or 0))
+  return ffi.string(C.lmx_cpu_fc_small_path())
 end
 
 --- Installs the module as `mx.runtime`.

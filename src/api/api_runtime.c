@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <omp.h>
 
+#include "../../kernels/cpu/cpu_kernels.h"
 #include "../ops/cpu/cpu_ops.h"
 #include "api.h"
 
@@ -28,5 +29,11 @@ const char *lmx_cpu_bf16_fc_path(void) { return lmx_cpu_fc_bf16_path(); }
 int lmx_cpu_bf16_force_fallback(int force) {
   LMX_ENTER();
   lmx_cpu_fc_bf16_force_fallback(force);
+  return LMX_OK;
+}
+
+int lmx_cpu_fc_force_blas(int force) {
+  LMX_ENTER();
+  lmx_cpu_fc_small_force_blas(force);
   return LMX_OK;
 }
