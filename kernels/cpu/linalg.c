@@ -1,10 +1,10 @@
 /* linalg.c — GEMM-based kernels: FullyConnected forward/backward, batched products,
  * and the row/column sums their bias gradients need.
  *
- * A float32 FullyConnected forward with a few rows of x (batch-1 inference) runs as
- * streaming dot products in gemv.c instead; everything else is one cblas call on contiguous row-major buffers (OpenBLAS runs its
- * own OpenMP pool inside; nothing here opens a parallel region around BLAS, so the
- * pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
+ * A float32 FullyConnected forward with one row of x (batch-1 inference) runs as
+ * streaming dot products in gemv.c instead; everything else is one cblas call on
+ * contiguous row-major buffers (OpenBLAS runs its own OpenMP pool inside; nothing here
+ * opens a parallel region around BLAS, so the pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
  */
 #include <string.h>
 
@@ -26,7 +26,7 @@ static void add_bias(int dt, int64_t m, int64_t n, void *out, const void *b) {
 }
 
 /* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64. float32 with
- * m <= LMX_FC_SMALL_M takes gemv.c's kernels where the CPU has them.
+ * m = 1 (or a few rows and large w) takes gemv.c's kernels where the CPU has them.
  * Without accumulation the bias rows are copied into out first and the GEMM adds onto
  * them (beta = 1): no second pass and no extra parallel region. */
 void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
