@@ -3,11 +3,15 @@
  * large (see GEMV_MIN_MNK), as streaming dot products over w's rows instead of a GEMM.
  *
  * Why: at m = 1 the product is a matrix-vector product bound by reading w once (W5's MLP:
- * 2.7 MB of weights, from L3). OpenBLAS's sgemm runs its small-matrix GEMM kernel there
- * (94% of a batch-1 forward in perf), which streams w at well under the cache's rate;
- * here each weight vector is loaded once and used for one (m = 1) or two rows of x, the
- * bias is added in the same pass, and the rows of w are split over the OpenMP threads
- * when w is large enough that a second core's bandwidth pays for the fork.
+ * 2.7 MB of weights, from L3; one Zen 5 core's L2 holds 1 MiB). OpenBLAS's sgemm runs its
+ * small-matrix kernel there on one thread (94% of a batch-1 forward in perf), at the rate
+ * one core reads L3 (~100 GB/s; this kernel reads no faster on one core). Here each weight
+ * vector is loaded once and used for one (m = 1) or two rows of x, the bias is added in
+ * the same pass, and the rows of w are split over the OpenMP threads when w is large
+ * enough that a second core's bandwidth pays for the fork (W5's two large layers: 16.0 ->
+ * 7.5 and 9.4 -> 4.9 us with 2 threads). The price: like any parallel region, a forward
+ * then waits for the other thread to be scheduled, milliseconds on an oversubscribed
+ * machine (OMP_NUM_THREADS=1 avoids it; bench/README.md has the figures).
  *
  * Kernels: AVX-512F (16 lanes, masked tails) or AVX2+FMA (8 lanes, maskload tails),
  * chosen once from lmx_cpu_features (which requires the OS to save the registers);
