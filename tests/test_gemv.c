@@ -38,8 +38,8 @@ typedef struct {
 } dims;
 
 /* max over outputs of |y - ref| / tolerance; > 1 fails (NaN counts as a failure) */
-static double worst(const dims *d, const float *y, const float *x, const float *w,
-                    const float *b, const float *y0) {
+static double worst(const dims *d, const float *y, const float *x, const float *w, const float *b,
+                    const float *y0) {
   double bad = 0;
   for (int64_t i = 0; i < d->m; i++)
     for (int64_t j = 0; j < d->n; j++) {
@@ -77,11 +77,13 @@ static void one_shape(const dims *d, int level, const char *name) {
   for (int bias = 0; bias < 2; bias++)
     for (int acc = 0; acc < 2; acc++) {
       const float *bb = bias ? b : NULL;
-      if (acc) memcpy(y, y0, ny * sizeof(float));
-      else memset(y, 0xff, ny * sizeof(float)); /* NaN: every output must be written */
+      if (acc)
+        memcpy(y, y0, ny * sizeof(float));
+      else
+        memset(y, 0xff, ny * sizeof(float)); /* NaN: every output must be written */
       int rc = lmx_cpu_fc_small_f32(d->m, d->k, d->n, y, x, w, bb, acc);
-      CHECK(rc == (level > 0 && taken(d) ? 0 : -1), "%s m=%lld k=%lld n=%lld: returned %d",
-            name, (long long)d->m, (long long)d->k, (long long)d->n, rc);
+      CHECK(rc == (level > 0 && taken(d) ? 0 : -1), "%s m=%lld k=%lld n=%lld: returned %d", name,
+            (long long)d->m, (long long)d->k, (long long)d->n, rc);
       if (rc != 0) lmx_cpu_fc_fwd(LMX_FLOAT32, d->m, d->k, d->n, y, x, w, bb, acc);
       double e = worst(d, y, x, w, bb, acc ? y0 : NULL);
       CHECK(e <= 1, "%s m=%lld k=%lld n=%lld bias=%d acc=%d: error %.3g x tolerance", name,
@@ -135,21 +137,21 @@ int main(void) {
   uint64_t avx2 = (1ull << LMX_CPU_AVX2) | (1ull << LMX_CPU_FMA);
   int has512 = (f >> LMX_CPU_AVX512F) & 1, has2 = (f & avx2) == avx2;
   const char *best = has512 ? "avx512f" : has2 ? "avx2" : "blas";
-  CHECK(strcmp(lmx_cpu_fc_small_path(), best) == 0, "path %s, expected %s",
-        lmx_cpu_fc_small_path(), best);
+  CHECK(strcmp(lmx_cpu_fc_small_path(), best) == 0, "path %s, expected %s", lmx_cpu_fc_small_path(),
+        best);
   if (!has512) printf("no AVX-512F here: its checks are skipped\n");
   if (!has2) printf("no AVX2+FMA here: its checks are skipped\n");
 
   static const dims shapes[] = {
-      {1, 1, 1},     {1, 15, 7},     {1, 16, 8},     {1, 17, 9},     {1, 33, 23},
-      {1, 784, 512}, {1, 512, 10},   {1, 500, 800},  {1, 1000, 333}, {2, 784, 512},
-      {3, 784, 512}, {5, 523, 401},  {8, 300, 450},  {9, 784, 512},  {2, 64, 9},
-      {4, 100, 100}, {1, 2049, 130}, {7, 1025, 147},
+      {1, 1, 1},     {1, 15, 7},    {1, 16, 8},     {1, 17, 9},    {1, 33, 23},    {1, 784, 512},
+      {1, 512, 10},  {1, 500, 800}, {1, 1000, 333}, {2, 784, 512}, {3, 784, 512},  {5, 523, 401},
+      {8, 300, 450}, {9, 784, 512}, {2, 64, 9},     {4, 100, 100}, {1, 2049, 130}, {7, 1025, 147},
   };
   for (int level = 0; level <= 2; level++) {
     if ((level == 2 && !has512) || (level == 1 && !has2)) continue;
     const char *name = level == 2 ? "avx512f" : level == 1 ? "avx2" : "sgemm";
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) one_shape(&shapes[i], level, name);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      one_shape(&shapes[i], level, name);
     if (level > 0) deterministic(level, name), exact(level);
   }
 

@@ -90,8 +90,9 @@ static inline ISA void red8_avx512(__m512 a, __m512 b, __m512 c, __m512 d, __m51
   __m512 t = _mm512_add_ps(_mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(2, 0, 2, 0)),
                            _mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(3, 1, 3, 1)));
   t = _mm512_shuffle_f32x4(t, t, _MM_SHUFFLE(3, 1, 2, 0)); /* [p01, q01, p23, q23] */
-  _mm256_storeu_ps(s, _mm256_add_ps(_mm512_castps512_ps256(t),
-                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1))));
+  _mm256_storeu_ps(s,
+                   _mm256_add_ps(_mm512_castps512_ps256(t),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1))));
 }
 #define RED4(a, b, c, d, s) red4_avx512(a, b, c, d, s)
 #define RED8(a, b, c, d, e, f, g, h, s) red8_avx512(a, b, c, d, e, f, g, h, s)
@@ -116,8 +117,8 @@ static inline ISA void red8_avx512(__m512 a, __m512 b, __m512 c, __m512 d, __m51
 #define NR2 4
 #define VZERO() _mm256_setzero_ps()
 #define VLOAD(p) _mm256_loadu_ps(p)
-#define VTAIL(p, l)                                                                      \
-  _mm256_maskload_ps((p), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(l)),                \
+#define VTAIL(p, l)                                                       \
+  _mm256_maskload_ps((p), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(l)), \
                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 
@@ -132,8 +133,8 @@ static inline ISA void red4_avx2(__m256 a, __m256 b, __m256 c, __m256 d, float *
 static inline ISA void red8_avx2(__m256 a, __m256 b, __m256 c, __m256 d, __m256 e, __m256 f,
                                  __m256 g, __m256 h, float *s) {
   __m256 p = half4_avx2(a, b, c, d), q = half4_avx2(e, f, g, h);
-  _mm256_storeu_ps(s, _mm256_add_ps(_mm256_permute2f128_ps(p, q, 0x20),
-                                    _mm256_permute2f128_ps(p, q, 0x31)));
+  _mm256_storeu_ps(
+      s, _mm256_add_ps(_mm256_permute2f128_ps(p, q, 0x20), _mm256_permute2f128_ps(p, q, 0x31)));
 }
 #define RED4(a, b, c, d, s) red4_avx2(a, b, c, d, s)
 #define RED8(a, b, c, d, e, f, g, h, s) red8_avx2(a, b, c, d, e, f, g, h, s)
@@ -166,12 +167,16 @@ const char *lmx_cpu_fc_small_path(void) {
 }
 
 #else
-static rows_fn kernel(void) { return NULL; }
-const char *lmx_cpu_fc_small_path(void) { return "blas"; }
+static rows_fn kernel(void) {
+  return NULL;
+}
+const char *lmx_cpu_fc_small_path(void) {
+  return "blas";
+}
 #endif
 
-int lmx_cpu_fc_small_f32(int64_t m, int64_t k, int64_t n, float *y, const float *x,
-                         const float *w, const float *b, int acc) {
+int lmx_cpu_fc_small_f32(int64_t m, int64_t k, int64_t n, float *y, const float *x, const float *w,
+                         const float *b, int acc) {
   if (m < 1 || m > LMX_FC_SMALL_M || k < 1 || n < 1) return -1;
   if (m > 1 && m * n * k < GEMV_MIN_MNK) return -1;
   rows_fn f = kernel();

@@ -43,8 +43,7 @@ static ISA void F(dot1x8)(int64_t k, const float *x, const float *const *w, floa
 #if NR2 == 4
 /* s[r][c] = row x[r] · row w[c], r < 2, c < 4: m >= 2, two rows of x share each weight
  * load (8 accumulators: they and the loads fit AVX2's 16 registers). */
-static ISA void F(dot2x4)(int64_t k, const float *const *x, const float *const *w,
-                          float s[2][4]) {
+static ISA void F(dot2x4)(int64_t k, const float *const *x, const float *const *w, float s[2][4]) {
   V a0 = VZERO(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   const float *x0 = x[0], *x1 = x[1], *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
   int64_t p = 0;
@@ -71,8 +70,7 @@ static ISA void F(dot2x4)(int64_t k, const float *const *x, const float *const *
 /* The same with 8 rows of w (16 accumulators: for AVX-512's 32 registers), so as many
  * weight rows stream at once as at m = 1. */
 #define STEP2(LD, c) t = LD(w[c] + p), a[c] = VFMA(t, u, a[c]), b[c] = VFMA(t, v, b[c])
-static ISA void F(dot2x8)(int64_t k, const float *const *x, const float *const *w,
-                          float s[2][8]) {
+static ISA void F(dot2x8)(int64_t k, const float *const *x, const float *const *w, float s[2][8]) {
   V a[8], b[8];
   for (int c = 0; c < 8; c++) a[c] = b[c] = VZERO();
   const float *x0 = x[0], *x1 = x[1];
