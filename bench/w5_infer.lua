@@ -2,14 +2,17 @@
 --- batch 1 and batch 128 (forward is_train = false on an executor bound once with
 --- grad_req 'null'; the output is SoftmaxOutput's probabilities).
 --
---   LUAMX_LIB=build-bench/libluamx.so luajit bench/w5_infer.lua [--seconds 1]
+--   LUAMX_LIB=build-bench/libluamx.so luajit bench/w5_infer.lua [--seconds 1] [--fc_blas]
 --
 -- Prints RESULT W5 mlp_b1_samples_per_s, mlp_b128_samples_per_s, lenet_b1_samples_per_s,
 -- lenet_b128_samples_per_s (and mlp_b1_us, lenet_b1_us: latency of one forward).
 local dir = debug.getinfo(1, 'S').source:match('^@(.-)[^/\\]*$') or './'
 local B = dofile((dir == '' and './' or dir) .. 'common.lua')
 local mx = B.mx
-local o = B.args{seconds = 1.0, only = ''}  -- --only mlp_b1 runs one case (for profiling)
+-- --only mlp_b1 runs one case (for profiling); --fc_blas runs FullyConnected on the
+-- sgemm at batch 1 too (mx.runtime.fc_force_blas), the path before gemv.c, to compare
+local o = B.args{seconds = 1.0, only = '', fc_blas = false}
+if o.fc_blas then mx.runtime.fc_force_blas(true) end
 
 local function bench(name, net, shape)
   local batch = shape[1]

@@ -282,6 +282,17 @@ LMX_API int lmx_cpu_gemm_set_mode(const char *mode);
  * pointer may be NULL; strings are static. Never fails. Thread-safe. */
 LMX_API int lmx_cpu_gemm_info(const char **mode, const char **source, int *dnnl,
                               const char **dnnl_status);
+/* The kernel a float32 FullyConnected forward with one row of x (batch-1 inference;
+ * also 2..8 rows when m·n·k >= 2^20) runs on the CPU: "avx512f" or "avx2" (luamx's
+ * streaming dot products, the bias added in the same pass, the rows of the weight split
+ * over the OpenMP threads when it holds 512 KB or more), or "blas" (the sgemm every other
+ * shape runs: no AVX2+FMA, or forced). Static string. Never fails. Thread-safe. */
+LMX_API const char *lmx_cpu_fc_small_path(void);
+
+/* force != 0 makes every float32 FullyConnected forward run the sgemm (the path before
+ * the small-batch kernels); 0 restores the automatic choice. Process-wide, for calls that
+ * start afterwards. Returns LMX_OK. Thread-safe. */
+LMX_API int lmx_cpu_fc_force_blas(int force);
 
 /* ================================================================== NDArray === */
 

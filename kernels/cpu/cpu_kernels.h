@@ -110,6 +110,18 @@ int lmx_cpu_scale(int dt, int64_t n, void *out, const void *x, double alpha, int
 /* out[m,n] (+)= x[m,k] · w[n,k]ᵀ (+ b[n], b may be NULL) */
 void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
                     const void *w, const void *b, int acc);
+/* gemv.c: float32 FullyConnected forward for m = 1 row of x (or m <= LMX_FC_SMALL_M when
+ * m·n·k >= 2^20), as streaming dot products (AVX-512F or AVX2+FMA). Returns 0 when done,
+ * -1 when the caller must run the GEMM (no such ISA, forced off, another shape, or an
+ * empty dimension). */
+enum { LMX_FC_SMALL_M = 8 };
+int lmx_cpu_fc_small_f32(int64_t m, int64_t k, int64_t n, float *y, const float *x,
+                         const float *w, const float *b, int acc);
+/* on != 0: every FullyConnected forward runs the GEMM (for comparisons); 0: automatic */
+void lmx_cpu_fc_small_force_blas(int on);
+/* For tests: use at most AVX2 (level 1), no vector kernel (0), or the best (2). */
+void lmx_cpu_fc_small_cap_isa(int level);
+/* (gemv.c also defines the public lmx_cpu_fc_small_path of luamx.h) */
 /* gx[m,k] (+)= g[m,n] · w[n,k] */
 void lmx_cpu_fc_bwd_data(int dt, int64_t m, int64_t k, int64_t n, void *gx, const void *g,
                          const void *w, int acc);

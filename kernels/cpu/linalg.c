@@ -1,9 +1,10 @@
 /* linalg.c — GEMM-based kernels: FullyConnected forward/backward, batched products,
  * and the row/column sums their bias gradients need.
  *
- * Every product is one cblas call on contiguous row-major buffers (OpenBLAS runs its
- * own OpenMP pool inside; nothing here opens a parallel region around BLAS, so the
- * pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
+ * A float32 FullyConnected forward with one row of x (batch-1 inference) runs as
+ * streaming dot products in gemv.c instead; everything else is one cblas call on
+ * contiguous row-major buffers (OpenBLAS runs its own OpenMP pool inside; nothing here
+ * opens a parallel region around BLAS, so the pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
  */
 #include <string.h>
 
@@ -24,12 +25,14 @@ static void add_bias(int dt, int64_t m, int64_t n, void *out, const void *b) {
   }
 }
 
-/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64.
+/* out[m,n] (+)= x[m,k] · w[n,k]ᵀ + b[n] (b may be NULL). float32/float64. float32 with
+ * m = 1 (or a few rows and large w) takes gemv.c's kernels where the CPU has them.
  * Without accumulation the bias rows are copied into out first and the GEMM adds onto
  * them (beta = 1): no second pass and no extra parallel region. */
 void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
                     const void *w, const void *b, int acc) {
   if (m == 0 || n == 0) return;
+  if (dt == LMX_FLOAT32 && lmx_cpu_fc_small_f32(m, k, n, out, x, w, b, acc) == 0) return;
   size_t row = (size_t)n * (size_t)lmx_dtype_size(dt);
   int pre = b && !acc;
   if (pre)

@@ -110,6 +110,7 @@ local function text(f)
   add('luamx    %s loop clones, sigmoid/tanh %s, %d OpenMP threads', f.kernels.clone,
       f.kernels.vmath, f.threads)
   add('         bfloat16 FullyConnected: %s', f.kernels.bf16_fc)
+  add('         float32 FullyConnected at batch 1: %s', f.kernels.fc_small)
   local g = f.kernels.gemm
   add('GEMM     float32 on %s (mode %s: %s); float64 on OpenBLAS', g.float32, g.mode, g.source)
   add('         oneDNN: %s', g.dnnl_status)
@@ -133,8 +134,11 @@ local Features = {__tostring = text}
 -- `gemm_mode`), `source` (where the mode came from: LUAMX_GEMM, the default, or
 -- `gemm_mode`), `dnnl` (true when oneDNN's libdnnl.so.2 was loaded and runs),
 -- `dnnl_status` (its version, or why it does not run), `float32` ('openblas',
--- 'openblas + dnnl' for the automatic split by shape, see `gemm_choice`, or 'dnnl')}},
--- `threads` (OpenMP threads of luamx's kernels). Prints as a short report.
+-- 'openblas + dnnl' for the automatic split by shape, see `gemm_choice`, or 'dnnl')},
+-- `fc_small` (what a float32 FullyConnected forward with one row of data runs on:
+-- 'avx512f' or 'avx2' for luamx's streaming dot products, 'blas' for the GEMM; see
+-- `fc_force_blas`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a short
+-- report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
 function M.features()
@@ -166,7 +170,8 @@ function M.features()
       note = st.note,
     },
     kernels = {clone = clone, vmath = clone == 'avx512f' and 'avx512f' or 'portable',
-               bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path())},
+               bf16_fc = ffi.string(C.lmx_cpu_bf16_fc_path()),
+               fc_small = ffi.string(C.lmx_cpu_fc_small_path())},
     threads = C.lmx_cpu_num_threads(),
   }
   local mode, source, dnnl, status = ffi.new('const char *[1]'), ffi.new('const char *[1]'),
@@ -240,6 +245,21 @@ function M.bf16_force_fallback(on)
   end
   capi.check(C.lmx_cpu_bf16_force_fallback(on and 1 or 0))
   return ffi.string(C.lmx_cpu_bf16_fc_path())
+end
+
+--- Makes every float32 FullyConnected forward run the BLAS sgemm, as before the
+--- small-batch kernels (batch 1 otherwise runs luamx's streaming dot products), or goes
+--- back to the automatic choice. Process-wide; `features().kernels.fc_small` reports the
+--- path in force. For comparisons, and as an escape hatch.
+-- @param on true to force the sgemm, false for the automatic choice
+-- @return the path now in force ('avx512f', 'avx2' or 'blas')
+-- @usage mx.runtime.fc_force_blas(true)   -- time or check against the sgemm path
+function M.fc_force_blas(on)
+  if type(on) ~= 'boolean' then
+    capi.raise('mx.runtime.fc_force_blas: argument 1: expected a boolean, got ' .. type(on))
+  end
+  capi.check(C.lmx_cpu_fc_force_blas(on and 1 or 0))
+  return ffi.string(C.lmx_cpu_fc_small_path())
 end
 
 --- Installs the module as `mx.runtime`.

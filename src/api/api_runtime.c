@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include "../../kernels/cpu/gemm_route.h"
+#include "../../kernels/cpu/cpu_kernels.h"
 #include "../ops/cpu/cpu_ops.h"
 #include "api.h"
 
@@ -70,5 +71,11 @@ int lmx_cpu_gemm_info(const char **mode, const char **source, int *dnnl,
   if (source) *source = lmx_gemm_mode_source();
   if (dnnl) *dnnl = lmx_gemm_dnnl_available();
   if (dnnl_status) *dnnl_status = lmx_gemm_dnnl_status();
+  return LMX_OK;
+}
+
+int lmx_cpu_fc_force_blas(int force) {
+  LMX_ENTER();
+  lmx_cpu_fc_small_force_blas(force);
   return LMX_OK;
 }
