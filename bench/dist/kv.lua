@@ -26,7 +26,7 @@ typedef struct {
   int (*init)(int *rank, int *size, char *err, int cap);
   int (*iallreduce)(const void *src, void *buf, int count, int dtype, int op, int *req, char *err, int cap);
   int (*allreduce)(const void *src, void *dst, int count, int dtype, int op, char *err, int cap);
-  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed, *node, *shm, *ibarrier, *shm_sync;
+  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed, *node, *shm, *serve;
 } lmx_bench_mpi_ops;
 int lmx_mpi_plugin(lmx_bench_mpi_ops *ops);
 ]]
