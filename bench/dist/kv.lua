@@ -14,7 +14,7 @@
 --- of the round's ratio; best: the fastest round of each, which on a loaded machine is
 --- the one least disturbed)
 ---   RESULT kv_small_keys <nkeys> <floats per key> <fused s> <per-key s> <speed-up>
---- Usage: mpirun -np 2 luajit bench/dist/kv.lua [rounds=9]
+--- Usage: mpirun -np 2 luajit bench/dist/kv.lua [rounds=9] [sizes in bytes, comma-separated]
 local mx = require 'luamx'
 local ffi = require 'ffi'
 ffi.cdef [[
@@ -26,7 +26,7 @@ typedef struct {
   int (*init)(int *rank, int *size, char *err, int cap);
   int (*iallreduce)(const void *src, void *buf, int count, int dtype, int op, int *req, char *err, int cap);
   int (*allreduce)(const void *src, void *dst, int count, int dtype, int op, char *err, int cap);
-  void *ibcast, *iallgather, *test, *probe_alive, *mark_failed, *node, *shm, *ibarrier, *shm_sync;
+  void *rest[32]; /* the other members (room for other ABI versions: bench/dist/ab.sh) */
 } lmx_bench_mpi_ops;
 int lmx_mpi_plugin(lmx_bench_mpi_ops *ops);
 ]]
@@ -71,7 +71,12 @@ local function median(t)
   return #s % 2 == 1 and s[(#s + 1) / 2] or (s[#s / 2] + s[#s / 2 + 1]) / 2
 end
 
-for _, bytes in ipairs{4096, 65536, 2^20, 4 * 2^20, 16 * 2^20, 64 * 2^20} do
+local sizes = {4096, 65536, 2^20, 4 * 2^20, 16 * 2^20, 64 * 2^20}
+if arg and arg[2] then
+  sizes = {}
+  for b in arg[2]:gmatch('%d+') do sizes[#sizes + 1] = tonumber(b) end
+end
+for _, bytes in ipairs(sizes) do
   local n = bytes / 4
   local key = 'k' .. bytes
   kv:init(key, mx.nd.zeros{n})

@@ -1,7 +1,8 @@
 -- Worker of dist_shm_spec: the shared-memory all-reduce of large keys (src/exec/kv_dist_shm.c:
 -- every rank on one node, slots of LUAMX_DIST_SHM_BYTES) against a store on MPI messages
 -- (LUAMX_DIST_SHM_BYTES=0), for every dtype, at sizes below one slot, of exactly one slot,
--- one element past it, several slots with an odd remainder and counts that no rank count
+-- one element past it, several slots with an odd remainder (4 and 5 slots: each set of
+-- slots used again, an even and an odd number of steps) and counts that no rank count
 -- divides; through each way into the path: pushpull into another array (the output and the
 -- stored value written together), pushpull in place, push then pull (reduced into the
 -- stored value), an updater (reduced into the merge buffer), two arrays per key (merged
@@ -10,7 +11,10 @@
 -- Results are compared bit for bit with the MPI store's and with the sum computed here.
 -- Prints "R<rank> OK <what>"; a failed check raises.
 -- arg[1]: nil (the checks), 'hang' or 'kill' (rank 1 stops, or dies of SIGKILL, in its
--- updater between two keys: rank 0 is then in the next key's shared-memory barrier).
+-- updater between two keys: rank 0 is then in the next key's first shared-memory wait),
+-- 'stopmid' or 'killmid' (rank 1 is sent SIGSTOP or SIGKILL by a shell it started, after
+-- a second of pushpulls of a key of thousands of slots: it stops, or dies, inside the
+-- all-reduce, between two of its flags, while the others wait for its next one).
 -- Run with LUAMX_DIST_SMALL_BYTES=4096 (keys from 4 KiB are large).
 local mx = require 'luamx'
 local ffi = require 'ffi'
@@ -27,6 +31,22 @@ local function store(shm)
 end
 
 local mode = arg and arg[1]
+if mode == 'stopmid' or mode == 'killmid' then
+  local kv = store('4096')
+  local r, N = kv.rank, 4 * 2^20 -- 16 MB of float32: 4096 slots of 4 KiB
+  kv:init('big', mx.nd.zeros{N})
+  local v = mx.nd.zeros{N}
+  kv:pushpull('big', v)
+  if r == 1 then
+    os.execute(('(sleep 1; kill -%s %d) >/dev/null 2>&1 &'):format(mode == 'stopmid' and 'STOP' or 'KILL',
+      ffi.C.getpid()))
+  end
+  local done, err
+  repeat done, err = pcall(kv.pushpull, kv, 'big', v) until not done
+  io.write(('R%d ERROR %s\n'):format(r, tostring(err)))
+  io.flush()
+  os.exit(3)
+end
 if mode == 'hang' or mode == 'kill' then
   local kv = store('65536')
   local r = kv.rank
@@ -138,7 +158,7 @@ end
 for _, dt in ipairs{'float32', 'float64', 'float16', 'uint8', 'int32', 'int8', 'int64'} do
   local esz = ESZ[dt]
   local slot = 5056 / esz -- 5000 rounded up to 64 bytes
-  for _, count in ipairs{4096 / esz, slot, slot + 1, 3 * slot + 7, 4099} do
+  for _, count in ipairs{4096 / esz, slot, slot + 1, 3 * slot + 7, 5 * slot - 3, 4099} do
     check_key(dt, count, false)
     if n == 2 and FLOAT[dt] and dt ~= 'float16' then check_key(dt, count, true) end
   end

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-enum { LMX_MPI_ABI_VERSION = 3 };
+enum { LMX_MPI_ABI_VERSION = 4 };
 enum { LMX_MPI_SUM = 0, LMX_MPI_MAX = 1 };
 
 typedef struct lmx_mpi_ops {
@@ -52,11 +52,9 @@ typedef struct lmx_mpi_ops {
    * its start here (the same bytes on every rank, at other addresses). Call it only where
    * every rank of the node is known to call it with the same size. */
   int (*shm)(size_t bytes, void **base, char *err, int cap);
-  /* Starts a barrier among the node's ranks; what a rank wrote to the segment before it
-   * is visible to the others once they have called shm_sync after it completed. */
-  int (*ibarrier)(int *req, char *err, int cap);
-  /* Memory ordering of the segment (MPI_Win_sync). */
-  void (*shm_sync)(void);
+  /* Answers the liveness pings of other ranks: call it now and then while waiting
+   * outside MPI (kv_dist_shm.c waits on flags in the segment). */
+  void (*serve)(void);
 } lmx_mpi_ops;
 
 typedef int (*lmx_mpi_plugin_fn)(lmx_mpi_ops *ops);

@@ -307,20 +307,6 @@ static int p_shm(size_t bytes, void **base, char *err, int cap) {
   return 0;
 }
 
-static void p_shm_sync(void) {
-  if (S.win != MPI_WIN_NULL) MPI_Win_sync(S.win);
-}
-
-static int p_ibarrier(int *req, char *err, int cap) {
-  int s = free_slot(err, cap);
-  if (s < 0) return -1;
-  p_shm_sync();
-  int rc = MPI_Ibarrier(S.node, &S.slot[s]);
-  if (rc != MPI_SUCCESS) return fail(err, cap, "MPI_Ibarrier", rc);
-  *req = s;
-  return 0;
-}
-
 int lmx_mpi_plugin(lmx_mpi_ops *ops) {
   ops->abi = LMX_MPI_ABI_VERSION;
   ops->init = p_init;
@@ -333,7 +319,6 @@ int lmx_mpi_plugin(lmx_mpi_ops *ops) {
   ops->mark_failed = p_mark_failed;
   ops->node = p_node;
   ops->shm = p_shm;
-  ops->ibarrier = p_ibarrier;
-  ops->shm_sync = p_shm_sync;
+  ops->serve = serve_pings;
   return 0;
 }

@@ -21,10 +21,10 @@
  * (1 MiB), each copied into the stored value while in the cache (the hot pushpull,
  * below). When every rank runs on one node (and LUAMX_DIST_SHM_BYTES is not 0), large
  * keys of every kind of push take neither: they are summed through a segment of memory
- * the ranks share (kv_dist_shm.c: no data in MPI messages, two node barriers per slot of
- * LUAMX_DIST_SHM_BYTES, 256 KiB), into the output and the stored value at once for a
- * pushpull without updater, else into the stored value or the merge buffer. A key is
- * updated as soon as its sum is in, before the next keys are reduced. In the plain push
+ * the ranks share (kv_dist_shm.c: no data in MPI messages, one wait on flags per slot of
+ * LUAMX_DIST_SHM_BYTES), into the output and the stored value at once for a pushpull
+ * without updater, else into the stored value or the merge buffer. A key is updated as
+ * soon as its sum is in, before the next keys are reduced. In the plain push
  * the data all-reduces are OpenMPI's blocking ones (its non-blocking MPI_Iallreduce
  * measured at about half their speed here), behind a non-blocking control all-reduce,
  * because that is where a missing or different rank shows. The overlapped push (below;
@@ -191,14 +191,10 @@ static int started(lmx_kvstore *kv, int rc, const char *what) {
 
 static int shm_failed; /* the node could not map a segment: every rank uses MPI messages */
 
-/* The node barrier of kv_dist_shm.c, with the deadline of every wait. */
-static int shm_barrier(void *ctx, const char *what) {
-  lmx_kvstore *kv = ctx;
-  dist *d = kv->state;
-  int req;
-  LMX_TRY(started(kv, mpi.ibarrier(&req, d->err, (int)sizeof d->err), what));
-  LMX_TRY(wait_op(kv, req, now() + d->timeout, what));
-  mpi.shm_sync();
+/* The wait poll of kv_dist_shm.c: answers pings; at the deadline names the lost ranks. */
+static int shm_poll(void *ctx, const char *what, int expired) {
+  if (expired) return lost(ctx, what);
+  mpi.serve();
   return LMX_OK;
 }
 
@@ -213,10 +209,11 @@ static int shm_key(const dist *d, const lmx_kv_entry *e) {
  * with the same size. Ranks agree on the outcome: if any failed, all use MPI messages. */
 static int shm_ready(lmx_kvstore *kv) {
   dist *d = kv->state;
-  size_t need = (size_t)(d->shm.nlocal + 1) * d->shm_bytes;
+  size_t need = lmx_kvd_shm_bytes(d->shm.nlocal, d->shm_bytes);
   if (!shm_seg || shm_seg_bytes < need) {
     void *base = NULL;
     int32_t bad = mpi.shm(need, &base, d->err, (int)sizeof d->err) != 0;
+    if (!bad) lmx_kvd_shm_reset(base, d->shm.local);
     if (mpi.allreduce(NULL, &bad, 1, LMX_INT32, LMX_MPI_MAX, d->err, (int)sizeof d->err) != 0) {
       d->broken = 1;
       mpi.mark_failed();
@@ -649,7 +646,7 @@ static int d_open(lmx_kvstore *kv) {
   if (d->size > 1) mpi.node(&local, &nlocal);
   d->shm_on = d->shm_bytes > 0 && d->size > 1 && nlocal == d->size && nlocal <= 256;
   d->shm = (lmx_kvd_shm){.slot = d->shm_bytes, .local = local, .nlocal = nlocal,
-                         .barrier = shm_barrier, .ctx = kv};
+                         .timeout = d->timeout, .poll = shm_poll, .ctx = kv};
   kv->state = d;
   return LMX_OK;
 }

@@ -1,14 +1,39 @@
 /* kv_dist_shm.c — the dist store's all-reduce through the node's shared memory (the scheme
  * is described in kv_dist_shm.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 #include "kv_dist_shm.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/status.h"
 #include "../tensor/dtype.h"
 
-enum { BLOCK = 512, MAXRANKS = 256 };
+enum { BLOCK = 512, MAXRANKS = 256, LINE = 128 };
+
+/* A rank's control line: written by that rank only (seq with release stores), read by all;
+ * `slot` is the slot size of the rank's last call, read by the rank itself. */
+typedef struct {
+  uint64_t seq;
+  uint64_t slot;
+} ctl_line;
+
+static int out_of_step; /* a wait failed: the ranks' steps no longer match */
+
+static size_t ctl_bytes(int nlocal) { return ((size_t)nlocal * LINE + 4095) & ~(size_t)4095; }
+
+size_t lmx_kvd_shm_bytes(int nlocal, size_t slot) {
+  return ctl_bytes(nlocal) + 2 * ((size_t)nlocal + 1) * slot;
+}
+
+static ctl_line *ctl(char *seg, int q) { return (ctl_line *)(void *)(seg + (size_t)q * LINE); }
+
+void lmx_kvd_shm_reset(char *seg, int local) {
+  memset(ctl(seg, local), 0, sizeof(ctl_line));
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 
 int lmx_kvd_shm_dtype(int dtype) {
   switch (dtype) {
@@ -95,32 +120,110 @@ static void outside(char *to, const char *from, size_t a, size_t b, size_t len) 
   if (b < len) memcpy(to + b, from + b, len - b);
 }
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether every rank has published step `target` (seq >= target; acquire: what a rank
+ * wrote before publishing is visible after). */
+static int reached(const lmx_kvd_shm *s, uint64_t target) {
+  for (int q = 0; q < s->nlocal; q++)
+    if (__atomic_load_n(&ctl(s->seg, q)->seq, __ATOMIC_ACQUIRE) < target) return 0;
+  return 1;
+}
+
+/* Publishes this rank's step and waits for every rank's: spins about 20 us (the others
+ * are usually a moment behind), then yields the core, then sleeps, polling the store
+ * (pings, deadline) every 200 us. step/steps: the call's step, for the message. */
+static int step_wait(const lmx_kvd_shm *s, uint64_t target, const char *key, int64_t step,
+                     int64_t steps) {
+  __atomic_store_n(&ctl(s->seg, s->local)->seq, target, __ATOMIC_RELEASE);
+  double t0 = 0, next = 0;
+  for (unsigned k = 0;; k++) {
+    if (reached(s, target)) return LMX_OK;
+    if ((k & 31) != 31) {
+      cpu_relax();
+      continue;
+    }
+    double t = now();
+    if (t0 == 0) t0 = t, next = t + 2e-4;
+    if (t - t0 < 2e-5) continue;
+    if (t >= next) {
+      char what[192];
+      snprintf(what, sizeof what, "push of key '%s' (shared-memory all-reduce, step %lld of %lld)",
+               key, (long long)step, (long long)steps);
+      next = t + 2e-4;
+      int rc = s->poll(s->ctx, what, t - t0 > s->timeout);
+      if (rc != LMX_OK) return out_of_step = 1, rc;
+    }
+    if (t - t0 < 2e-3)
+      sched_yield();
+    else {
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
 int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char *val,
                           int64_t count, int dtype, const char *key) {
   size_t esz = (size_t)lmx_dtype_size(dtype), per_chunk = s->slot / esz;
   int n = s->nlocal, me = s->local;
-  if (n > MAXRANKS || per_chunk == 0 || !lmx_kvd_shm_dtype(dtype))
+  if (n > MAXRANKS || per_chunk == 0 || !lmx_kvd_shm_dtype(dtype) || count < 0)
     return lmx_fail(LMX_ERR_INTERNAL, "kvstore: shared-memory all-reduce of key '%s': unsupported",
                     key);
-  char *res = s->seg + (size_t)n * s->slot;
-  char what[160];
-  snprintf(what, sizeof what, "push of key '%s' (shared-memory all-reduce)", key);
+  if (out_of_step)
+    return lmx_fail(LMX_ERR_STATE,
+                    "kvstore: shared-memory all-reduce of key '%s': an earlier wait failed (a "
+                    "worker was lost); create a new job",
+                    key);
+  if (count == 0) return LMX_OK;
+  ctl_line *mine = ctl(s->seg, me);
+  /* the steps this rank (and so every rank) has made */
+  uint64_t g = __atomic_load_n(&mine->seq, __ATOMIC_RELAXED);
+  int64_t steps = (count + (int64_t)per_chunk - 1) / (int64_t)per_chunk + 1;
+  int extra = mine->slot != s->slot;
+  if (extra) { /* the last call's sets lie elsewhere: every rank leaves that call first */
+    LMX_TRY(step_wait(s, ++g, key, 1, steps + 1));
+    mine->slot = s->slot;
+  }
+  size_t set = (size_t)(n + 1) * s->slot;
+  char *sets = s->seg + ctl_bytes(n);
   const char *p[MAXRANKS];
+  size_t pa = 0, pb = 0, pm = 0; /* the previous chunk's slice and length */
   int ndst = val ? 3 : 2;
-  for (size_t c = 0; c < (size_t)count; c += per_chunk) {
-    size_t m = (size_t)count - c < per_chunk ? (size_t)count - c : per_chunk;
-    size_t line = 64 / esz, slice = ((m + (size_t)n - 1) / (size_t)n + line - 1) / line * line;
-    size_t a = (size_t)me * slice < m ? (size_t)me * slice : m, b = a + slice < m ? a + slice : m;
-    const char *sc = src + c * esz;
-    char *oc = out + c * esz;
-    outside(s->seg + (size_t)me * s->slot, sc, a * esz, b * esz, m * esz);
-    LMX_TRY(s->barrier(s->ctx, what));
-    for (int q = 0; q < n; q++) p[q] = q == me ? sc : s->seg + (size_t)q * s->slot;
-    char *dst[3] = {oc, res, val ? val + c * esz : NULL}; /* element 0 of the chunk */
-    sum(dtype, p, n, dst, ndst, a, b);
-    LMX_TRY(s->barrier(s->ctx, what));
-    outside(oc, res, a * esz, b * esz, m * esz);
-    if (val) outside(val + c * esz, res, a * esz, b * esz, m * esz);
+  for (int64_t i = 0; i < steps; i++, g++) {
+    size_t c = (size_t)i * per_chunk, m = 0, a = 0, b = 0;
+    char *base = sets + (g & 1) * set, *res = base + (size_t)n * s->slot;
+    if (i < steps - 1) {
+      m = (size_t)count - c < per_chunk ? (size_t)count - c : per_chunk;
+      size_t line = 64 / esz, slice = ((m + (size_t)n - 1) / (size_t)n + line - 1) / line * line;
+      a = (size_t)me * slice < m ? (size_t)me * slice : m, b = a + slice < m ? a + slice : m;
+      outside(base + (size_t)me * s->slot, src + c * esz, a * esz, b * esz, m * esz);
+    }
+    LMX_TRY(step_wait(s, g + 1, key, i + 1 + extra, steps + extra));
+    if (i < steps - 1) {
+      for (int q = 0; q < n; q++) p[q] = q == me ? src + c * esz : base + (size_t)q * s->slot;
+      char *dst[3] = {out + c * esz, res, val ? val + c * esz : NULL}; /* element 0 of the chunk */
+      sum(dtype, p, n, dst, ndst, a, b);
+    }
+    if (i > 0) { /* the previous chunk's result, in the other set */
+      const char *prev = sets + ((g - 1) & 1) * set + (size_t)n * s->slot;
+      size_t pc = (c - per_chunk) * esz;
+      outside(out + pc, prev, pa * esz, pb * esz, pm * esz);
+      if (val) outside(val + pc, prev, pa * esz, pb * esz, pm * esz);
+    }
+    pa = a, pb = b, pm = m;
   }
   return LMX_OK;
 }
