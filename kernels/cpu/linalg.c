@@ -36,7 +36,7 @@ void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const vo
   size_t row = (size_t)n * (size_t)lmx_dtype_size(dt);
   int pre = b && !acc;
   if (pre)
-    for (int64_t r = 0; r < m; r++) memcpy((char *)out + (size_t)r * row, b, row);
+    LMX_PAR_FOR_W(m, n, r, memcpy((char *)out + (size_t)r * row, b, row););
   if (k == 0) {
     if (!acc && !pre) lmx_cpu_fill(out, dt, m * n, 0.0);
   } else {
@@ -67,22 +67,46 @@ void lmx_cpu_fc_bwd_weight(int dt, int64_t m, int64_t k, int64_t n, void *gw, co
   lmx_cpu_gemm(dt, 1, 0, n, k, m, 1.0, g, x, acc ? 1.0 : 0.0, gw);
 }
 
-/* out[n] (+)= sum over rows of x[m,n] (bias gradients). Summed in double per column
- * block, rows outer so memory is read in order. */
-void lmx_cpu_sum_rows(int dt, int64_t m, int64_t n, void *out, const void *x, int acc) {
-  if (dt == LMX_FLOAT32) {
-    float *o = out;
-    const float *xx = x;
-    if (!acc) memset(o, 0, (size_t)n * sizeof(float));
-    for (int64_t r = 0; r < m; r++)
-      for (int64_t j = 0; j < n; j++) o[j] += xx[r * n + j];
-  } else {
-    double *o = out;
-    const double *xx = x;
-    if (!acc) memset(o, 0, (size_t)n * sizeof(double));
-    for (int64_t r = 0; r < m; r++)
-      for (int64_t j = 0; j < n; j++) o[j] += xx[r * n + j];
+/* Columns [j0, j1) of out (+)= the sum over rows of x[m,n]: rows outer, so memory is
+ * read in order and each column is summed in row order (the result does not depend on
+ * the vector width or on how columns are split over threads). */
+static LMX_SIMD_CLONES void sum_rows_f32(int64_t m, int64_t n, int64_t j0, int64_t j1,
+                                         float *o, const float *x) {
+  for (int64_t r = 0; r < m; r++) {
+    const float *xr = x + r * n;
+    for (int64_t j = j0; j < j1; j++) o[j] += xr[j];
   }
+}
+
+static LMX_SIMD_CLONES void sum_rows_f64(int64_t m, int64_t n, int64_t j0, int64_t j1,
+                                         double *o, const double *x) {
+  for (int64_t r = 0; r < m; r++) {
+    const double *xr = x + r * n;
+    for (int64_t j = j0; j < j1; j++) o[j] += xr[j];
+  }
+}
+
+/* out[n] (+)= sum over rows of x[m,n] (bias gradients). Large ones are split by column
+ * blocks of 64 over the OpenMP threads (W3's 10000-class bias gradient: 1120 x 10000). */
+void lmx_cpu_sum_rows(int dt, int64_t m, int64_t n, void *out, const void *x, int acc) {
+  if (n <= 0) return;
+  size_t es = dt == LMX_FLOAT32 ? sizeof(float) : sizeof(double);
+  if (!acc) memset(out, 0, (size_t)n * es);
+  if (m * n < LMX_OMP_MIN) { /* one pass over whole rows */
+    if (dt == LMX_FLOAT32)
+      sum_rows_f32(m, n, 0, n, out, x);
+    else
+      sum_rows_f64(m, n, 0, n, out, x);
+    return;
+  }
+  int64_t blocks = (n + 63) / 64;
+  LMX_PAR_FOR_W(blocks, m * 64, b, {
+    int64_t j0 = b * 64, j1 = j0 + 64 < n ? j0 + 64 : n;
+    if (dt == LMX_FLOAT32)
+      sum_rows_f32(m, n, j0, j1, out, x);
+    else
+      sum_rows_f64(m, n, j0, j1, out, x);
+  });
 }
 
 /* For each batch i: C[i][m,n] = op(A[i]) op(B[i]) (+ C[i] when acc). A[i] is [m,k]

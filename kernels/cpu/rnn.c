@@ -28,7 +28,6 @@
  * all steps (two copies for gru, whose recurrent gate gradient differs), one step's
  * recurrent projection and the carried dh / dc.
  */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -37,17 +36,12 @@
 #include "cpu_math.h"
 #include "cpu_par.h"
 
-/* C[m,n] = op(A) op(B) + beta C with leading dimensions (row-major). */
+/* C[m,n] = op(A) op(B) + beta C with leading dimensions (row-major), through gemm.c's
+ * router (oneDNN or OpenBLAS by shape, the one-thread rule for small products). */
 static void gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *A,
                     int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if (dt == LMX_FLOAT32)
-    cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, 1.0f, A, (blasint)lda,
-                B, (blasint)ldb, (float)beta, C, (blasint)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, 1.0, A, (blasint)lda,
-                B, (blasint)ldb, beta, C, (blasint)ldc);
+  lmx_cpu_gemm_ld(dt, ta, tb, m, n, k, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* out[n] = a[n] m[n] (out may be a). */
