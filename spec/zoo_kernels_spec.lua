@@ -2,8 +2,9 @@
 -- (whose gradients test_gradcheck checks against finite differences): BatchNorm's
 -- vectorised statistics and gradients (planes longer than the 16 accumulation lanes, data
 -- far from zero, req add), the direct depthwise convolution (MobileNet's 3x3 stride 1 and
--- 2, the row-accumulator and the wide-row weight gradient paths, several filters per
--- channel), and clip's gradient (ReLU6). Each runs forward and backward through
+-- 2 through the register path and the phase plane, dilation, the tap-by-tap path for other
+-- kernels and oversized strided planes, the row-accumulator and the wide-row weight
+-- gradient paths, several filters per channel), and clip's gradient (ReLU6). Each runs forward and backward through
 -- luamx.ndarray_ops with req write and req add.
 local mx = require 'luamx'
 local ops = require 'luamx.ndarray_ops'
@@ -109,10 +110,14 @@ describe('zoo kernels: float32 agrees with float64', function()
       {{1, 2, 3, 470}, {kernel = '(3, 3)', num_filter = 2, num_group = 2, pad = '(1, 1)'}},
       {{1, 2, 3, 933}, {kernel = '(3, 3)', num_filter = 2, num_group = 2, pad = '(1, 1)', stride = '(1, 2)'}},
       {{2, 3, 6, 20}, {kernel = '(3, 3)', num_filter = 6, num_group = 3, dilate = '(2, 2)', pad = '(2, 1)'}},
+      {{1, 2, 9, 11}, {kernel = '(3, 3)', num_filter = 4, num_group = 2, dilate = '(2, 2)', stride = '(2, 2)', pad = '(2, 1)'}},
+      -- a strided plane over the phase buffer (64 KiB): the tap-by-tap strided loops
+      {{1, 2, 3, 5600}, {kernel = '(3, 3)', num_filter = 2, num_group = 2, pad = '(1, 1)', stride = '(1, 2)', no_bias = true}},
+      {{2, 3, 4, 9}, {kernel = '(1, 3)', num_filter = 3, num_group = 3, pad = '(0, 1)'}},
     } do
       local s, p = c[1], c[2]
-      local kh = tonumber(p.kernel:match('%((%d+)'))
-      local shapes = {s, {p.num_filter, math.floor(s[2] / p.num_group), kh, kh}}
+      local kh, kw = p.kernel:match('%((%d+), (%d+)')
+      local shapes = {s, {p.num_filter, math.floor(s[2] / p.num_group), tonumber(kh), tonumber(kw)}}
       if not p.no_bias then shapes[3] = {p.num_filter} end
       for _, add in ipairs {false, true} do agree('Convolution', p, inputs(shapes), add, 1e-4) end
     end

@@ -487,6 +487,12 @@ static const gc_case g_cases[] = {
      "uuu", 0, 1},
     {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1);stride=(1, 2)",
      "(1,2,2,925);(2,1,3,3);(2)", "uuu", 0, 1},
+    /* 3x3 dilated and strided (the register path through the phase plane); a strided
+     * plane larger than the phase buffer (the tap-by-tap strided path) */
+    {"Convolution", "kernel=(3, 3);num_filter=4;num_group=2;dilate=(2, 2);stride=(2, 2);pad=(2, 1)",
+     "(1,2,9,11);(4,1,3,3);(4)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1);stride=(1, 2);no_bias=True",
+     "(1,2,3,2800);(2,1,3,3)", "uu", 0, 1},
     /* MobileNet's shapes: 3x3 stride 1 and 2 over planes wider than 16 (vector bodies and
      * remainders), no bias */
     {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1);no_bias=True",
