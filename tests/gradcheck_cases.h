@@ -493,6 +493,12 @@ static const gc_case g_cases[] = {
      "(1,2,9,11);(4,1,3,3);(4)", "uuu", 0, 1},
     {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1);stride=(1, 2);no_bias=True",
      "(1,2,3,2800);(2,1,3,3)", "uu", 0, 1},
+    /* 3x3 stride 1 data gradient through the transposed register path: two filters per
+     * channel (the second accumulates), dilation with uneven padding, no padding */
+    {"Convolution", "kernel=(3, 3);num_filter=4;num_group=2;dilate=(2, 2);pad=(2, 1)",
+     "(1,2,6,9);(4,1,3,3);(4)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;no_bias=True", "(2,2,5,6);(2,1,3,3)",
+     "uu", 0, 1},
     /* MobileNet's shapes: 3x3 stride 1 and 2 over planes wider than 16 (vector bodies and
      * remainders), no bias */
     {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1);no_bias=True",

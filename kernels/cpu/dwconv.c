@@ -228,9 +228,35 @@ DEF_DW3(double, f64)
     int64_t I = g->in[0] * g->in[1] * g->in[2];                                            \
     int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2], sw = g->stride[2];             \
     DW_SPANS(g, T)                                                                          \
+    /* 3x3 at stride 1: the forward's register path on the transposed geometry (gy padded \
+     * by 2 dilate - pad, the kernel flipped) */                                           \
+    lmx_cpu_geom gt = *g;                                                                  \
+    int64_t tc0[3], tlo[3], thi[3];                                                        \
+    int bwd3 = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0 &&   \
+               g->kernel[1] == 3 && g->kernel[2] == 3 && g->stride[1] == 1 && sw == 1 &&   \
+               g->in[2] <= DW_ZERO;                                                        \
+    if (bwd3) {                                                                            \
+      for (int i = 1; i < 3; i++) {                                                        \
+        gt.in[i] = g->out[i], gt.out[i] = g->in[i];                                        \
+        gt.pad[i] = 2 * g->dilate[i] - g->pad[i];                                          \
+      }                                                                                    \
+      for (int kw = 0; kw < 3; kw++) {                                                     \
+        tc0[kw] = kw * gt.dilate[2] - gt.pad[2];                                           \
+        span(tc0[kw], 1, gt.out[2], gt.in[2], &tlo[kw], &thi[kw]);                         \
+      }                                                                                    \
+    }                                                                                      \
     LMX_PAR_FOR_W(N * C, O * K * m, r, {                                                   \
       int64_t n = r / C, c = r % C;                                                        \
       T *xp = gx + r * I;                                                                  \
+      if (bwd3) {                                                                          \
+        for (int64_t f = c * m; f < (c + 1) * m; f++) {                                    \
+          T wfl[9];                                                                        \
+          for (int k = 0; k < 9; k++) wfl[k] = w[f * 9 + 8 - k];                           \
+          dw3_plane_##S(&gt, gy + (n * F + f) * O, NULL, 0, tc0, NULL, tlo, thi, wfl, (T)0, \
+                        xp, acc || f > c * m);                                             \
+        }                                                                                  \
+        continue;                                                                          \
+      }                                                                                    \
       if (!acc)                                                                            \
         for (int64_t i = 0; i < I; i++) xp[i] = 0;                                         \
       T ph[DW_PHASE_BYTES / sizeof(T)];                                                    \
