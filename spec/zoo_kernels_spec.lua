@@ -4,7 +4,7 @@
 -- far from zero, req add), the direct depthwise convolution (MobileNet's 3x3 stride 1 and
 -- 2 through the register path and the phase plane, dilation, the tap-by-tap path for other
 -- kernels and oversized strided planes, the row-accumulator and the wide-row weight
--- gradient paths, several filters per channel), and clip's gradient (ReLU6). Each runs forward and backward through
+-- gradient paths, several filters per channel), and clip (ReLU6) forward and gradient. Each runs forward and backward through
 -- luamx.ndarray_ops with req write and req add.
 local mx = require 'luamx'
 local ops = require 'luamx.ndarray_ops'
@@ -123,15 +123,18 @@ describe('zoo kernels: float32 agrees with float64', function()
     end
   end)
 
-  it('clip gradient (ReLU6) passes inside [a_min, a_max] only, write and add', function()
+  it('clip (ReLU6): one-pass forward; gradient passes inside [a_min, a_max] only, write and add', function()
     for _, add in ipairs {false, true} do
       agree('clip', {a_min = 0, a_max = 6}, inputs({{3, 1000}}, {{-2, 8}}), add, 1e-6)
     end
-    -- and exactly: 0 outside, the head inside
-    local x = arr({-1, 0, 3, 6, 7}, {5}, 'float32')
-    local out = ops.forward_all('clip', {a_min = 0, a_max = 6}, {x}, true)
-    local g = ops.backward('clip', {a_min = 0, a_max = 6}, {x}, out,
-      {arr({1, 2, 3, 4, 5}, {5}, 'float32')})
-    assert.are.same({0, 2, 3, 4, 0}, flat(g[1]))
+    -- and exactly, forward in one pass and gradient: 0 outside, the head inside
+    for _, dt in ipairs {'float32', 'float64'} do
+      local x = arr({-1, 0, 3, 6, 7, 2.5}, {6}, dt)
+      local out = ops.forward_all('clip', {a_min = 0, a_max = 6}, {x}, true)
+      assert.are.same({0, 0, 3, 6, 6, 2.5}, flat(out[1]))
+      local g = ops.backward('clip', {a_min = 0, a_max = 6}, {x}, out,
+        {arr({1, 2, 3, 4, 5, 6}, {6}, dt)})
+      assert.are.same({0, 2, 3, 4, 0, 6}, flat(g[1]))
+    end
   end)
 end)
