@@ -15,25 +15,22 @@
 
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
-/* Channel sums in double over 16 independent lanes, so the float-to-double adds vectorise
- * (a single double accumulator is a serial chain the compiler may not reorder: that loop
- * ran at about one element per add latency, and BatchNorm was a quarter of MobileNet v2's
- * training step). Statistics take one pass over x (sums of d = x - k and d² with k the
- * channel's first element, which keeps the cancellation in var = E[d²] - E[d]² small),
- * the output a second; the backward pass reads x and g once for its two sums and once
- * more for gx. Per element the arithmetic is a few multiply-adds in T with per-channel
- * coefficients, on x - mean so that a large mean does not cancel. */
+/* Channel sums over 16 independent lanes in T, flushed into double every BN_BLOCK
+ * elements, so that the loops vectorise (a single double accumulator is a serial chain the
+ * compiler may not reorder, and double lanes fed from float did not vectorise either:
+ * BatchNorm was a quarter of MobileNet v2's training step). Statistics take one pass over
+ * x (sums of d = x - k and d² with k the channel's first element, which keeps the
+ * cancellation in var = E[d²] - E[d]² small), the output a second; the backward pass reads
+ * x and g once for its two sums and once more for gx. Per element the arithmetic is a few
+ * multiply-adds in T with per-channel coefficients, on x - mean so that a large mean does
+ * not cancel. */
 #define BN_LANES 16
 #define BN_ROWS(b, c, ...)                                                                 \
   for (int64_t o = 0; o < (b)->outer; o++) {                                               \
     int64_t base = (o * (b)->C + (c)) * (b)->inner;                                        \
     __VA_ARGS__                                                                            \
   }
-#define BN_REDUCE(acc, v)                                                                  \
-  do {                                                                                     \
-    v = 0;                                                                                 \
-    for (int j = 0; j < BN_LANES; j++) v += acc[j];                                        \
-  } while (0)
+#define BN_BLOCK 1024 /* elements per lane block: each lane adds at most 64 in T */
 
 #define DEF_BN(T, S)                                                                       \
   LMX_SIMD_CLONES                                                                           \
@@ -43,23 +40,26 @@
     LMX_PAR_FOR_W(b->C, cnt, c, {                                                          \
       double m, is;                                                                        \
       if (b->batch_stats) {                                                                \
-        double s1[BN_LANES] = {0}, s2[BN_LANES] = {0}, t1, t2;                             \
-        double k = cnt ? x[c * in] : 0;                                                    \
+        double t1 = 0, t2 = 0;                                                             \
+        T tk = cnt ? x[c * in] : (T)0;                                                     \
+        double k = tk;                                                                     \
         BN_ROWS(b, c, {                                                                    \
           const T *xr = x + base;                                                          \
-          int64_t i = 0;                                                                   \
-          for (; i + BN_LANES <= in; i += BN_LANES)                                        \
-            for (int j = 0; j < BN_LANES; j++) {                                           \
-              double d = (double)xr[i + j] - k;                                            \
-              s1[j] += d, s2[j] += d * d;                                                  \
+          for (int64_t b0 = 0; b0 < in; b0 += BN_BLOCK) {                                  \
+            int64_t e = b0 + BN_BLOCK < in ? b0 + BN_BLOCK : in, i = b0;                   \
+            T s1[BN_LANES] = {0}, s2[BN_LANES] = {0};                                      \
+            for (; i + BN_LANES <= e; i += BN_LANES)                                       \
+              for (int j = 0; j < BN_LANES; j++) {                                         \
+                T d = xr[i + j] - tk;                                                      \
+                s1[j] += d, s2[j] += d * d;                                                \
+              }                                                                            \
+            for (; i < e; i++) {                                                           \
+              double d = (double)xr[i] - k;                                                \
+              t1 += d, t2 += d * d;                                                        \
             }                                                                              \
-          for (; i < in; i++) {                                                            \
-            double d = (double)xr[i] - k;                                                  \
-            s1[0] += d, s2[0] += d * d;                                                    \
+            for (int j = 0; j < BN_LANES; j++) t1 += s1[j], t2 += s2[j];                   \
           }                                                                                \
         })                                                                                 \
-        BN_REDUCE(s1, t1);                                                                 \
-        BN_REDUCE(s2, t2);                                                                 \
         double e1 = cnt ? t1 / (double)cnt : 0, var = cnt ? t2 / (double)cnt - e1 * e1 : 0; \
         if (var < 0) var = 0;                                                              \
         m = k + e1;                                                                        \
@@ -93,28 +93,31 @@
     LMX_PAR_FOR_W(b->C, cnt, c, {                                                          \
       double m = mean[c], is = invstd[c], sg, dot;                                         \
       double w = b->fix_gamma ? 1.0 : gam[c];                                              \
-      double a1[BN_LANES] = {0}, a2[BN_LANES] = {0};                                       \
+      T tm = (T)m;                                                                         \
+      sg = 0, dot = 0;                                                                     \
       BN_ROWS(b, c, {                                                                      \
         const T *xr = x + base, *gr = g + base;                                            \
-        int64_t i = 0;                                                                     \
-        for (; i + BN_LANES <= in; i += BN_LANES)                                          \
-          for (int j = 0; j < BN_LANES; j++) {                                             \
-            a1[j] += gr[i + j];                                                            \
-            a2[j] += ((double)xr[i + j] - m) * gr[i + j];                                  \
+        for (int64_t b0 = 0; b0 < in; b0 += BN_BLOCK) {                                    \
+          int64_t e = b0 + BN_BLOCK < in ? b0 + BN_BLOCK : in, i = b0;                     \
+          T a1[BN_LANES] = {0}, a2[BN_LANES] = {0};                                        \
+          for (; i + BN_LANES <= e; i += BN_LANES)                                         \
+            for (int j = 0; j < BN_LANES; j++) {                                           \
+              a1[j] += gr[i + j];                                                          \
+              a2[j] += (xr[i + j] - tm) * gr[i + j];                                       \
+            }                                                                              \
+          for (; i < e; i++) {                                                             \
+            sg += gr[i];                                                                   \
+            dot += ((double)xr[i] - m) * gr[i];                                            \
           }                                                                                \
-        for (; i < in; i++) {                                                              \
-          a1[0] += gr[i];                                                                  \
-          a2[0] += ((double)xr[i] - m) * gr[i];                                            \
+          for (int j = 0; j < BN_LANES; j++) sg += a1[j], dot += a2[j];                    \
         }                                                                                  \
       })                                                                                   \
-      BN_REDUCE(a1, sg);                                                                   \
-      BN_REDUCE(a2, dot);                                                                  \
       if (gx) {                                                                            \
         double n1 = (double)(cnt ? cnt : 1), k = dot * is * is / n1, gm = sg / n1;         \
         /* gx = (g - gm - (x - m) k) is w, or g is w with the moving statistics */         \
         double ga = is * w, xa = b->batch_stats ? -k * is * w : 0;                         \
         double ca = b->batch_stats ? -gm * is * w : 0;                                     \
-        T tg = (T)ga, tx = (T)xa, tc = (T)ca, tm = (T)m;                                   \
+        T tg = (T)ga, tx = (T)xa, tc = (T)ca;                                              \
         BN_ROWS(b, c, {                                                                    \
           if (acc[0])                                                                      \
             for (int64_t i = 0; i < in; i++)                                               \
