@@ -96,6 +96,7 @@ static const gc_case g_cases[] = {
     {"round", "", "(3,4)", "u", 0, 1},
     {"_copy", "", "(3,4)", "u", 0, 1},
     {"clip", "a_min=-0.5;a_max=0.5", "(3,4)", "u", 0, 1},
+    {"clip", "a_min=-0.3;a_max=0.6", "(5,37)", "a", 0, 1},
     {"Cast", "dtype=float64", "(3,4)", "u", 0, 1},
     {"zeros_like", "", "(3,4)", "u", 0, 1},
     {"ones_like", "", "(3,4)", "u", 0, 1},
@@ -270,6 +271,11 @@ static const gc_case g_cases[] = {
     {"BatchNorm", "fix_gamma=False;axis=-1;eps=0.01", "(3,2,4);(4);(4)", "uuu", 0, 1},
     {"BatchNorm", "fix_gamma=False", "(2,3,2);(3);(3)", "uuu", 0, 0},
     {"BatchNorm", "fix_gamma=False;use_global_stats=True", "(2,3,2);(3);(3)", "uuu", 0, 1},
+    /* planes longer than the kernel's 16 accumulation lanes (with a remainder), data off
+     * zero ('g': in [1.5, 2.5]) for the shifted one-pass variance, req ADD and in place */
+    {"BatchNorm", "fix_gamma=False", "(2,3,5,7);(3);(3)", "guu", 0, 1},
+    {"BatchNorm", "fix_gamma=False;eps=0.01", "(3,2,40);(2);(2)", "uuu", 0, 1},
+    {"BatchNorm", "fix_gamma=False;use_global_stats=True", "(2,2,37);(2);(2)", "guu", 0, 1},
     {"LayerNorm", "", "(3,5);(5);(5)", "uuu", 0, 1},
     {"LayerNorm", "axis=1", "(2,3,4);(3);(3)", "uuu", 0, 1},
     {"Dropout", "p=0.3", "(4,5)", "u", 0, 1},
@@ -475,6 +481,30 @@ static const gc_case g_cases[] = {
      "(2,4,7);(4,1,3);(4)", "uuu", 0, 1},
     {"Convolution", "kernel=(2, 2, 3);num_filter=2;num_group=2;pad=(1, 0, 1);stride=(1, 2, 1)",
      "(1,2,3,4,3);(2,1,2,2,3);(2)", "uuu", 0, 1},
+    /* planes wider than the weight gradient's row accumulators (K x out width > 4096):
+     * the row dot product path, stride 1 and 2 */
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1)", "(1,2,2,460);(2,1,3,3);(2)",
+     "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1);stride=(1, 2)",
+     "(1,2,2,925);(2,1,3,3);(2)", "uuu", 0, 1},
+    /* 3x3 dilated and strided (the register path through the phase plane); a strided
+     * plane larger than the phase buffer (the tap-by-tap strided path) */
+    {"Convolution", "kernel=(3, 3);num_filter=4;num_group=2;dilate=(2, 2);stride=(2, 2);pad=(2, 1)",
+     "(1,2,9,11);(4,1,3,3);(4)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;pad=(1, 1);stride=(1, 2);no_bias=True",
+     "(1,2,3,2800);(2,1,3,3)", "uu", 0, 1},
+    /* 3x3 stride 1 data gradient through the transposed register path: two filters per
+     * channel (the second accumulates), dilation with uneven padding, no padding */
+    {"Convolution", "kernel=(3, 3);num_filter=4;num_group=2;dilate=(2, 2);pad=(2, 1)",
+     "(1,2,6,9);(4,1,3,3);(4)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;num_group=2;no_bias=True", "(2,2,5,6);(2,1,3,3)",
+     "uu", 0, 1},
+    /* MobileNet's shapes: 3x3 stride 1 and 2 over planes wider than 16 (vector bodies and
+     * remainders), no bias */
+    {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1);no_bias=True",
+     "(2,3,5,37);(3,1,3,3)", "uu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1);stride=(2, 2)",
+     "(1,3,7,35);(3,1,3,3);(3)", "uuu", 0, 1},
     {"UpSampling", "scale=3;sample_type=bilinear;num_args=2;num_filter=2",
      "(2,2,2,2);(2,1,5,5)", "uu", 0, 1},
     /* issue 14: losses and small linear algebra (ops14d) */

@@ -11,12 +11,26 @@ inference_mode, batch 1).
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 from common import torch  # noqa: E402
 
 F = torch.nn.functional
+# LUAMX_BENCH_CLOCK=cpu: the process's CPU time instead of the wall clock, as bench/common.lua
+# does (for comparing on a machine other jobs load, with one thread)
+CLOCK = time.process_time if os.environ.get('LUAMX_BENCH_CLOCK') == 'cpu' else time.perf_counter
+
+
+def time_steps(fn, warmup, steps):
+    """seconds per call of fn after warmup calls, on CLOCK"""
+    for _ in range(warmup):
+        fn()
+    t0 = CLOCK()
+    for _ in range(steps):
+        fn()
+    return (CLOCK() - t0) / steps
 
 
 def tup(s):
@@ -106,12 +120,12 @@ def main():
     net = JsonNet(sym, shapes)
     net.train()
     step = common.train_step(net, [o.batch] + chw, o.classes, lr=0.01, momentum=0.9)
-    dt = common.time_steps(step, o.warmup, o.steps)
+    dt = time_steps(step, o.warmup, o.steps)
     common.result('torch', 'train_samples_per_s', o.batch / dt)
     net.eval()
     x1 = torch.rand(1, *chw)
     with torch.inference_mode():
-        di = common.time_steps(lambda: torch.softmax(net(x1), 1), o.warmup, o.infer_steps)
+        di = time_steps(lambda: torch.softmax(net(x1), 1), o.warmup, o.infer_steps)
     common.result('torch', 'infer1_samples_per_s', 1 / di)
 
 

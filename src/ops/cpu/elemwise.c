@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "../../../kernels/cpu/cpu_kernels.h"
+#include "../../../kernels/cpu/cpu_par.h"
 #include "../../tensor/dtype.h"
 #include "../op_impl.h"
 #include "cpu_ops.h"
@@ -279,6 +280,28 @@ int lmx_cpu_bwd_ones_like(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_t
 
 /* ---- clip: a_min <= x <= a_max; gradient passes where a_min <= x <= a_max -------------- */
 
+/* float32 / float64 clip in one pass: the scalar ops' maximum then minimum (the same
+ * comparisons, bounds rounded to T as they round them), without the second pass over y. */
+#define DEF_CLIP_FWD(T, S)                                                                 \
+  LMX_SIMD_CLONES static void clip_fwd_##S(int64_t n, const T *x, T *y, T lo, T hi) {      \
+    LMX_PAR_FOR_W(n / 4096 + 1, 4096, b, {                                                 \
+      int64_t e = (b + 1) * 4096 < n ? (b + 1) * 4096 : n;                                 \
+      for (int64_t i = b * 4096; i < e; i++) {                                             \
+        T v = x[i] > lo ? x[i] : lo;                                                       \
+        y[i] = v < hi ? v : hi;                                                            \
+      }                                                                                    \
+    });                                                                                    \
+  }
+DEF_CLIP_FWD(float, f32)
+DEF_CLIP_FWD(double, f64)
+
+static int clip_fwd_typed(int dt, int64_t n, const void *x, void *y, double lo, double hi) {
+  if (dt == LMX_FLOAT32) clip_fwd_f32(n, x, y, (float)lo, (float)hi);
+  else if (dt == LMX_FLOAT64) clip_fwd_f64(n, x, y, lo, hi);
+  else return 0;
+  return 1;
+}
+
 int lmx_cpu_fwd_clip(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
                      const int *req, const lmx_tensor *aux) {
   (void)aux;
@@ -289,9 +312,38 @@ int lmx_cpu_fwd_clip(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor
   const lmx_clip_param *p = c->param;
   double lo = p->a_min, hi = p->a_max;
   int64_t n = lmx_glue_size(&in[0]);
+  if (clip_fwd_typed(in[0].dtype, n, in[0].data, out[0].data, lo, hi)) return LMX_OK;
   lmx_cpu_scalar_op(LMX_SC_MAX, in[0].dtype, n, out[0].data, in[0].data, lo, 0);
   lmx_cpu_scalar_op(LMX_SC_MIN, in[0].dtype, n, out[0].data, out[0].data, hi, 0);
   return LMX_OK;
+}
+
+/* float32 / float64 clip gradient as one vectorised pass (the generic loop of
+ * lmx_cpu_bwd_clip loads and stores every element through lmx_load_f64: a third of
+ * MobileNet v2's training step went there, ReLU6 being clip). Compares in double as that
+ * loop does. gx may be g (in place): element i is read before it is written. */
+#define CLIP_PASS(T, x, g, lo, hi)                                                     \
+  (T)((double)(x) >= (lo) && (double)(x) <= (hi) ? (g) : 0)
+#define DEF_CLIP_BWD(T, S)                                                                 \
+  LMX_SIMD_CLONES static void clip_bwd_##S(int64_t n, const T *x, const T *g, T *gx,      \
+                                           double lo, double hi, int acc) {                \
+    LMX_PAR_FOR_W(n / 4096 + 1, 4096, b, {                                                 \
+      int64_t e = (b + 1) * 4096 < n ? (b + 1) * 4096 : n;                                 \
+      if (acc)                                                                             \
+        for (int64_t i = b * 4096; i < e; i++) gx[i] += CLIP_PASS(T, x[i], g[i], lo, hi); \
+      else                                                                                 \
+        for (int64_t i = b * 4096; i < e; i++) gx[i] = CLIP_PASS(T, x[i], g[i], lo, hi); \
+    });                                                                                    \
+  }
+DEF_CLIP_BWD(float, f32)
+DEF_CLIP_BWD(double, f64)
+
+static int clip_bwd_typed(int dt, int64_t n, const void *x, const void *g, void *gx, double lo,
+                          double hi, int acc) {
+  if (dt == LMX_FLOAT32) clip_bwd_f32(n, x, g, gx, lo, hi, acc);
+  else if (dt == LMX_FLOAT64) clip_bwd_f64(n, x, g, gx, lo, hi, acc);
+  else return 0;
+  return 1;
 }
 
 int lmx_cpu_bwd_clip(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
@@ -306,6 +358,7 @@ int lmx_cpu_bwd_clip(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor
   double lo = p->a_min, hi = p->a_max;
   int64_t n = lmx_glue_size(&ig[0]);
   int acc = req[0] == LMX_REQ_ADD;
+  if (clip_bwd_typed(ig[0].dtype, n, in[0].data, og[0].data, ig[0].data, lo, hi, acc)) return LMX_OK;
   for (int64_t i = 0; i < n; i++) {
     double x = lmx_load_f64(in[0].data, in[0].dtype, i);
     double g = (x >= lo && x <= hi) ? lmx_load_f64(og[0].data, og[0].dtype, i) : 0.0;
