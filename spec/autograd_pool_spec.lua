@@ -69,14 +69,16 @@ describe('the allocator block cache (array pool)', function()
       step()
       local made = H.total_allocs() - before
       assert(made == 0, ('step %d: %d engine allocations'):format(s, made))
-      assert(hits() - h0 > 50, 'the step took its blocks from the cache')
+      local reused = hits() - h0
+      assert(reused > 20, ('step %d: only %d blocks from the cache'):format(s, reused))
     end
     -- without the cache the same step allocates (the measure above can fail)
     cache(0)
     H.full_gc()
     local before = H.total_allocs()
     step()
-    assert(H.total_allocs() - before > 50, 'a step with the cache off allocates')
+    local made = H.total_allocs() - before
+    assert(made > 20, ('a step with the cache off made %d allocations'):format(made))
     assert.is_true(#params_of(net) == 6)
   end)
 
