@@ -108,7 +108,14 @@ static cache_list g_cache[CACHE_SLOTS];
 static size_t g_cache_bytes, g_cache_blocks; /* under g_cache_lock */
 static atomic_flag g_cache_lock = ATOMIC_FLAG_INIT;
 static atomic_llong g_cache_hits;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define LMX_ASAN 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#define LMX_ASAN 1
+#endif
+#endif
+#ifdef LMX_ASAN
 static atomic_int g_cache_on = 0;
 #else
 static atomic_int g_cache_on = 1;
