@@ -223,4 +223,25 @@ describe('memory', function()
     H.full_gc()
     assert.are.equal(before, H.live_blocks())
   end)
+
+  it('lmx_ndarray_nbytes (the memory account reads it) gives the elements\' bytes', function()
+    local C = mx.capi.C
+    assert.are.equal(24, C.lmx_ndarray_nbytes(mx.nd.zeros{2, 3}._h))
+    assert.are.equal(48, C.lmx_ndarray_nbytes(mx.nd.zeros({2, 3}, {dtype = 'float64'})._h))
+    assert.are.equal(6, C.lmx_ndarray_nbytes(mx.nd.zeros({2, 3}, {dtype = 'uint8'})._h))
+    local big = mx.nd.zeros{1024, 1025} -- past the one-block size: another storage path
+    assert.are.equal(1024 * 1025 * 4, C.lmx_ndarray_nbytes(big._h))
+    assert.are.equal(4 * 1025, C.lmx_ndarray_nbytes(big[2]._h)) -- a view: its own bytes
+    assert.are.equal(0, C.lmx_ndarray_nbytes(nil))
+  end)
+
+  it('a small array outlives its first handle through a view (one block for both)', function()
+    local a = mx.nd.array{1, 2, 3, 4, 5, 6}
+    local v = a:reshape{2, 3}
+    a:free() -- the header lies in the storage's block: the block stays for the view
+    collectgarbage('collect')
+    local w = mx.nd.zeros{6} + 9 -- reuses freed blocks of this size, never the live one
+    assert.are.same({{1, 2, 3}, {4, 5, 6}}, v:totable())
+    assert.are.same({9, 9, 9, 9, 9, 9}, w:toflat())
+  end)
 end)

@@ -84,8 +84,10 @@ LMX_API const char *lmx_status_string(int status);
 /* =================================================== allocator (tests, debugging) === */
 
 /* Counters of the engine's host allocator, for leak checks in tests.
- * out: live_blocks, live_bytes (allocated and not yet freed), total_allocs (calls that
- * succeeded since start). Any out pointer may be NULL. Thread-safe. Never fails. */
+ * out: live_blocks, live_bytes (allocated and not yet freed), total_allocs (blocks
+ * malloc made since start: a block handed out again by the block cache, see
+ * lmx_debug_alloc_cache, is not counted). Any out pointer may be NULL. Thread-safe.
+ * Never fails. */
 LMX_API int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes,
                                   int64_t *total_allocs);
 
@@ -98,6 +100,17 @@ LMX_API int lmx_debug_alloc_fail_at(int64_t n);
  * *sites gets the count (sites may be NULL); reset = 1 then forgets them. A site past
  * the table's 4096 slots counts each time it is hit. Thread-safe. Never fails. */
 LMX_API int lmx_debug_alloc_sites(int64_t *sites, int reset);
+
+/* The allocator's block cache (src/core/alloc.c: freed blocks of up to 16 MB are kept
+ * per capacity and handed out again, so steady eager steps call malloc for nothing):
+ * on = 1 switches it on (the default, except under AddressSanitizer), 0 off and gives
+ * every kept block back, -1 leaves it as it is. out (each may be NULL): was_on (1 when
+ * it was on before the call), hits (requests served from the cache since start),
+ * kept_blocks and kept_bytes (what it holds now, headers included). Kept blocks are not
+ * live in lmx_debug_alloc_stats, and a reuse is not counted in its total_allocs.
+ * Thread-safe. LMX_ERR_ARG for another `on`. */
+LMX_API int lmx_debug_alloc_cache(int on, int *was_on, int64_t *hits, int64_t *kept_blocks,
+                                  int64_t *kept_bytes);
 
 /* Poison fresh blocks with 0xA5 and freed blocks with 0xDD (on = 1) or not (on = 0).
  * On by default when the library was built with LUAMX_DEBUG_ALLOC. */
@@ -322,6 +335,12 @@ LMX_API int lmx_ndarray_size(const lmx_ndarray *arr, int64_t *size);
 
 /* dtype code. */
 LMX_API int lmx_ndarray_dtype(const lmx_ndarray *arr, int *dtype);
+
+/* Bytes of the array's elements (size times the dtype's size; 0 for NULL), returned
+ * directly and as a double (exact below 2^53), which the LuaJIT FFI hands back as a
+ * plain number: the Lua layer's memory-pressure account reads it for every array it
+ * wraps and frees. Never fails. */
+LMX_API double lmx_ndarray_nbytes(const lmx_ndarray *arr);
 
 /* Context. */
 LMX_API int lmx_ndarray_context(const lmx_ndarray *arr, int *dev_type, int *dev_id);

@@ -45,6 +45,68 @@ static void test_alloc(void) {
   lmx_debug_alloc_set_poison(0);
 }
 
+/* The block cache: a freed block comes back for a request of its capacity (and only
+ * of it), is not live meanwhile, is not a new allocation, and steps aside for fault
+ * injection; switching it off gives the kept blocks back. */
+static void test_alloc_cache(void) {
+  int64_t hits0, hits1, kept, kept_bytes, blocks0, blocks1, total0, total1;
+  int on0 = -1;
+  CHECK(lmx_debug_alloc_cache(1, &on0, NULL, NULL, NULL) == LMX_OK); /* on under ASan too */
+  CHECK(on0 == 0 || on0 == 1);
+  CHECK(lmx_debug_alloc_cache(2, NULL, NULL, NULL, NULL) == LMX_ERR_ARG);
+  CHECK(strstr(lmx_errmsg(), "lmx_debug_alloc_cache: on must be -1, 0 or 1, got 2") != NULL);
+
+  unsigned char *p = lmx_alloc(1000);
+  memset(p, 7, 1000);
+  lmx_debug_alloc_stats(&blocks0, NULL, &total0);
+  lmx_free(p);
+  lmx_debug_alloc_cache(-1, NULL, NULL, &kept, &kept_bytes);
+  CHECK(kept >= 1 && kept_bytes >= 1024 + 64);
+  lmx_debug_alloc_stats(&blocks1, NULL, NULL);
+  CHECK(blocks1 == blocks0 - 1); /* kept, but not live */
+
+  unsigned char *other = lmx_alloc(2000); /* another capacity: not the kept block */
+  CHECK(other != p);
+  lmx_debug_alloc_cache(-1, NULL, &hits0, NULL, NULL);
+  unsigned char *q = lmx_alloc(990); /* 990 and 1000 both round up to 1024 */
+  lmx_debug_alloc_cache(-1, NULL, &hits1, NULL, NULL);
+  lmx_debug_alloc_stats(&blocks1, NULL, &total1);
+  CHECK(q == p && hits1 == hits0 + 1);
+  CHECK(total1 == total0 + 1); /* only `other` came from malloc */
+  CHECK(blocks1 == blocks0 + 1);
+  lmx_free(q);
+  unsigned char *c = lmx_calloc(1, 1000); /* a reused block is zeroed by calloc */
+  int zero = 1;
+  for (int i = 0; i < 1000; i++) zero &= c[i] == 0;
+  CHECK(c == p && zero);
+  lmx_free(c);
+
+  lmx_debug_alloc_fail_at(1); /* an armed fault reaches malloc: nothing is handed out */
+  CHECK(lmx_alloc(1000) == NULL);
+  lmx_debug_alloc_fail_at(0);
+
+  lmx_debug_alloc_set_poison(1); /* both fills apply to kept blocks */
+  unsigned char *r = lmx_alloc(1000);
+  CHECK(r == p && r[0] == 0xA5 && r[999] == 0xA5);
+  lmx_free(r);
+  CHECK(p[0] == 0xDD && p[999] == 0xDD); /* kept: still mapped, so readable here */
+  lmx_debug_alloc_set_poison(0);
+
+  lmx_free(other);
+  lmx_debug_alloc_stats(&blocks1, NULL, NULL);
+  CHECK(blocks1 == blocks0 - 1);
+  CHECK(lmx_debug_alloc_cache(0, NULL, NULL, &kept, &kept_bytes) == LMX_OK);
+  CHECK(kept == 0 && kept_bytes == 0);
+  lmx_debug_alloc_stats(NULL, NULL, &total0);
+  void *s = lmx_alloc(1000); /* off: straight from malloc */
+  lmx_debug_alloc_stats(NULL, NULL, &total1);
+  CHECK(total1 == total0 + 1);
+  lmx_free(s);
+  lmx_debug_alloc_cache(-1, NULL, NULL, &kept, NULL);
+  CHECK(kept == 0);
+  lmx_debug_alloc_cache(on0, NULL, NULL, NULL, NULL);
+}
+
 static void test_half(void) {
   int bad = 0;
   for (uint32_t h = 0; h < 65536; h++) {
@@ -92,6 +154,7 @@ static void test_containers(void) {
 
 int main(void) {
   test_alloc();
+  test_alloc_cache();
   test_half();
   test_shape();
   test_containers();

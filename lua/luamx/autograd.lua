@@ -280,22 +280,19 @@ for k, v in pairs(nd.BIN) do BIN_NAME[tonumber(v)] = k end
 
 local ops -- mx.nd.op, set by install
 
--- the keyword table of the scalar operators, reused: a call reads it before running
-local scalar_args = {scalar = 0}
+local scalar_call = require('luamx.ndarray_ops').scalar_call
+-- per nd.BIN code: the operator names (array op array, array op number, number op array)
+local ARR_OP, SCAL_OP, RSCAL_OP = {}, {}, {}
+for code, name in pairs(BIN_NAME) do
+  ARR_OP[code], SCAL_OP[code], RSCAL_OP[code] = ARR[name], SCAL[name], RSCAL[name]
+end
 
 --- Recorded arithmetic: op (an nd.BIN code) on arrays / numbers as operators.
 state.arith = function(op, x, y, level)
-  local name = BIN_NAME[tonumber(op)]
   local xa, ya = nd.is_ndarray(x), nd.is_ndarray(y)
-  if xa and ya then return ops[ARR[name]](x, y) end
-  if xa and type(y) == 'number' then
-    scalar_args.scalar = y
-    return ops[SCAL[name]](x, scalar_args)
-  end
-  if ya and type(x) == 'number' then
-    scalar_args.scalar = x
-    return ops[RSCAL[name]](y, scalar_args)
-  end
+  if xa and ya then return ops[ARR_OP[op]](x, y) end
+  if xa and type(y) == 'number' then return scalar_call(SCAL_OP[op], x, y) end
+  if ya and type(x) == 'number' then return scalar_call(RSCAL_OP[op], y, x) end
   raise(('arithmetic on an NDArray and a %s (expected an NDArray or a number)'):format(
     type(xa and y or x)), level + 1)
 end

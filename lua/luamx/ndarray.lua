@@ -46,7 +46,6 @@ M.dtype_names = dtype_names
 -- ---------------------------------------------------------------- memory pressure --
 local live_bytes, threshold = 0, 256 * 2 ^ 20
 local BASE_THRESHOLD = 256 * 2 ^ 20
-local sizes = setmetatable({}, {__mode = 'k'})
 
 local function nudge(bytes)
   live_bytes = live_bytes + bytes
@@ -56,22 +55,17 @@ local function nudge(bytes)
   end
 end
 
+-- A handle's shape and dtype never change, so its bytes are read again when it goes
+-- (no side table per array: one C call each way).
 local function release(h)
-  local b = sizes[h]
-  if b then live_bytes = live_bytes - b; sizes[h] = nil end
+  live_bytes = live_bytes - C.lmx_ndarray_nbytes(h)
   C.lmx_ndarray_free(h)
 end
 
-local wrap_size, wrap_dt = ffi.new('int64_t[1]'), ffi.new('int[1]') -- wrap's scratch
 --- Wraps a fresh handle (one reference owned by us) into an NDArray.
 local function wrap(h)
-  C.lmx_ndarray_size(h, wrap_size) -- no callbacks run in these two: the scratch is safe
-  C.lmx_ndarray_dtype(h, wrap_dt)
-  local bytes = tonumber(wrap_size[0]) * C.lmx_dtype_size(wrap_dt[0])
-  h = ffi.gc(h, release)
-  sizes[h] = bytes
-  nudge(bytes)
-  return setmetatable({_h = h}, NDArray)
+  nudge(C.lmx_ndarray_nbytes(h))
+  return setmetatable({_h = ffi.gc(h, release)}, NDArray)
 end
 M.wrap = wrap
 

@@ -190,6 +190,27 @@ local DONE = {}
 local NDArray = nd.NDArray
 local SLOW = {} -- returned by the fast path: take the general one
 
+-- The commonest call, loop-free: one or two input arrays (handles ha, hb), one visible
+-- output, no `out`, of a prepared entry not already running. LuaJIT stops a trace at a
+-- loop inside a called function, so eager code such as W4's chain (a loop of x * 0.9,
+-- x + 0.1, tanh(x)) would otherwise leave compiled code at every operator call; this
+-- path keeps the caller's loop one trace.
+local function run_simple(entry, nin, ha, hb)
+  local hin, hout, nout = entry.hin, entry.hout, entry.nout
+  hin[0] = ha
+  if nin == 2 then hin[1] = hb end
+  hout[0] = nil
+  nout[0] = 1
+  entry.busy = true
+  local rc = C.lmx_opcall_invoke(entry.h, nin, hin, nout, hout, ag.training and 1 or 0)
+  entry.busy = false
+  check(rc)
+  return nd.wrap(hout[0])
+end
+
+-- Whether the entry takes the simple path (set when it is learnt).
+local function simple_ok(entry) return entry.nin <= 2 and entry.nvis == 1 end
+
 -- the params of a keyword table t (no arrays, no extras), or nil when t has odd entries
 local function plain_params(t)
   local params = {}
@@ -226,6 +247,9 @@ local function learn(opname, idx, t)
     entry.hin = ffi.new('lmx_ndarray *[?]', #entry.inames + 1)
     entry.hout = ffi.new('lmx_ndarray *[?]', entry.nvis + 1)
     entry.nout = ffi.new('int[1]')
+    entry.nin = #entry.inames
+    entry.simple = simple_ok(entry)
+    entry.busy = false
   end
   local node = tries[opname]
   if not node then node = {}; tries[opname] = node end
@@ -244,6 +268,16 @@ end
 
 local function fast_invoke(opname, idx, ...)
   local nargs = select('#', ...)
+  if nargs <= 2 then -- f(x) or f(x, y) with arrays only: no keyword table to walk
+    local a, b = ...
+    local node = tries[opname]
+    local entry = node and node[DONE]
+    if entry and entry.simple and not entry.busy and entry.nin == nargs
+        and getmetatable(a) == NDArray and (nargs == 1 or getmetatable(b) == NDArray) then
+      local ha, hb = rawget(a, '_h'), nargs == 2 and rawget(b, '_h') or nil
+      if ha and (nargs == 1 or hb) then return run_simple(entry, nargs, ha, hb) end
+    end
+  end
   local t = nargs > 0 and select(nargs, ...) or nil
   local npos = nargs
   local out, is_train, oname, nnamed = nil, nil, nil, 0
@@ -323,6 +357,28 @@ local function fast_invoke(opname, idx, ...)
   return res
 end
 
+local op_index = {} -- op name -> registry index (set by M.make)
+local scalar_args = {scalar = 0} -- the keyword table of scalar_call's general path
+
+--- x <op> s for a scalar operator (`_mul_scalar`, `_rminus_scalar`...: parameter
+-- `scalar`), as mx.nd.op[opname](x, {scalar = s}) but found in three lookups with no
+-- loop (recorded NDArray arithmetic: luamx.autograd). x must be an NDArray, s a number.
+function M.scalar_call(opname, x, s)
+  local node = tries[opname]
+  node = node and node.scalar
+  node = node and s == s and node[s]
+  local entry = node and node[DONE]
+  if entry and entry.simple and not entry.busy and entry.nin == 1 then
+    local h = rawget(x, '_h')
+    if h then return run_simple(entry, 1, h) end
+  end
+  local idx = op_index[opname]
+  scalar_args.scalar = s
+  local r = fast_invoke(opname, idx, x, scalar_args)
+  if r ~= SLOW then return r end
+  return invoke(opname, idx, false, x, scalar_args)
+end
+
 local function has_param(idx, pname)
   local np = ffi.new('int[1]')
   check(C.lmx_op_info(idx, nil, nil, nil, np, nil), 3)
@@ -339,6 +395,7 @@ function M.make(name)
   local idx = ffi.new('int[1]')
   check(C.lmx_op_lookup(name, idx), 2)
   local i = idx[0]
+  op_index[name] = i
   local has_num_args = has_param(i, 'num_args')
   if has_num_args then return function(...) return invoke(name, i, true, ...) end end
   return function(...)

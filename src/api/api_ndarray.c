@@ -47,6 +47,10 @@ int lmx_ndarray_size(const lmx_ndarray *arr, int64_t *size) {
   return LMX_OK;
 }
 
+double lmx_ndarray_nbytes(const lmx_ndarray *arr) {
+  return arr ? (double)lmx_nd_bytes(arr) : 0.0;
+}
+
 int lmx_ndarray_dtype(const lmx_ndarray *arr, int *dtype) {
   LMX_ENTER();
   LMX_NEED(arr, "lmx_ndarray_dtype", "arr");

@@ -14,6 +14,21 @@
  * how many distinct places in the engine it made fail (lmx_debug_alloc_sites). A site
  * is the code address that called lmx_alloc / lmx_calloc / lmx_realloc / lmx_strdup /
  * lmx_strndup: a helper that allocates for many callers (a vector's growth) counts once.
+ *
+ * Block cache (the engine's array pool): a freed block of up to CACHE_MAX_BLOCK bytes is
+ * kept, instead of going back to malloc, on a list per capacity (the size rounded up to
+ * 64 bytes; CACHE_SLOTS lists, open addressing), and the next request of that capacity
+ * takes it back. Eager code makes the same arrays, tape nodes and views step after step,
+ * so once the collector has returned one step's garbage a steady step calls malloc for
+ * none of them; a large array's pages also stay mapped. Kept blocks count as freed in
+ * the live counters; total_allocs counts only blocks malloc made (a reuse is not an
+ * allocation). At most CACHE_MAX_BYTES are kept (past that, frees go to malloc). A block
+ * only ever serves requests of its own capacity, which are at most its size. Kept blocks
+ * carry the dead magic (double frees still abort) and, with poisoning on, both fills.
+ * The cache steps aside while a fault is armed (lmx_debug_alloc_fail_at: every request
+ * then reaches malloc and can fail) and is off by default under AddressSanitizer (which
+ * must see frees to find use after free); lmx_debug_alloc_cache switches it, and so does
+ * LUAMX_ALLOC_CACHE=0 or 1 in the environment when the library loads.
  */
 #include "alloc.h"
 
@@ -28,11 +43,15 @@ enum { HDR = 64 };
 #define MAGIC_LIVE 0x4c4d58414c4c4f43ull /* "LMXALLOC" */
 #define MAGIC_DEAD 0x4445414446524545ull /* "DEADFREE" */
 
-typedef struct {
-  size_t size;
+typedef struct header header;
+struct header {
+  size_t size;  /* the user size asked for */
   uint64_t magic;
-  void *raw; /* what malloc returned */
-} header;
+  void *raw;    /* what malloc returned */
+  size_t cap;   /* the usable bytes: size rounded up to 64 */
+  header *next; /* in the block cache: the next kept block of this capacity */
+};
+_Static_assert(sizeof(header) <= HDR, "the block header must fit its 64 bytes");
 
 static atomic_llong g_live_blocks, g_live_bytes, g_total;
 static atomic_llong g_fail_countdown; /* 0: off; k: the kth call from now fails */
@@ -75,22 +94,144 @@ static int should_fail(const void *site) {
   return 0;
 }
 
+/* ---- the block cache (see the top of the file) ---- */
+enum { CACHE_SLOTS = 128, CACHE_PROBE = 8 };
+#define CACHE_MAX_BLOCK ((size_t)16 << 20)
+#define CACHE_MAX_BYTES ((size_t)128 << 20)
+
+typedef struct {
+  size_t cap; /* 0: unused */
+  header *head;
+} cache_list;
+
+static cache_list g_cache[CACHE_SLOTS];
+static size_t g_cache_bytes, g_cache_blocks; /* under g_cache_lock */
+static atomic_flag g_cache_lock = ATOMIC_FLAG_INIT;
+static atomic_llong g_cache_hits;
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define LMX_ASAN 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#define LMX_ASAN 1
+#endif
+#endif
+#ifdef LMX_ASAN
+static atomic_int g_cache_on = 0;
+#else
+static atomic_int g_cache_on = 1;
+#endif
+
+/* LUAMX_ALLOC_CACHE=0 / =1 in the environment switches the cache off / on at load. */
+__attribute__((constructor)) static void cache_from_env(void) {
+  const char *e = getenv("LUAMX_ALLOC_CACHE");
+  if (e && (e[0] == '0' || e[0] == '1') && e[1] == '\0') atomic_store(&g_cache_on, e[0] == '1');
+}
+
+static void cache_lock(void) {
+  while (atomic_flag_test_and_set_explicit(&g_cache_lock, memory_order_acquire)) {
+  }
+}
+static void cache_unlock(void) { atomic_flag_clear_explicit(&g_cache_lock, memory_order_release); }
+
+static size_t cap_of(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/* The list of capacity cap: its slot, or (claim != 0) an empty one to take; NULL when
+ * the probe finds neither. Under the lock. */
+static cache_list *cache_find(size_t cap, int claim) {
+  size_t h = (size_t)((cap >> 6) * 0x9E3779B97F4A7C15ull) % CACHE_SLOTS;
+  cache_list *spare = NULL;
+  for (int i = 0; i < CACHE_PROBE; i++) {
+    cache_list *l = &g_cache[(h + (size_t)i) % CACHE_SLOTS];
+    if (l->cap == cap) return l;
+    if (!spare && (l->cap == 0 || !l->head)) spare = l;
+  }
+  if (claim && spare) spare->cap = cap;
+  return claim ? spare : NULL;
+}
+
+/* A kept block of capacity cap, or NULL. */
+static header *cache_take(size_t cap) {
+  if (cap > CACHE_MAX_BLOCK || !atomic_load_explicit(&g_cache_on, memory_order_relaxed) ||
+      atomic_load_explicit(&g_fail_countdown, memory_order_relaxed) > 0)
+    return NULL;
+  cache_lock();
+  cache_list *l = cache_find(cap, 0);
+  header *h = l ? l->head : NULL;
+  if (h) {
+    l->head = h->next;
+    g_cache_bytes -= cap + HDR, g_cache_blocks--;
+    /* kept blocks are cold (the collector frees a step's garbage at once): warm the
+     * next one's header while this one is used */
+    if (l->head) __builtin_prefetch(l->head, 1);
+  }
+  cache_unlock();
+  if (h) atomic_fetch_add_explicit(&g_cache_hits, 1, memory_order_relaxed);
+  return h;
+}
+
+/* Keeps a freed block (its magic already dead); 0 when the cache is off or full. */
+static int cache_keep(header *h) {
+  size_t cap = h->cap;
+  if (cap > CACHE_MAX_BLOCK || !atomic_load_explicit(&g_cache_on, memory_order_relaxed))
+    return 0;
+  int kept = 0;
+  cache_lock();
+  if (g_cache_bytes + cap + HDR <= CACHE_MAX_BYTES) {
+    cache_list *l = cache_find(cap, 1);
+    if (l) {
+      h->next = l->head, l->head = h;
+      g_cache_bytes += cap + HDR, g_cache_blocks++;
+      kept = 1;
+    }
+  }
+  cache_unlock();
+  return kept;
+}
+
+/* Gives every kept block back to malloc. */
+static void cache_flush(void) {
+  header *all = NULL;
+  cache_lock();
+  for (int i = 0; i < CACHE_SLOTS; i++) {
+    while (g_cache[i].head) {
+      header *h = g_cache[i].head;
+      g_cache[i].head = h->next;
+      h->next = all, all = h;
+    }
+    g_cache[i].cap = 0;
+  }
+  g_cache_bytes = g_cache_blocks = 0;
+  cache_unlock();
+  while (all) {
+    header *h = all;
+    all = h->next;
+    free(h->raw);
+  }
+}
+
 static void *alloc_at(size_t bytes, const void *site) {
   if (should_fail(site)) return NULL;
-  if (bytes > SIZE_MAX - 2 * HDR) return NULL;
-  unsigned char *raw = malloc(HDR + bytes + 63);
-  if (!raw) return NULL;
-  unsigned char *base = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
-  header *h = (header *)base;
+  if (bytes > SIZE_MAX - 2 * HDR - 64) return NULL;
+  size_t cap = cap_of(bytes);
+  header *h = cache_take(cap);
+  if (!h) {
+    unsigned char *raw = malloc(HDR + cap + 63);
+    if (!raw) return NULL;
+    h = (header *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    h->raw = raw;
+    h->cap = cap;
+    atomic_fetch_add_explicit(&g_total, 1, memory_order_relaxed);
+  } else if (h->magic != MAGIC_DEAD) {
+    abort(); /* a kept block was written through a stale pointer's header: a bug */
+  }
   h->size = bytes;
   h->magic = MAGIC_LIVE;
-  h->raw = raw;
-  raw = base;
-  if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(raw + HDR, 0xA5, bytes);
+  h->next = NULL;
+  unsigned char *user = (unsigned char *)h + HDR;
+  if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(user, 0xA5, bytes);
   atomic_fetch_add_explicit(&g_live_blocks, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
-  atomic_fetch_add_explicit(&g_total, 1, memory_order_relaxed);
-  return raw + HDR;
+  return user;
 }
 
 void *lmx_alloc(size_t bytes) { return alloc_at(bytes, __builtin_return_address(0)); }
@@ -134,7 +275,7 @@ void lmx_free(void *p) {
   h->magic = MAGIC_DEAD;
   atomic_fetch_sub_explicit(&g_live_blocks, 1, memory_order_relaxed);
   atomic_fetch_sub_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
-  free(h->raw);
+  if (!cache_keep(h)) free(h->raw);
 }
 
 static char *strndup_at(const char *s, size_t n, const void *site) {
@@ -174,6 +315,21 @@ int lmx_debug_alloc_sites(int64_t *sites, int reset) {
     atomic_store(&g_site_count, 0);
     atomic_store(&g_site_overflow, 0);
   }
+  return LMX_OK;
+}
+
+int lmx_debug_alloc_cache(int on, int *was_on, int64_t *hits, int64_t *kept_blocks,
+                          int64_t *kept_bytes) {
+  if (on < -1 || on > 1)
+    return lmx_fail(LMX_ERR_ARG, "lmx_debug_alloc_cache: on must be -1, 0 or 1, got %d", on);
+  if (was_on) *was_on = atomic_load(&g_cache_on);
+  if (on >= 0) atomic_store(&g_cache_on, on);
+  if (on == 0) cache_flush();
+  if (hits) *hits = atomic_load(&g_cache_hits);
+  cache_lock();
+  if (kept_blocks) *kept_blocks = (int64_t)g_cache_blocks;
+  if (kept_bytes) *kept_bytes = (int64_t)g_cache_bytes;
+  cache_unlock();
   return LMX_OK;
 }
 

@@ -15,22 +15,28 @@
 /* The header's size in a packed cpu block: the data after it stays 64-byte aligned. */
 enum { ST_PACKED_HDR = (sizeof(lmx_storage) + 63) / 64 * 64 };
 
-/* Host arrays up to this size get their header and data in one allocation (an
- * imperative call's output, a tape's view: half the allocator calls). Larger ones keep
- * the device table's allocation. */
+/* Room for an array header between a packed storage header and its data (lmx_nd_create
+ * puts the array's own header there). */
+enum { ND_PACKED_HDR = (sizeof(lmx_ndarray) + 63) / 64 * 64 };
+
+/* Host arrays up to this size get their storage header and data in one allocation, and
+ * an array made by lmx_nd_create its header too (an imperative call's output is one
+ * block). Larger ones keep the device table's allocation. */
 #define ST_PACKED_MAX ((size_t)1 << 20)
 
-static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, lmx_storage **out) {
+/* New storage; a packed one leaves `extra` bytes (0 or ND_PACKED_HDR) after its header. */
+static int storage_new(int dev_type, int dev_id, size_t bytes, int zero, size_t extra,
+                       lmx_storage **out) {
   const lmx_device_ops *dev;
   LMX_TRY(lmx_device_lookup(dev_type, dev_id, &dev));
   int packed = dev_type == LMX_CPU && bytes <= ST_PACKED_MAX;
-  lmx_storage *st = lmx_alloc(packed ? ST_PACKED_HDR + bytes : sizeof *st);
+  lmx_storage *st = lmx_alloc(packed ? ST_PACKED_HDR + extra + bytes : sizeof *st);
   if (!st && packed) return lmx_fail_nomem("array storage on cpu", bytes);
   if (!st) return lmx_fail_nomem("array storage header", sizeof *st);
   st->ptr = NULL;
   st->packed = packed;
   int rc = LMX_OK;
-  if (packed) st->ptr = (unsigned char *)st + ST_PACKED_HDR;
+  if (packed) st->ptr = (unsigned char *)st + ST_PACKED_HDR + extra;
   else rc = dev->alloc(dev_id, bytes, &st->ptr);
   if (rc == LMX_OK && zero) rc = dev->zero(dev_id, st->ptr, bytes);
   if (rc != LMX_OK) {
@@ -66,11 +72,9 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
     char s[LMX_SHAPE_STRCAP];
     return lmx_fail(LMX_ERR_SHAPE, "array of shape %s is too large", lmx_shape_str(shape, s));
   }
-  lmx_ndarray *a = lmx_alloc(sizeof *a);
-  if (!a) return lmx_fail_nomem("an NDArray header", sizeof *a);
-  int rc = storage_new(dev_type, dev_id, bytes, zero, &a->st);
+  lmx_storage *st = NULL;
+  int rc = storage_new(dev_type, dev_id, bytes, zero, ND_PACKED_HDR, &st);
   if (rc != LMX_OK) {
-    lmx_free(a);
     if (rc == LMX_ERR_NOMEM && dev_type != LMX_CPU) { /* keep the device's account */
       char s[LMX_SHAPE_STRCAP];
       return lmx_fail_prefix(rc, "array of shape %s %s: ", lmx_shape_str(shape, s),
@@ -83,6 +87,19 @@ int lmx_nd_create(const lmx_shape *shape, int dtype, int dev_type, int dev_id, i
     }
     return rc;
   }
+  lmx_ndarray *a;
+  if (st->packed) { /* the header in the storage's block, freed with the storage */
+    a = (lmx_ndarray *)((unsigned char *)st + ST_PACKED_HDR);
+    a->embedded = 1;
+  } else {
+    a = lmx_alloc(sizeof *a);
+    if (!a) {
+      storage_release(st);
+      return lmx_fail_nomem("an NDArray header", sizeof *a);
+    }
+    a->embedded = 0;
+  }
+  a->st = st;
   lmx_ref_init(&a->rc);
   a->offset = 0;
   a->shape = *shape;
@@ -102,6 +119,7 @@ int lmx_nd_view(lmx_ndarray *src, const lmx_shape *shape, size_t offset, lmx_nda
   a->shape = *shape;
   a->dtype = src->dtype;
   a->ag = NULL, a->ag_index = 0;
+  a->embedded = 0;
   *out = a;
   return LMX_OK;
 }
@@ -129,6 +147,7 @@ int lmx_nd_borrow(void *ptr, const lmx_shape *shape, int dtype, int dev_type, in
   a->shape = *shape;
   a->dtype = dtype;
   a->ag = NULL, a->ag_index = 0;
+  a->embedded = 0;
   *out = a;
   return LMX_OK;
 }
@@ -152,8 +171,9 @@ void lmx_nd_revoke(lmx_ndarray *a) {
 void lmx_nd_release(lmx_ndarray *a) {
   if (a && lmx_ref_dec(&a->rc)) {
     lmx_ag_ref_release(a->ag);
+    int embedded = a->embedded; /* read first: the storage may take the header along */
     storage_release(a->st);
-    lmx_free(a);
+    if (!embedded) lmx_free(a);
   }
 }
 

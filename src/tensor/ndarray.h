@@ -47,6 +47,8 @@ struct lmx_ndarray {
   int dtype;
   lmx_ag_ref *ag; /* NULL: not recorded (autograd entry; views and copies start NULL) */
   int ag_index;   /* which output of that node the array is */
+  int embedded;   /* the header lies in its storage's block (a small host array made by
+                     lmx_nd_create): the block goes with the storage, not with it */
 };
 
 /* New contiguous array; zeroed when zero != 0. */
