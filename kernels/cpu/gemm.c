@@ -7,7 +7,11 @@
  * sched_yield, and up to a scheduler slice when the other core is busy). Below
  * LMX_GEMM_SERIAL (m·n·k) the calling thread's OpenMP thread count is set to 1 for the
  * call and restored after, which OpenBLAS follows; measured with bench/ops.lua (FC
- * 512->10). Inside a parallel region OpenBLAS is single-threaded already.
+ * 512->10). Inside any OpenMP region, active or not (omp_get_level() > 0), the count
+ * is set to 1 too: OpenBLAS 0.3.21 and oneDNN test omp_in_parallel(), which is false in
+ * a region whose if-clause made it a team of one, and would then open a nested team
+ * for which libgomp creates and ends fresh threads at every call (MobileNet v2 at batch
+ * 1 with 2 threads: ~37 thread creations per forward, 10x the one-thread time).
  *
  * float32 products whose shape oneDNN runs faster go to oneDNN's matmul primitive
  * (gemm_route.c decides, gemm_dnnl.c runs it; OpenBLAS when oneDNN is absent or fails).
@@ -45,14 +49,13 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
   if (m == 0 || n == 0) return;
   enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   int threads = omp_get_max_threads();
-  if (threads > 1 && m * n * k < LMX_GEMM_SERIAL && !omp_in_parallel()) {
+  if (threads > 1 && (m * n * k < LMX_GEMM_SERIAL || omp_get_level() > 0)) {
     omp_set_num_threads(1);
     gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1);
     omp_set_num_threads(threads);
     return;
   }
-  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-            omp_in_parallel() ? 1 : threads);
+  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, threads);
 }
 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,

@@ -155,27 +155,37 @@ static void im2col_chunk(const conv_plan *p, const void *img, int64_t n0, int64_
 
 /* pat (N, F, O) (+)= W_g · im2col(img)_g (+ bias[f] when bias is given), a chunk of images
  * per GEMM; the bias is added while the chunk is moved out, not in a second pass. */
-static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
-                       const void *bias, void *ws) {
+static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img, void *pat,
+                             int acc, const void *bias, void *ws, int64_t ch) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G;
-#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(dynamic, 1)
-  for (int64_t ch = 0; ch < p->chunks; ch++) {
-    conv_bufs b = thread_bufs(p, ws);
-    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
-    im2col_chunk(p, img, n0, cnt, &b);
-    for (int64_t g = 0; g < p->G; g++)
-      lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
-                      elem(b.col, dt, g * p->CK * b.ld), b.ld, 0.0, elem(b.pat, dt, g * Fg * b.ld),
-                      b.ld);
-    if (!bias) {
-      chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
-      continue;
-    }
-    for (int64_t i = 0; i < cnt; i++)
-      for (int64_t f = 0; f < p->F; f++)
-        lmx_cpu_scalar_op(LMX_SC_PLUS, dt, p->O, elem(pat, dt, ((n0 + i) * p->F + f) * p->O),
-                          elem(b.pat, dt, f * b.ld + i * p->O), lmx_load_f64(bias, dt, f), acc);
+  conv_bufs b = thread_bufs(p, ws);
+  int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+  im2col_chunk(p, img, n0, cnt, &b);
+  for (int64_t g = 0; g < p->G; g++)
+    lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
+                    elem(b.col, dt, g * p->CK * b.ld), b.ld, 0.0, elem(b.pat, dt, g * Fg * b.ld),
+                    b.ld);
+  if (!bias) {
+    chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
+    return;
+  }
+  for (int64_t i = 0; i < cnt; i++)
+    for (int64_t f = 0; f < p->F; f++)
+      lmx_cpu_scalar_op(LMX_SC_PLUS, dt, p->O, elem(pat, dt, ((n0 + i) * p->F + f) * p->O),
+                        elem(b.pat, dt, f * b.ld + i * p->O), lmx_load_f64(bias, dt, f), acc);
+}
+
+/* The chunk loops open a parallel region only with more than one thread: a region made a
+ * team of one by an if-clause still counts as a level, and the GEMMs inside then run on
+ * one thread (gemm.c), where with no region they use every thread. */
+static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
+                       const void *bias, void *ws) {
+  if (p->threads > 1) {
+#pragma omp parallel for num_threads(p->threads) schedule(dynamic, 1)
+    for (int64_t ch = 0; ch < p->chunks; ch++) img_to_pat_chunk(p, w, img, pat, acc, bias, ws, ch);
+  } else {
+    for (int64_t ch = 0; ch < p->chunks; ch++) img_to_pat_chunk(p, w, img, pat, acc, bias, ws, ch);
   }
 }
 
@@ -214,16 +224,33 @@ static void sum_partials(const conv_plan *p, void *ws, void *gw, int acc) {
   }
 }
 
+static void pat_to_img_chunk(const conv_plan *p, const void *w, const void *pat, void *img,
+                             int acc, void *ws, int64_t ch) {
+  conv_bufs b = thread_bufs(p, ws);
+  int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
+  chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
+  chunk_dgrad(p, w, &b, n0, cnt, img, acc);
+}
+
 /* img (N, C, I) (+)= col2im(W_gᵀ · pat_g), a chunk of images per GEMM. */
 static void pat_to_img(const conv_plan *p, const void *w, const void *pat, void *img, int acc,
                        void *ws) {
-#pragma omp parallel for num_threads(p->threads) if (p->threads > 1) schedule(dynamic, 1)
-  for (int64_t ch = 0; ch < p->chunks; ch++) {
-    conv_bufs b = thread_bufs(p, ws);
-    int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
-    chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
-    chunk_dgrad(p, w, &b, n0, cnt, img, acc);
+  if (p->threads > 1) {
+#pragma omp parallel for num_threads(p->threads) schedule(dynamic, 1)
+    for (int64_t ch = 0; ch < p->chunks; ch++) pat_to_img_chunk(p, w, pat, img, acc, ws, ch);
+  } else {
+    for (int64_t ch = 0; ch < p->chunks; ch++) pat_to_img_chunk(p, w, pat, img, acc, ws, ch);
   }
+}
+
+static void weight_grad_chunk(const conv_plan *p, const void *w, const void *img,
+                              const void *pat, void *gimg, int acc_img, const conv_bufs *b,
+                              int64_t ch) {
+  int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
+  im2col_chunk(p, img, n0, cnt, b);
+  chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b->pat, b->ld, 1, 0);
+  chunk_wgrad(p, b, cnt * p->O);
+  if (gimg) chunk_dgrad(p, w, b, n0, cnt, gimg, acc_img);
 }
 
 /* gw (F, CK) (+)= Σ pat_g · im2col(img)_gᵀ over the batch and, when gimg is given (the
@@ -234,18 +261,20 @@ static void pat_to_img(const conv_plan *p, const void *w, const void *pat, void 
 static void weight_grad(const conv_plan *p, const void *w, const void *img, const void *pat,
                         void *gw, int acc, void *gimg, int acc_img, void *ws) {
   size_t wbytes = (size_t)(p->F * p->CK) * (size_t)lmx_dtype_size(p->dt);
-#pragma omp parallel num_threads(p->threads) if (p->threads > 1)
-  {
+  if (p->threads > 1) {
+#pragma omp parallel num_threads(p->threads)
+    {
+      conv_bufs b = thread_bufs(p, ws);
+      memset(b.wpart, 0, wbytes);
+#pragma omp for schedule(static) /* fixed chunk -> partial mapping: deterministic sums */
+      for (int64_t ch = 0; ch < p->chunks; ch++)
+        weight_grad_chunk(p, w, img, pat, gimg, acc_img, &b, ch);
+    }
+  } else {
     conv_bufs b = thread_bufs(p, ws);
     memset(b.wpart, 0, wbytes);
-#pragma omp for schedule(static) /* fixed chunk -> partial mapping: deterministic sums */
-    for (int64_t ch = 0; ch < p->chunks; ch++) {
-      int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0;
-      im2col_chunk(p, img, n0, cnt, &b);
-      chunk_move(p, n0, cnt, p->F, p->O, (void *)pat, b.pat, b.ld, 1, 0);
-      chunk_wgrad(p, &b, cnt * p->O);
-      if (gimg) chunk_dgrad(p, w, &b, n0, cnt, gimg, acc_img);
-    }
+    for (int64_t ch = 0; ch < p->chunks; ch++)
+      weight_grad_chunk(p, w, img, pat, gimg, acc_img, &b, ch);
   }
   sum_partials(p, ws, gw, acc);
 }
