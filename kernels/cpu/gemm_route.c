@@ -41,9 +41,26 @@ const char *lmx_gemm_mode_name(int mode) {
   return mode >= 0 && mode < 3 ? g_modes[mode] : "?";
 }
 
+/* Under AddressSanitizer the default is OpenBLAS alone: LeakSanitizer's check at exit
+ * crashes ("Tracer caught signal 11") in a process where oneDNN's products ran on
+ * several threads, so a sanitizer build runs oneDNN only when asked (LUAMX_GEMM=dnnl or
+ * auto, or gemm_mode), as ctest's *_gemm_dnnl entries do, without the leak check. */
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define LMX_GEMM_ASAN 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#define LMX_GEMM_ASAN 1
+#endif
+#endif
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+#ifdef LMX_GEMM_ASAN
+static int g_mode = LMX_GEMM_OPENBLAS;
+static const char *g_source = "default under AddressSanitizer (LUAMX_GEMM unset)";
+#else
 static int g_mode;
 static const char *g_source = "default (LUAMX_GEMM unset)";
+#endif
 
 static void init(void) {
   const char *e = getenv("LUAMX_GEMM");
