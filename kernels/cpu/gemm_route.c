@@ -67,7 +67,11 @@ static void init(void) {
   if (!e || !*e) return;
   int m = lmx_gemm_mode_parse(e);
   if (m < 0) {
+#ifdef LMX_GEMM_ASAN
+    g_source = "LUAMX_GEMM not understood (expected auto, openblas or dnnl): the default";
+#else
     g_source = "LUAMX_GEMM not understood (expected auto, openblas or dnnl): auto";
+#endif
     return;
   }
   __atomic_store_n(&g_mode, m, __ATOMIC_RELAXED);
