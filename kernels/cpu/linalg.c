@@ -2,9 +2,10 @@
  * and the row/column sums their bias gradients need.
  *
  * A float32 FullyConnected forward with one row of x (batch-1 inference) runs as
- * streaming dot products in gemv.c instead; everything else is one cblas call on
- * contiguous row-major buffers (OpenBLAS runs its own OpenMP pool inside; nothing here
- * opens a parallel region around BLAS, so the pools never nest). `acc` = 1 accumulates into the destination (beta = 1).
+ * streaming dot products in gemv.c instead; every other product is one gemm.c call on
+ * contiguous row-major buffers (OpenBLAS or oneDNN, each on the OpenMP pool; nothing here
+ * opens a parallel region around a product, so teams never nest). `acc` = 1 accumulates
+ * into the destination (beta = 1).
  */
 #include <string.h>
 

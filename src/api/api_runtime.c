@@ -33,16 +33,22 @@ int lmx_cpu_bf16_force_fallback(int force) {
   return LMX_OK;
 }
 
+/* Parses a GEMM mode name for the API function fn; fails naming fn and the argument. */
+static int mode_arg(const char *fn, const char *mode, int *md) {
+  *md = lmx_gemm_mode_parse(mode);
+  if (*md < 0)
+    return lmx_fail(LMX_ERR_ARG,
+                    "%s: argument 'mode': expected 'auto', 'openblas' or 'dnnl', got '%s'", fn,
+                    mode ? mode : "(null)");
+  return LMX_OK;
+}
+
 int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
                         const char *mode, int have_dnnl, const char **lib) {
   LMX_ENTER();
   if (!lib) return lmx_fail(LMX_ERR_ARG, "lmx_cpu_gemm_choice: argument 'lib' must not be NULL");
-  int md = lmx_gemm_mode_parse(mode);
-  if (md < 0)
-    return lmx_fail(LMX_ERR_ARG,
-                    "lmx_cpu_gemm_choice: argument 'mode': expected 'auto', 'openblas' or "
-                    "'dnnl', got '%s'",
-                    mode ? mode : "(null)");
+  int md;
+  LMX_TRY(mode_arg("lmx_cpu_gemm_choice", mode, &md));
   if (m < 0 || n < 0 || k < 0)
     return lmx_fail(LMX_ERR_ARG,
                     "lmx_cpu_gemm_choice: sizes must be >= 0, got m=%lld n=%lld k=%lld",
@@ -54,12 +60,8 @@ int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t
 
 int lmx_cpu_gemm_set_mode(const char *mode) {
   LMX_ENTER();
-  int md = lmx_gemm_mode_parse(mode);
-  if (md < 0)
-    return lmx_fail(LMX_ERR_ARG,
-                    "lmx_cpu_gemm_set_mode: argument 'mode': expected 'auto', 'openblas' or "
-                    "'dnnl', got '%s'",
-                    mode ? mode : "(null)");
+  int md;
+  LMX_TRY(mode_arg("lmx_cpu_gemm_set_mode", mode, &md));
   lmx_gemm_set_mode(md);
   return LMX_OK;
 }
