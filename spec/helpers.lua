@@ -51,8 +51,14 @@ end
 --- Collects until the engine's live block count stops falling. A finalizer can release
 --- engine objects that hold the last reference to further Lua objects, so one or two
 --- cycles are not always enough, and how much each cycle frees depends on the order the
---- finalizers run in (LuaJIT keeps them in a table keyed by address).
+--- finalizers run in (LuaJIT keeps them in a table keyed by address). Compiled traces
+--- go first: a trace keeps the objects it specialised on (a closure and what its upvalues
+--- reach, such as a whole Module) alive as constants, and which loops get compiled, and
+--- when, depends on where the bytecode lies in memory (the hot counters are hashed by
+--- address), so without the flush an object can outlive its last reference in one run
+--- out of twenty.
 function H.full_gc()
+  jit.flush()
   collectgarbage('collect')
   local n = H.live_blocks()
   for _ = 1, 10 do
