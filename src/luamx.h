@@ -341,6 +341,13 @@ LMX_API int lmx_ndarray_dtype(const lmx_ndarray *arr, int *dtype);
  * plain number: the Lua layer's memory-pressure account reads it for every array it
  * wraps and frees. Never fails. */
 LMX_API double lmx_ndarray_nbytes(const lmx_ndarray *arr);
+/* The bytes of the arrays a front end holds through handles its collector does not see
+ * (luamx.ndarray wraps every handle it returns): lmx_ndarray_hold adds arr's bytes and
+ * returns the total held, lmx_ndarray_drop subtracts them and releases arr (a finalizer
+ * for such a handle), lmx_ndarray_held reads the total. */
+LMX_API double lmx_ndarray_hold(const lmx_ndarray *arr);
+LMX_API void lmx_ndarray_drop(lmx_ndarray *arr);
+LMX_API double lmx_ndarray_held(void);
 
 /* Context. */
 LMX_API int lmx_ndarray_context(const lmx_ndarray *arr, int *dev_type, int *dev_id);

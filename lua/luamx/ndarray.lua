@@ -6,8 +6,9 @@
 -- (reshape, slice) stay valid whatever order handles are freed in.
 --
 -- Memory pressure: Lua sees only a small table per array, so the collector would not run
--- while large arrays pile up. We count the bytes held by live arrays and force a
--- collection when they pass a threshold that doubles with the live set (`nudge`).
+-- while large arrays pile up. The engine counts the bytes of the arrays we hold
+-- (lmx_ndarray_hold / lmx_ndarray_drop, the finalizer) and a collection is forced when
+-- they pass a threshold that doubles with the live set (`pressure`).
 local ffi = require 'ffi'
 local capi = require 'luamx.capi'
 local context = require 'luamx.context'
@@ -44,28 +45,24 @@ M.dtype_code = dtype_code
 M.dtype_names = dtype_names
 
 -- ---------------------------------------------------------------- memory pressure --
-local live_bytes, threshold = 0, 256 * 2 ^ 20
-local BASE_THRESHOLD = 256 * 2 ^ 20
+-- Lua's collector sees a wrapper's few bytes, not the array behind it, so the engine
+-- counts the bytes of the handles we hold (lmx_ndarray_hold / lmx_ndarray_drop) and a
+-- full collection runs when that total passes the threshold. The finalizer is the C
+-- function itself: the collector calls it without running any Lua.
+local threshold, BASE_THRESHOLD = 256 * 2 ^ 20, 256 * 2 ^ 20
+local drop = C.lmx_ndarray_drop
 
-local function nudge(bytes)
-  live_bytes = live_bytes + bytes
-  if live_bytes > threshold then
-    collectgarbage('collect')
-    threshold = math.max(BASE_THRESHOLD, 2 * live_bytes)
-  end
+local function pressure()
+  collectgarbage('collect')
+  threshold = math.max(BASE_THRESHOLD, 2 * C.lmx_ndarray_held())
 end
 
--- A handle's shape and dtype never change, so its bytes are read again when it goes
--- (no side table per array: one C call each way).
-local function release(h)
-  live_bytes = live_bytes - C.lmx_ndarray_nbytes(h)
-  C.lmx_ndarray_free(h)
-end
+local function release(h) drop(h) end
 
 --- Wraps a fresh handle (one reference owned by us) into an NDArray.
 local function wrap(h)
-  nudge(C.lmx_ndarray_nbytes(h))
-  return setmetatable({_h = ffi.gc(h, release)}, NDArray)
+  if C.lmx_ndarray_hold(h) > threshold then pressure() end
+  return setmetatable({_h = ffi.gc(h, drop)}, NDArray)
 end
 M.wrap = wrap
 

@@ -1,4 +1,5 @@
 /* api_ndarray.c — NDArray entry points (argument checks; work in src/tensor). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +51,21 @@ int lmx_ndarray_size(const lmx_ndarray *arr, int64_t *size) {
 double lmx_ndarray_nbytes(const lmx_ndarray *arr) {
   return arr ? (double)lmx_nd_bytes(arr) : 0.0;
 }
+
+static _Atomic long long g_held; /* bytes of the handles held by the front end */
+
+double lmx_ndarray_hold(const lmx_ndarray *arr) {
+  long long b = arr ? (long long)lmx_nd_bytes(arr) : 0;
+  return (double)(atomic_fetch_add_explicit(&g_held, b, memory_order_relaxed) + b);
+}
+
+void lmx_ndarray_drop(lmx_ndarray *arr) {
+  if (!arr) return;
+  atomic_fetch_sub_explicit(&g_held, (long long)lmx_nd_bytes(arr), memory_order_relaxed);
+  lmx_nd_release(arr);
+}
+
+double lmx_ndarray_held(void) { return (double)atomic_load_explicit(&g_held, memory_order_relaxed); }
 
 int lmx_ndarray_dtype(const lmx_ndarray *arr, int *dtype) {
   LMX_ENTER();

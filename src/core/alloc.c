@@ -29,6 +29,11 @@
  * then reaches malloc and can fail) and is off by default under AddressSanitizer (which
  * must see frees to find use after free); lmx_debug_alloc_cache switches it, and so does
  * LUAMX_ALLOC_CACHE=0 or 1 in the environment when the library loads.
+ *
+ * One spin lock (g_lock) guards the cache and the counters (live blocks and bytes,
+ * blocks malloc made, cache hits): an allocation or a free takes it once, which costs
+ * less than the three atomic additions each used to make (eager code allocates and frees
+ * a few small blocks per call).
  */
 #include "alloc.h"
 
@@ -53,7 +58,9 @@ struct header {
 };
 _Static_assert(sizeof(header) <= HDR, "the block header must fit its 64 bytes");
 
-static atomic_llong g_live_blocks, g_live_bytes, g_total;
+/* The counters live under g_lock (below) with the block cache: one lock per allocation
+ * and per free instead of three atomic additions. */
+static long long g_live_blocks, g_live_bytes, g_total;
 static atomic_llong g_fail_countdown; /* 0: off; k: the kth call from now fails */
 #ifdef LUAMX_DEBUG_ALLOC
 static atomic_int g_poison = 1;
@@ -105,9 +112,9 @@ typedef struct {
 } cache_list;
 
 static cache_list g_cache[CACHE_SLOTS];
-static size_t g_cache_bytes, g_cache_blocks; /* under g_cache_lock */
-static atomic_flag g_cache_lock = ATOMIC_FLAG_INIT;
-static atomic_llong g_cache_hits;
+static size_t g_cache_bytes, g_cache_blocks; /* under g_lock */
+static atomic_flag g_lock = ATOMIC_FLAG_INIT;
+static long long g_cache_hits; /* under g_lock */
 #if defined(__SANITIZE_ADDRESS__) /* gcc */
 #define LMX_ASAN 1
 #elif defined(__has_feature) /* clang */
@@ -128,10 +135,10 @@ __attribute__((constructor)) static void cache_from_env(void) {
 }
 
 static void cache_lock(void) {
-  while (atomic_flag_test_and_set_explicit(&g_cache_lock, memory_order_acquire)) {
+  while (atomic_flag_test_and_set_explicit(&g_lock, memory_order_acquire)) {
   }
 }
-static void cache_unlock(void) { atomic_flag_clear_explicit(&g_cache_lock, memory_order_release); }
+static void cache_unlock(void) { atomic_flag_clear_explicit(&g_lock, memory_order_release); }
 
 static size_t cap_of(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
@@ -149,43 +156,36 @@ static cache_list *cache_find(size_t cap, int claim) {
   return claim ? spare : NULL;
 }
 
-/* A kept block of capacity cap, or NULL. */
+/* Whether a request or a freed block of capacity cap may use the cache now. */
+static int cache_usable(size_t cap) {
+  return cap <= CACHE_MAX_BLOCK && atomic_load_explicit(&g_cache_on, memory_order_relaxed) &&
+         atomic_load_explicit(&g_fail_countdown, memory_order_relaxed) <= 0;
+}
+
+/* A kept block of capacity cap, or NULL. Under the lock. */
 static header *cache_take(size_t cap) {
-  if (cap > CACHE_MAX_BLOCK || !atomic_load_explicit(&g_cache_on, memory_order_relaxed) ||
-      atomic_load_explicit(&g_fail_countdown, memory_order_relaxed) > 0)
-    return NULL;
-  cache_lock();
   cache_list *l = cache_find(cap, 0);
   header *h = l ? l->head : NULL;
   if (h) {
     l->head = h->next;
-    g_cache_bytes -= cap + HDR, g_cache_blocks--;
+    g_cache_bytes -= cap + HDR, g_cache_blocks--, g_cache_hits++;
     /* kept blocks are cold (the collector frees a step's garbage at once): warm the
      * next one's header while this one is used */
     if (l->head) __builtin_prefetch(l->head, 1);
   }
-  cache_unlock();
-  if (h) atomic_fetch_add_explicit(&g_cache_hits, 1, memory_order_relaxed);
   return h;
 }
 
-/* Keeps a freed block (its magic already dead); 0 when the cache is off or full. */
+/* Keeps a freed block (its magic already dead); 0 when the cache is full. Under the
+ * lock. */
 static int cache_keep(header *h) {
   size_t cap = h->cap;
-  if (cap > CACHE_MAX_BLOCK || !atomic_load_explicit(&g_cache_on, memory_order_relaxed))
-    return 0;
-  int kept = 0;
-  cache_lock();
-  if (g_cache_bytes + cap + HDR <= CACHE_MAX_BYTES) {
-    cache_list *l = cache_find(cap, 1);
-    if (l) {
-      h->next = l->head, l->head = h;
-      g_cache_bytes += cap + HDR, g_cache_blocks++;
-      kept = 1;
-    }
-  }
-  cache_unlock();
-  return kept;
+  if (g_cache_bytes + cap + HDR > CACHE_MAX_BYTES) return 0;
+  cache_list *l = cache_find(cap, 1);
+  if (!l) return 0;
+  h->next = l->head, l->head = h;
+  g_cache_bytes += cap + HDR, g_cache_blocks++;
+  return 1;
 }
 
 /* Gives every kept block back to malloc. */
@@ -213,14 +213,22 @@ static void *alloc_at(size_t bytes, const void *site) {
   if (should_fail(site)) return NULL;
   if (bytes > SIZE_MAX - 2 * HDR - 64) return NULL;
   size_t cap = cap_of(bytes);
-  header *h = cache_take(cap);
+  header *h = NULL;
+  if (cache_usable(cap)) {
+    cache_lock();
+    h = cache_take(cap);
+    if (h) g_live_blocks++, g_live_bytes += (long long)bytes;
+    cache_unlock();
+  }
   if (!h) {
     unsigned char *raw = malloc(HDR + cap + 63);
     if (!raw) return NULL;
     h = (header *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     h->raw = raw;
     h->cap = cap;
-    atomic_fetch_add_explicit(&g_total, 1, memory_order_relaxed);
+    cache_lock();
+    g_total++, g_live_blocks++, g_live_bytes += (long long)bytes;
+    cache_unlock();
   } else if (h->magic != MAGIC_DEAD) {
     abort(); /* a kept block was written through a stale pointer's header: a bug */
   }
@@ -229,8 +237,6 @@ static void *alloc_at(size_t bytes, const void *site) {
   h->next = NULL;
   unsigned char *user = (unsigned char *)h + HDR;
   if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(user, 0xA5, bytes);
-  atomic_fetch_add_explicit(&g_live_blocks, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
   return user;
 }
 
@@ -273,9 +279,12 @@ void lmx_free(void *p) {
   size_t bytes = h->size;
   if (atomic_load_explicit(&g_poison, memory_order_relaxed)) memset(p, 0xDD, bytes);
   h->magic = MAGIC_DEAD;
-  atomic_fetch_sub_explicit(&g_live_blocks, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&g_live_bytes, (long long)bytes, memory_order_relaxed);
-  if (!cache_keep(h)) free(h->raw);
+  int cached = cache_usable(h->cap);
+  cache_lock();
+  g_live_blocks--, g_live_bytes -= (long long)bytes;
+  int kept = cached && cache_keep(h);
+  cache_unlock();
+  if (!kept) free(h->raw);
 }
 
 static char *strndup_at(const char *s, size_t n, const void *site) {
@@ -296,9 +305,12 @@ char *lmx_strdup(const char *s) { return strndup_at(s, strlen(s), __builtin_retu
 /* ---- public debugging entry points ---- */
 
 int lmx_debug_alloc_stats(int64_t *live_blocks, int64_t *live_bytes, int64_t *total_allocs) {
-  if (live_blocks) *live_blocks = atomic_load(&g_live_blocks);
-  if (live_bytes) *live_bytes = atomic_load(&g_live_bytes);
-  if (total_allocs) *total_allocs = atomic_load(&g_total);
+  cache_lock();
+  long long blocks = g_live_blocks, bytes = g_live_bytes, total = g_total;
+  cache_unlock();
+  if (live_blocks) *live_blocks = blocks;
+  if (live_bytes) *live_bytes = bytes;
+  if (total_allocs) *total_allocs = total;
   return LMX_OK;
 }
 
@@ -325,8 +337,8 @@ int lmx_debug_alloc_cache(int on, int *was_on, int64_t *hits, int64_t *kept_bloc
   if (was_on) *was_on = atomic_load(&g_cache_on);
   if (on >= 0) atomic_store(&g_cache_on, on);
   if (on == 0) cache_flush();
-  if (hits) *hits = atomic_load(&g_cache_hits);
   cache_lock();
+  if (hits) *hits = g_cache_hits;
   if (kept_blocks) *kept_blocks = (int64_t)g_cache_blocks;
   if (kept_bytes) *kept_bytes = (int64_t)g_cache_bytes;
   cache_unlock();

@@ -56,8 +56,8 @@ void lmx_ag_node_drop_saved(node *n) {
   n->in = n->aux = n->out = NULL;
 }
 
-static void node_destroy(lmx_ag_ref *r) {
-  node *n = (node *)r;
+/* Frees one node; the references it drops may doom more nodes (node_destroy). */
+static void node_free(node *n) {
   lmx_ag_node_drop_saved(n);
   for (int i = 0; n->src && i < n->nin; i++)
     if (n->src[i]) lmx_ag_ref_release(&n->src[i]->ref);
@@ -76,6 +76,26 @@ static void node_destroy(lmx_ag_ref *r) {
   lmx_free(n->name);
   lmx_nd_release(n->grad);
   lmx_free(n);
+}
+
+/* A node whose last reference went. Freeing it releases its inputs' producers, which
+ * can free theirs in turn: a chain of a million recorded calls would recurse a million
+ * frames deep and overflow the stack. So the first destroy on a thread frees nodes from
+ * a list until it is empty, and destroys that happen meanwhile only join the list. */
+static _Thread_local node *t_doomed;
+static _Thread_local int t_freeing;
+
+static void node_destroy(lmx_ag_ref *r) {
+  node *n = (node *)r;
+  n->doomed_next = t_doomed, t_doomed = n;
+  if (t_freeing) return;
+  t_freeing = 1;
+  while (t_doomed) {
+    node *d = t_doomed;
+    t_doomed = d->doomed_next;
+    node_free(d);
+  }
+  t_freeing = 0;
 }
 
 static node *node_new(int kind) {

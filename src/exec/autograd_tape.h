@@ -41,6 +41,7 @@ struct node {
   int direct; /* a variable whose gradient kernels write straight into grad */
   lmx_ndarray **slot;
   unsigned char *owned;
+  node *doomed_next; /* on this thread's list of nodes to destroy (autograd.c) */
 };
 
 static inline node *entry_of(const lmx_ndarray *a) { return (node *)a->ag; }

@@ -40,14 +40,21 @@ static int candidates_fail(const lmx_node *n, const char *bad) {
   return rc;
 }
 
-/* Fails if `target` is reachable from any of the entries. */
+/* Fails if `target` is reachable from any of the entries. A node that only its own
+ * symbol holds (one reference) is no node's input, so it is reachable only as one of the
+ * entries themselves: then no walk is needed. (A walk per composed node made building an
+ * n-node graph, mx.autograd.get_symbol's for one, take n^2 steps.) */
 static int check_no_cycle(const lmx_node *target, const lmx_entry *in, int nin) {
-  lmx_node **order;
-  int n;
-  LMX_TRY(lmx_dfs(in, nin, &order, &n));
   int found = 0;
-  for (int i = 0; i < n; i++) found |= order[i] == target;
-  lmx_free(order);
+  if (atomic_load_explicit(&target->rc, memory_order_acquire) == 1) {
+    for (int i = 0; i < nin; i++) found |= in[i].node == target;
+  } else {
+    lmx_node **order;
+    int n;
+    LMX_TRY(lmx_dfs(in, nin, &order, &n));
+    for (int i = 0; i < n; i++) found |= order[i] == target;
+    lmx_free(order);
+  }
   if (found)
     return lmx_fail(LMX_ERR_ARG,
                     "%s '%s': cannot use a graph that contains '%s' as its own input (cycle)",
