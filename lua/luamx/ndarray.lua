@@ -57,8 +57,6 @@ local function pressure()
   threshold = math.max(BASE_THRESHOLD, 2 * C.lmx_ndarray_held())
 end
 
-local function release(h) drop(h) end
-
 --- Wraps a fresh handle (one reference owned by us) into an NDArray.
 local function wrap(h)
   if C.lmx_ndarray_hold(h) > threshold then pressure() end
@@ -371,7 +369,7 @@ function NDArray:free()
   if h then
     self._h = nil
     ffi.gc(h, nil)
-    release(h)
+    drop(h)
   end
 end
 

@@ -58,9 +58,7 @@ struct header {
 };
 _Static_assert(sizeof(header) <= HDR, "the block header must fit its 64 bytes");
 
-/* The counters live under g_lock (below) with the block cache: one lock per allocation
- * and per free instead of three atomic additions. */
-static long long g_live_blocks, g_live_bytes, g_total;
+static long long g_live_blocks, g_live_bytes, g_total; /* under g_lock */
 static atomic_llong g_fail_countdown; /* 0: off; k: the kth call from now fails */
 #ifdef LUAMX_DEBUG_ALLOC
 static atomic_int g_poison = 1;
