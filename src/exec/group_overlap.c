@@ -1,5 +1,5 @@
 /* group_overlap.c — the data-parallel group's side of the dist kvstore's overlapped
- * push (lmx_grp_set_overlap; the store's side is in kv_dist.c).
+ * push (lmx_grp_set_overlap; the store's side is in kv_dist_overlap.c).
  *
  * Armed with a store and the parameter names of the pushpull that follows backward
  * (Module.update's keys, in its order), the group hooks its executor's gradient hook

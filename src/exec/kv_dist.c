@@ -3,7 +3,7 @@
  *
  * Why one file over STYLE.md's ~800 lines: the plain push, the overlapped push and the hot
  * pushpull all run through the same private state (dist), the control all-reduce with its
- * deadline and fault naming, and reduce(); splitting them means first moving those into a
+ * deadline and fault naming, and lmx_kvd_reduce(); splitting them means first moving those into a
  * private header (kv_dist_impl.h), the step to take before this file grows further.
  *
  * Every worker keeps the full stored values. init broadcasts rank 0's value, so every
@@ -53,31 +53,14 @@
 #include "../core/status.h"
 #include "../dist/mpi_abi.h"
 #include "../tensor/dtype.h"
-#include "kv_dist_shm.h"
-#include "kvstore.h"
+#include "kv_dist_impl.h"
 
-enum { K_INIT = 1, K_PUSH = 2, K_BARRIER = 3, K_CHECK = 4, K_STATES = 5, K_OPUSH = 6 };
-
-static lmx_mpi_ops mpi;
+lmx_mpi_ops lmx_kvd_mpi;
 static int mpi_loaded;
 /* The node's shared segment (kv_dist_shm.h), one per process for every store: made by
  * the first push that needs it, grown (collectively) when a store needs more. */
 static char *shm_seg;
 static size_t shm_seg_bytes;
-
-typedef struct {
-  int rank, size, broken;
-  double timeout;
-  size_t small_bytes, fuse_bytes, chunk_bytes, hot_bytes;
-  char *fuse;  /* fusion buffers, made at the first push, grown when keys need more */
-  size_t fuse_cap;
-  int overlap; /* LUAMX_DIST_OVERLAP (default 1): offer the overlapped push */
-  size_t shm_bytes; /* LUAMX_DIST_SHM_BYTES: slot size of the shared-memory path, 0: off */
-  int shm_on;       /* the shared-memory path is used (all ranks on one node, not off) */
-  lmx_kvd_shm shm;
-  struct ovs *ov; /* the overlapped push's state, made at its first begin */
-  char err[512];
-} dist;
 
 static double env_num(const char *name, double dflt) {
   const char *s = getenv(name);
@@ -86,7 +69,7 @@ static double env_num(const char *name, double dflt) {
   return s && end != s && v > 0 ? v : dflt;
 }
 
-static double now(void) {
+double lmx_kvd_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -99,7 +82,8 @@ static int load_plugin(const char *type) {
   char path[4096];
   const char *env = getenv("LUAMX_MPI_PLUGIN");
   Dl_info info;
-  if (env && *env) snprintf(path, sizeof path, "%s", env);
+  if (env && *env)
+    snprintf(path, sizeof path, "%s", env);
   else if (dladdr((void *)&load_plugin, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
     snprintf(path, sizeof path, "%s", info.dli_fname);
     *strrchr(path, '/') = 0;
@@ -120,7 +104,7 @@ static int load_plugin(const char *type) {
   }
   lmx_mpi_plugin_fn fn;
   *(void **)&fn = dlsym(h, "lmx_mpi_plugin");
-  if (!fn || fn(&mpi) != 0 || mpi.abi != LMX_MPI_ABI_VERSION)
+  if (!fn || fn(&lmx_kvd_mpi) != 0 || lmx_kvd_mpi.abi != LMX_MPI_ABI_VERSION)
     return lmx_fail(LMX_ERR_UNSUPPORTED,
                     "kvstore '%s': %s is not a luamx MPI plugin of this version (rebuild luamx)",
                     type, path);
@@ -131,16 +115,16 @@ static int load_plugin(const char *type) {
 /* ---------------------------------------------------------- waiting ---- */
 
 /* Names the ranks that do not answer a ping; marks the store and process failed. */
-static int lost(lmx_kvstore *kv, const char *what) {
+int lmx_kvd_lost(lmx_kvstore *kv, const char *what) {
   dist *d = kv->state;
   d->broken = 1;
-  mpi.mark_failed();
+  lmx_kvd_mpi.mark_failed();
   unsigned char *alive = lmx_calloc((size_t)d->size, 1);
   char names[256] = "";
   size_t len = 0;
   int nlost = 0;
-  if (alive && mpi.probe_alive(d->timeout < 10 ? d->timeout / 2 + 0.5 : 5.0, alive, d->err,
-                               (int)sizeof d->err) == 0)
+  if (alive && lmx_kvd_mpi.probe_alive(d->timeout < 10 ? d->timeout / 2 + 0.5 : 5.0, alive, d->err,
+                                       (int)sizeof d->err) == 0)
     for (int r = 0; r < d->size && len < sizeof names - 16; r++)
       if (!alive[r]) {
         len += (size_t)snprintf(names + len, sizeof names - len, "%s%d", nlost ? ", " : "", r);
@@ -152,24 +136,25 @@ static int lost(lmx_kvstore *kv, const char *what) {
                     "kvstore '%s': rank %d: %s: no answer for %g s (LUAMX_DIST_TIMEOUT): lost "
                     "rank%s %s (dead, hung, or no longer calling the kvstore); stopping",
                     kv->type, d->rank, what, d->timeout, nlost > 1 ? "s" : "", names);
-  return lmx_fail(LMX_ERR_IO,
-                  "kvstore '%s': rank %d: %s: not finished after %g s (LUAMX_DIST_TIMEOUT) although "
-                  "every rank answers: the workers are in different kvstore calls; stopping",
-                  kv->type, d->rank, what, d->timeout);
+  return lmx_fail(
+      LMX_ERR_IO,
+      "kvstore '%s': rank %d: %s: not finished after %g s (LUAMX_DIST_TIMEOUT) although "
+      "every rank answers: the workers are in different kvstore calls; stopping",
+      kv->type, d->rank, what, d->timeout);
 }
 
-static int wait_op(lmx_kvstore *kv, int req, double deadline, const char *what) {
+int lmx_kvd_wait_op(lmx_kvstore *kv, int req, double deadline, const char *what) {
   dist *d = kv->state;
   for (unsigned spin = 0;; spin++) {
-    int r = mpi.test(req, d->err, (int)sizeof d->err);
+    int r = lmx_kvd_mpi.test(req, d->err, (int)sizeof d->err);
     if (r == 1) return LMX_OK;
     if (r < 0) {
       d->broken = 1;
-      mpi.mark_failed();
+      lmx_kvd_mpi.mark_failed();
       return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: %s: %s", kv->type, d->rank, what, d->err);
     }
     if ((spin & 255) == 255) {
-      if (now() > deadline) return lost(kv, what);
+      if (lmx_kvd_now() > deadline) return lmx_kvd_lost(kv, what);
       if (spin > 20000) {
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
@@ -179,11 +164,11 @@ static int wait_op(lmx_kvstore *kv, int req, double deadline, const char *what) 
   }
 }
 
-static int started(lmx_kvstore *kv, int rc, const char *what) {
+int lmx_kvd_started(lmx_kvstore *kv, int rc, const char *what) {
   dist *d = kv->state;
   if (rc == 0) return LMX_OK;
   d->broken = 1;
-  mpi.mark_failed();
+  lmx_kvd_mpi.mark_failed();
   return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: %s: %s", kv->type, d->rank, what, d->err);
 }
 
@@ -193,8 +178,8 @@ static int shm_failed; /* the node could not map a segment: every rank uses MPI 
 
 /* The wait poll of kv_dist_shm.c: answers pings; at the deadline names the lost ranks. */
 static int shm_poll(void *ctx, const char *what, int expired) {
-  if (expired) return lost(ctx, what);
-  mpi.serve();
+  if (expired) return lmx_kvd_lost(ctx, what);
+  lmx_kvd_mpi.serve();
   return LMX_OK;
 }
 
@@ -212,12 +197,14 @@ static int shm_ready(lmx_kvstore *kv) {
   size_t need = lmx_kvd_shm_bytes(d->shm.nlocal, d->shm_bytes);
   if (!shm_seg || shm_seg_bytes < need) {
     void *base = NULL;
-    int32_t bad = mpi.shm(need, &base, d->err, (int)sizeof d->err) != 0;
+    int32_t bad = lmx_kvd_mpi.shm(need, &base, d->err, (int)sizeof d->err) != 0;
     if (!bad) lmx_kvd_shm_reset(base, d->shm.local);
-    if (mpi.allreduce(NULL, &bad, 1, LMX_INT32, LMX_MPI_MAX, d->err, (int)sizeof d->err) != 0) {
+    if (lmx_kvd_mpi.allreduce(NULL, &bad, 1, LMX_INT32, LMX_MPI_MAX, d->err, (int)sizeof d->err) !=
+        0) {
       d->broken = 1;
-      mpi.mark_failed();
-      return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: shared memory: %s", kv->type, d->rank, d->err);
+      lmx_kvd_mpi.mark_failed();
+      return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: shared memory: %s", kv->type, d->rank,
+                      d->err);
     }
     shm_seg = bad ? NULL : base, shm_seg_bytes = bad ? 0 : need, shm_failed = bad != 0;
   }
@@ -225,7 +212,7 @@ static int shm_ready(lmx_kvstore *kv) {
   return LMX_OK;
 }
 
-static int usable(lmx_kvstore *kv) {
+int lmx_kvd_usable(lmx_kvstore *kv) {
   dist *d = kv->state;
   if (!d->broken) return LMX_OK;
   return lmx_fail(LMX_ERR_STATE,
@@ -236,27 +223,33 @@ static int usable(lmx_kvstore *kv) {
 
 /* ------------------------------------------------------ signatures ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+uint64_t lmx_kvd_fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *c = p;
   for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
   return h;
 }
 
-static uint64_t key_sig(uint64_t h, const lmx_kv_entry *e) {
-  h = fnv(h, e->key, strlen(e->key) + 1);
-  h = fnv(h, &e->value->shape.ndim, sizeof e->value->shape.ndim);
-  h = fnv(h, e->value->shape.dim, sizeof e->value->shape.dim[0] * (size_t)e->value->shape.ndim);
-  return fnv(h, &e->value->dtype, sizeof e->value->dtype);
+uint64_t lmx_kvd_key_sig(uint64_t h, const lmx_kv_entry *e) {
+  h = lmx_kvd_fnv(h, e->key, strlen(e->key) + 1);
+  h = lmx_kvd_fnv(h, &e->value->shape.ndim, sizeof e->value->shape.ndim);
+  h = lmx_kvd_fnv(h, e->value->shape.dim,
+                  sizeof e->value->shape.dim[0] * (size_t)e->value->shape.ndim);
+  return lmx_kvd_fnv(h, &e->value->dtype, sizeof e->value->dtype);
 }
 
 static const char *kind_name(int k) {
   switch (k) {
-  case K_INIT: return "init";
-  case K_PUSH:
-  case K_OPUSH: return "push";
-  case K_BARRIER: return "barrier";
-  case K_CHECK: return "check";
-  default: return "optimizer states";
+    case K_INIT:
+      return "init";
+    case K_PUSH:
+    case K_OPUSH:
+      return "push";
+    case K_BARRIER:
+      return "barrier";
+    case K_CHECK:
+      return "check";
+    default:
+      return "optimizer states";
   }
 }
 
@@ -267,11 +260,13 @@ static void describe(char *buf, size_t cap, int kind, int n, lmx_kv_entry *const
   if (kind == K_CHECK) snprintf(buf + len, cap - len, " '%s' = %lld", what, (long long)value);
   for (int k = 0; k < n && len < cap - 1; k++) {
     char s[LMX_SHAPE_STRCAP];
-    len += (size_t)snprintf(buf + len, cap - len, "%s'%s' %s %s", k ? ", " : " of key ", e[k]->key,
-                            lmx_shape_str(&e[k]->value->shape, s), lmx_dtype_str(e[k]->value->dtype));
+    len +=
+        (size_t)snprintf(buf + len, cap - len, "%s'%s' %s %s", k ? ", " : " of key ", e[k]->key,
+                         lmx_shape_str(&e[k]->value->shape, s), lmx_dtype_str(e[k]->value->dtype));
     len = len < cap ? len : cap - 1;
   }
-  if (kind == K_OPUSH && len < cap - 1) snprintf(buf + len, cap - len, " (overlapped with backward)");
+  if (kind == K_OPUSH && len < cap - 1)
+    snprintf(buf + len, cap - len, " (overlapped with backward)");
   if (kind == K_PUSH && what && len < cap - 1) snprintf(buf + len, cap - len, " (%s)", what);
 }
 
@@ -285,8 +280,9 @@ static int disagree(lmx_kvstore *kv, const char *mine, double deadline) {
   snprintf(my, sizeof my, "%s", mine);
   int req;
   if (!all) return lmx_fail_nomem("the kvstore's disagreement report", (size_t)d->size * DESC);
-  int rc = started(kv, mpi.iallgather(my, DESC, all, &req, d->err, (int)sizeof d->err), "report");
-  if (rc == LMX_OK) rc = wait_op(kv, req, deadline, "report of a disagreement");
+  int rc = lmx_kvd_started(
+      kv, lmx_kvd_mpi.iallgather(my, DESC, all, &req, d->err, (int)sizeof d->err), "report");
+  if (rc == LMX_OK) rc = lmx_kvd_wait_op(kv, req, deadline, "report of a disagreement");
   if (rc != LMX_OK) return lmx_free(all), rc;
   int other = d->rank == 0 ? -1 : 0;
   for (int r = 0; r < d->size && other < 0; r++)
@@ -302,30 +298,22 @@ static int disagree(lmx_kvstore *kv, const char *mine, double deadline) {
                   kv->type, d->rank, my, other, o);
 }
 
-/* The control all-reduce every verb starts with: all ranks must present the same
- * (kind, sig). It is also the barrier. Started and finished apart so that the
- * overlapped push can start it before backward and finish it at the first gradient. */
-typedef struct {
-  int64_t v[4], s;
-  int kind, req;
-  double deadline;
-} ctl;
-
-static int control_start(lmx_kvstore *kv, ctl *c, int kind, uint64_t sig) {
+int lmx_kvd_control_start(lmx_kvstore *kv, ctl *c, int kind, uint64_t sig) {
   dist *d = kv->state;
   c->kind = kind, c->s = (int64_t)(sig >> 2);
   c->v[0] = kind, c->v[1] = -kind, c->v[2] = c->s, c->v[3] = -c->s;
-  c->deadline = now() + d->timeout;
-  return started(kv, mpi.iallreduce(NULL, c->v, 4, LMX_INT64, LMX_MPI_MAX, &c->req, d->err,
-                                    (int)sizeof d->err),
-                 kind_name(kind));
+  c->deadline = lmx_kvd_now() + d->timeout;
+  return lmx_kvd_started(kv,
+                         lmx_kvd_mpi.iallreduce(NULL, c->v, 4, LMX_INT64, LMX_MPI_MAX, &c->req,
+                                                d->err, (int)sizeof d->err),
+                         kind_name(kind));
 }
 
-static int control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, const char *what,
-                       int64_t value) {
+int lmx_kvd_control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, const char *what,
+                        int64_t value) {
   char w[96];
   snprintf(w, sizeof w, "%s%s%s", kind_name(c->kind), n ? " of key " : "", n ? e[0]->key : "");
-  LMX_TRY(wait_op(kv, c->req, c->deadline, w));
+  LMX_TRY(lmx_kvd_wait_op(kv, c->req, c->deadline, w));
   if (c->v[0] == c->kind && -c->v[1] == c->kind && c->v[2] == c->s && -c->v[3] == c->s)
     return LMX_OK;
   char mine[DESC];
@@ -333,288 +321,11 @@ static int control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, c
   return disagree(kv, mine, c->deadline);
 }
 
-static int control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
-                   const char *what, int64_t value) {
+int lmx_kvd_control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
+                    const char *what, int64_t value) {
   ctl c;
-  LMX_TRY(control_start(kv, &c, kind, sig));
-  return control_end(kv, &c, n, e, what, value);
-}
-
-/* ------------------------------------------------- the overlapped push ---- */
-
-/* One push whose all-reduces start during backward (lmx_kv_overlap_*, driven by the
- * data-parallel group through the executor's gradient hook).
- * begin(keys in push order, their gradient arrays, the order in which backward makes
- * them final) lays the keys out in buckets along the finality order (reverse layer
- * order): consecutive small keys of one dtype share a fusion bucket of up to
- * LUAMX_DIST_FUSION_BYTES, a large key is a bucket of its own, reduced from the
- * gradient into the merge buffer in chunks. It starts the control all-reduce (kind
- * K_OPUSH: a rank that pushes without overlap disagrees with a message) and returns.
- * ready(positions) counts keys down; the first call finishes the control (deadline and
- * disagreement as every verb), then every bucket whose keys are all final is started,
- * in bucket order (the same on every rank: the plan orders them), with non-blocking
- * all-reduces issued on this (the MPI) thread, and those in flight are tested so that
- * MPI progresses between backward steps. push of the same keys and arrays then starts
- * what is left, waits for each key's bucket (deadline LUAMX_DIST_TIMEOUT, a silent
- * rank is named as lost) and updates the keys in push order, as the plain push does:
- * the sums are the same additions (bit-identical for 2 workers; with more, MPI's
- * algorithm for a size decides the order of the additions, so within float rounding).
- * Any other verb first completes a session (drain); a push of other keys or arrays, or
- * a second begin, drains it and drops it. Nothing is allocated once the arrays have
- * grown to the largest key list. */
-static int fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *total);
-static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv);
-
-typedef struct ovs {
-  int state; /* 0 none, 1 control in flight, 2 control done */
-  ctl c;
-  int n, cap, nb, next, nreq, rcap;
-  int *idx;            /* [cap] kv entry index per key, push order */
-  lmx_ndarray **v;     /* [cap] gradient arrays */
-  lmx_kv_entry **e;    /* [cap] refreshed from idx before use */
-  int *order;          /* [cap] push positions in finality order */
-  int *bucket;         /* [cap] per push position: its bucket */
-  size_t *off;         /* [cap] per push position: offset in the fusion buffer (small) */
-  int *left;           /* [cap] per bucket: keys not final yet */
-  int *bfirst;         /* [cap + 1] per bucket: first index into order */
-  int *req0, *nreqs;   /* [cap] per bucket: first request and count (req0 -1: not started) */
-  int *req;            /* [rcap] request handles; -1 once finished */
-} ovs;
-
-static void ov_free(ovs *o) {
-  if (!o) return;
-  void *a[] = {o->idx, o->v, o->e, o->order, o->bucket, o->off, o->left, o->bfirst, o->req0,
-               o->nreqs, o->req};
-  for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) lmx_free(a[i]);
-  lmx_free(o);
-}
-
-static int ov_grow(dist *d, int n, int nreq) {
-  if (!d->ov && !(d->ov = lmx_calloc(1, sizeof *d->ov)))
-    return lmx_fail_nomem("the overlapped push", sizeof *d->ov);
-  ovs *o = d->ov;
-  int ok = 1;
-#define LMX_OV_GROW_(f, cnt)                                           \
-  do {                                                                 \
-    void *q_ = lmx_realloc(o->f, ((size_t)(cnt) + 1) * sizeof *o->f); \
-    if (q_) o->f = q_;                                                 \
-    else ok = 0;                                                       \
-  } while (0)
-  if (n > o->cap) {
-    LMX_OV_GROW_(idx, n);
-    LMX_OV_GROW_(v, n);
-    LMX_OV_GROW_(e, n);
-    LMX_OV_GROW_(order, n);
-    LMX_OV_GROW_(bucket, n);
-    LMX_OV_GROW_(off, n);
-    LMX_OV_GROW_(left, n);
-    LMX_OV_GROW_(bfirst, n + 1);
-    LMX_OV_GROW_(req0, n);
-    LMX_OV_GROW_(nreqs, n);
-    if (ok) o->cap = n;
-  }
-  if (ok && nreq > o->rcap) {
-    LMX_OV_GROW_(req, nreq);
-    if (ok) o->rcap = nreq;
-  }
-#undef LMX_OV_GROW_
-  return ok ? LMX_OK : lmx_fail_nomem("the overlapped push", (size_t)n * 64);
-}
-
-static void ov_entries(lmx_kvstore *kv) {
-  ovs *o = ((dist *)kv->state)->ov;
-  for (int k = 0; k < o->n; k++) o->e[k] = &kv->e[o->idx[k]];
-}
-
-/* Starts bucket b's all-reduces. */
-static int ov_start_bucket(lmx_kvstore *kv, int b) {
-  dist *d = kv->state;
-  ovs *o = d->ov;
-  int k0 = o->order[o->bfirst[b]];
-  lmx_ndarray *m = o->e[k0]->merge;
-  int dt = m->dtype, esz = lmx_dtype_size(dt), req;
-  char w[96];
-  snprintf(w, sizeof w, "push of key %s", o->e[k0]->key);
-  o->req0[b] = o->nreq, o->nreqs[b] = 0;
-  if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: from the gradient, in chunks */
-    const char *src = lmx_nd_ptr(o->v[k0]);
-    int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
-    for (int64_t c = 0; c < cnt; c += per) {
-      size_t at = (size_t)c * (size_t)esz;
-      LMX_TRY(started(kv, mpi.iallreduce(src + at, (char *)lmx_nd_ptr(m) + at,
-                                         (int)(cnt - c < per ? cnt - c : per), dt, LMX_MPI_SUM,
-                                         &req, d->err, (int)sizeof d->err), w));
-      o->req[o->nreq++] = req, o->nreqs[b]++;
-    }
-    return LMX_OK;
-  }
-  size_t first = o->off[k0], end = first;
-  for (int j = o->bfirst[b]; j < o->bfirst[b + 1]; j++) {
-    int k = o->order[j];
-    size_t kb = lmx_nd_bytes(o->e[k]->merge), pad = ((kb + 63) & ~(size_t)63) - kb;
-    memcpy(d->fuse + o->off[k], lmx_nd_ptr(o->v[k]), kb);
-    memset(d->fuse + o->off[k] + kb, 0, pad);
-    end = o->off[k] + kb + pad;
-  }
-  LMX_TRY(started(kv, mpi.iallreduce(NULL, d->fuse + first, (int)((end - first) / (size_t)esz), dt,
-                                     LMX_MPI_SUM, &req, d->err, (int)sizeof d->err), w));
-  o->req[o->nreq++] = req, o->nreqs[b] = 1;
-  return LMX_OK;
-}
-
-/* Finishes the control (once) and starts the ready buckets in order (all with force). */
-static int ov_advance(lmx_kvstore *kv, int force) {
-  ovs *o = ((dist *)kv->state)->ov;
-  if (o->state == 1) {
-    o->state = 2;
-    LMX_TRY(control_end(kv, &o->c, o->n, o->e, NULL, 0));
-  }
-  while (o->next < o->nb && (force || o->left[o->next] == 0)) LMX_TRY(ov_start_bucket(kv, o->next++));
-  return LMX_OK;
-}
-
-/* Tests the requests in flight, oldest first, up to the first unfinished one. */
-static int ov_progress(lmx_kvstore *kv) {
-  dist *d = kv->state;
-  ovs *o = d->ov;
-  for (int r = 0; r < o->nreq; r++) {
-    if (o->req[r] < 0) continue;
-    int t = mpi.test(o->req[r], d->err, (int)sizeof d->err);
-    if (t < 0) return started(kv, -1, "push");
-    if (t == 0) break;
-    o->req[r] = -1;
-  }
-  return LMX_OK;
-}
-
-/* Waits for bucket b's requests. */
-static int ov_wait_bucket(lmx_kvstore *kv, int b, double deadline) {
-  ovs *o = ((dist *)kv->state)->ov;
-  char w[96];
-  snprintf(w, sizeof w, "push of key %s", o->e[o->order[o->bfirst[b]]]->key);
-  for (int r = o->req0[b]; r < o->req0[b] + o->nreqs[b]; r++)
-    if (o->req[r] >= 0) {
-      LMX_TRY(wait_op(kv, o->req[r], deadline, w));
-      o->req[r] = -1;
-    }
-  return LMX_OK;
-}
-
-/* Completes the session (every bucket reduced); it stays for push to consume. */
-static int ov_drain(lmx_kvstore *kv) {
-  dist *d = kv->state;
-  ovs *o = d->ov;
-  if (!o || !o->state) return LMX_OK;
-  ov_entries(kv);
-  LMX_TRY(ov_advance(kv, 1));
-  double deadline = now() + d->timeout;
-  for (int b = 0; b < o->nb; b++) LMX_TRY(ov_wait_bucket(kv, b, deadline));
-  return LMX_OK;
-}
-
-static int d_overlap_on(const lmx_kvstore *kv) {
-  const dist *d = kv->state;
-  return d->overlap && d->size > 1;
-}
-
-static int d_ov_begin(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const *values,
-                      const int *order) {
-  dist *d = kv->state;
-  LMX_TRY(usable(kv));
-  if (d->ov && d->ov->state) { /* a session nobody pushed: complete it and drop it */
-    LMX_TRY(ov_drain(kv));
-    d->ov->state = 0;
-  }
-  if (!d_overlap_on(kv) || n < 1) return LMX_OK;
-  for (int k = 0; k < n; k++) /* only single CPU gradients of the key's shape and dtype */
-    if (!direct(&kv->e[idx[k]], values + k, 1)) return LMX_OK;
-  int nreq = 0;
-  for (int k = 0; k < n; k++) {
-    size_t b = lmx_nd_bytes(kv->e[idx[k]].merge);
-    nreq += b >= d->small_bytes ? (int)((b + d->chunk_bytes - 1) / d->chunk_bytes) : 1;
-  }
-  LMX_TRY(ov_grow(d, n, nreq));
-  ovs *o = d->ov;
-  o->n = n;
-  memcpy(o->idx, idx, (size_t)n * sizeof *idx);
-  memcpy(o->v, values, (size_t)n * sizeof *values);
-  memcpy(o->order, order, (size_t)n * sizeof *order);
-  ov_entries(kv);
-  size_t need;
-  fused_bytes(d, n, o->e, &need);
-  if (need > d->fuse_cap) {
-    char *fb = lmx_realloc(d->fuse, need);
-    if (!fb) return lmx_fail_nomem("the kvstore's fusion buffer", need);
-    d->fuse = fb, d->fuse_cap = need;
-  }
-  /* buckets along the finality order; the signature covers keys and order */
-  uint64_t sig = 1469598103934665603ull;
-  for (int k = 0; k < n; k++) sig = key_sig(sig, o->e[k]);
-  sig = fnv(sig, order, (size_t)n * sizeof *order);
-  size_t at = 0, in_bucket = 0;
-  int prev_dt = -1, prev_small = 0;
-  o->nb = 0;
-  for (int j = 0; j < n; j++) {
-    lmx_ndarray *m = o->e[order[j]]->merge;
-    size_t kb = lmx_nd_bytes(m), padded = (kb + 63) & ~(size_t)63;
-    int small = kb < d->small_bytes;
-    if (!(small && prev_small && m->dtype == prev_dt && in_bucket + kb <= d->fuse_bytes)) {
-      o->bfirst[o->nb] = j, o->left[o->nb] = 0, o->req0[o->nb] = -1, o->nreqs[o->nb] = 0;
-      o->nb++, in_bucket = 0;
-    }
-    o->bucket[order[j]] = o->nb - 1, o->left[o->nb - 1]++;
-    if (small) o->off[order[j]] = at, at += padded, in_bucket += padded;
-    prev_dt = m->dtype, prev_small = small;
-  }
-  o->bfirst[o->nb] = n;
-  o->next = 0, o->nreq = 0;
-  LMX_TRY(control_start(kv, &o->c, K_OPUSH, sig));
-  o->state = 1;
-  return LMX_OK;
-}
-
-static int d_ov_ready(lmx_kvstore *kv, int n, const int *pos) {
-  dist *d = kv->state;
-  ovs *o = d->ov;
-  if (!o || !o->state) return LMX_OK;
-  LMX_TRY(usable(kv));
-  for (int i = 0; i < n; i++) o->left[o->bucket[pos[i]]]--;
-  ov_entries(kv);
-  if (o->next < o->nb && o->left[o->next] == 0) LMX_TRY(ov_advance(kv, 0));
-  return ov_progress(kv);
-}
-
-/* The push of a begun session: 1 in *used when it was this push's (same keys, arrays). */
-static int ov_push(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
-                   int nv, int *used) {
-  dist *d = kv->state;
-  ovs *o = d->ov;
-  *used = 0;
-  if (!o || !o->state) return LMX_OK;
-  int same = nv == 1 && n == o->n;
-  for (int k = 0; same && k < n; k++) same = e[k] == &kv->e[o->idx[k]] && values[k] == o->v[k];
-  if (!same) { /* not this session's push: complete it and drop it */
-    LMX_TRY(ov_drain(kv));
-    o->state = 0;
-    return LMX_OK;
-  }
-  *used = 1;
-  ov_entries(kv);
-  int rc = ov_advance(kv, 1);
-  double deadline = now() + d->timeout;
-  for (int k = 0; k < n && rc == LMX_OK; k++) { /* in push order, as the plain push */
-    int b = o->bucket[k];
-    rc = ov_wait_bucket(kv, b, deadline);
-    size_t kb = lmx_nd_bytes(e[k]->merge);
-    if (rc == LMX_OK && kb < d->small_bytes) memcpy(lmx_nd_ptr(e[k]->merge), d->fuse + o->off[k], kb);
-    if (rc == LMX_OK) rc = lmx_kvf_apply(kv, e[k]);
-  }
-  /* An updater failed (the store is not broken): every bucket was started above, so let
-   * the later ones finish before the session is dropped; their buffers are reused next. */
-  for (int b = 0; rc != LMX_OK && !d->broken && b < o->nb; b++)
-    if (ov_wait_bucket(kv, b, deadline) != LMX_OK) break;
-  o->state = 0;
-  return rc;
+  LMX_TRY(lmx_kvd_control_start(kv, &c, kind, sig));
+  return lmx_kvd_control_end(kv, &c, n, e, what, value);
 }
 
 /* ---------------------------------------------------------- the verbs ---- */
@@ -623,7 +334,7 @@ static int d_open(lmx_kvstore *kv) {
   LMX_TRY(load_plugin(kv->type));
   dist *d = lmx_calloc(1, sizeof *d);
   if (!d) return lmx_fail_nomem("a dist kvstore", sizeof *d);
-  if (mpi.init(&d->rank, &d->size, d->err, (int)sizeof d->err) != 0) {
+  if (lmx_kvd_mpi.init(&d->rank, &d->size, d->err, (int)sizeof d->err) != 0) {
     int rc = lmx_fail(LMX_ERR_IO, "kvstore '%s': %s", kv->type, d->err);
     lmx_free(d);
     return rc;
@@ -633,20 +344,27 @@ static int d_open(lmx_kvstore *kv) {
   d->fuse_bytes = (size_t)env_num("LUAMX_DIST_FUSION_BYTES", 4 << 20);
   d->small_bytes = (size_t)env_num("LUAMX_DIST_SMALL_BYTES", 1 << 20);
   const char *hot = getenv("LUAMX_DIST_HOT_BYTES");
-  d->hot_bytes = hot && strcmp(hot, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_HOT_BYTES", 1 << 20);
+  d->hot_bytes =
+      hot && strcmp(hot, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_HOT_BYTES", 1 << 20);
   const char *ov = getenv("LUAMX_DIST_OVERLAP");
-  d->overlap = !(ov && (strcmp(ov, "0") == 0 || strcmp(ov, "off") == 0 || strcmp(ov, "false") == 0));
+  d->overlap =
+      !(ov && (strcmp(ov, "0") == 0 || strcmp(ov, "off") == 0 || strcmp(ov, "false") == 0));
   if (d->small_bytes > d->chunk_bytes) d->small_bytes = d->chunk_bytes;
   if (d->fuse_bytes < d->small_bytes) d->fuse_bytes = d->small_bytes;
   if (d->hot_bytes > d->chunk_bytes) d->hot_bytes = d->chunk_bytes;
   const char *shm = getenv("LUAMX_DIST_SHM_BYTES");
-  d->shm_bytes = shm && strcmp(shm, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_SHM_BYTES", 256 << 10);
+  d->shm_bytes =
+      shm && strcmp(shm, "0") == 0 ? 0 : (size_t)env_num("LUAMX_DIST_SHM_BYTES", 256 << 10);
   d->shm_bytes = (d->shm_bytes + 63) & ~(size_t)63;
   int local = 0, nlocal = 1;
-  if (d->size > 1) mpi.node(&local, &nlocal);
+  if (d->size > 1) lmx_kvd_mpi.node(&local, &nlocal);
   d->shm_on = d->shm_bytes > 0 && d->size > 1 && nlocal == d->size && nlocal <= 256;
-  d->shm = (lmx_kvd_shm){.slot = d->shm_bytes, .local = local, .nlocal = nlocal,
-                         .timeout = d->timeout, .poll = shm_poll, .ctx = kv};
+  d->shm = (lmx_kvd_shm){.slot = d->shm_bytes,
+                         .local = local,
+                         .nlocal = nlocal,
+                         .timeout = d->timeout,
+                         .poll = shm_poll,
+                         .ctx = kv};
   kv->state = d;
   return LMX_OK;
 }
@@ -654,20 +372,20 @@ static int d_open(lmx_kvstore *kv) {
 static void d_close(lmx_kvstore *kv) {
   dist *d = kv->state;
   if (!d) return;
-  ov_free(d->ov);
+  lmx_kvd_ov_free(d->ov);
   lmx_free(d->fuse);
   lmx_free(d);
 }
 
 static int d_init(lmx_kvstore *kv, int n, lmx_kv_entry *const *e) {
   dist *d = kv->state;
-  LMX_TRY(usable(kv));
-  LMX_TRY(ov_drain(kv));
+  LMX_TRY(lmx_kvd_usable(kv));
+  LMX_TRY(lmx_kvd_ov_drain(kv));
   if (d->size == 1) return LMX_OK;
   uint64_t sig = 1469598103934665603ull;
-  for (int k = 0; k < n; k++) sig = key_sig(sig, e[k]);
-  LMX_TRY(control(kv, K_INIT, sig, n, e, NULL, 0));
-  double deadline = now() + d->timeout;
+  for (int k = 0; k < n; k++) sig = lmx_kvd_key_sig(sig, e[k]);
+  LMX_TRY(lmx_kvd_control(kv, K_INIT, sig, n, e, NULL, 0));
+  double deadline = lmx_kvd_now() + d->timeout;
   for (int k = 0; k < n; k++) {
     char *p = lmx_nd_ptr(e[k]->value);
     size_t bytes = lmx_nd_bytes(e[k]->value);
@@ -676,14 +394,15 @@ static int d_init(lmx_kvstore *kv, int n, lmx_kv_entry *const *e) {
     for (size_t at = 0; at < bytes; at += d->chunk_bytes) {
       size_t len = bytes - at < d->chunk_bytes ? bytes - at : d->chunk_bytes;
       int req;
-      LMX_TRY(started(kv, mpi.ibcast(p + at, (int)len, 0, &req, d->err, (int)sizeof d->err), w));
-      LMX_TRY(wait_op(kv, req, deadline, w));
+      LMX_TRY(lmx_kvd_started(
+          kv, lmx_kvd_mpi.ibcast(p + at, (int)len, 0, &req, d->err, (int)sizeof d->err), w));
+      LMX_TRY(lmx_kvd_wait_op(kv, req, deadline, w));
     }
   }
   return LMX_OK;
 }
 
-static int fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *total) {
+int lmx_kvd_fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *total) {
   size_t t = 0;
   for (int k = 0; k < n; k++) {
     size_t b = lmx_nd_bytes(e[k]->merge);
@@ -694,19 +413,20 @@ static int fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *tot
 }
 
 /* One data all-reduce: src NULL reduces dst in place. */
-static int reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, int dtype,
-                  const char *key) {
+int lmx_kvd_reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, int dtype,
+                   const char *key) {
   dist *d = kv->state;
-  if (mpi.allreduce(src, dst, (int)count, dtype, LMX_MPI_SUM, d->err, (int)sizeof d->err) == 0)
+  if (lmx_kvd_mpi.allreduce(src, dst, (int)count, dtype, LMX_MPI_SUM, d->err, (int)sizeof d->err) ==
+      0)
     return LMX_OK;
   d->broken = 1;
-  mpi.mark_failed();
+  lmx_kvd_mpi.mark_failed();
   return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: push of key '%s': %s", kv->type, d->rank, key,
                   d->err);
 }
 
 /* A single value of the key's shape and dtype on the CPU: reduced straight from it. */
-static int direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv) {
+int lmx_kvd_direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv) {
   return nv == 1 && lmx_nd_is_cpu(v[0]) && v[0]->dtype == e->merge->dtype &&
          lmx_shape_equal(&v[0]->shape, &e->merge->shape);
 }
@@ -730,17 +450,20 @@ static int apart(const lmx_ndarray *a, const lmx_ndarray *b) {
 
 /* Whether key k of a hot call (pushed values[k], pulled into outs[k]) takes the hot
  * path: large, not given twice in the call, an output that is the pushed array or apart
- * from it, from the store and from every other array of the call (the plain order, all reads of the push before the
- * pull's writes, must not show). The same before and after the push: the stored value
- * of such a key is not swapped. */
+ * from it, from the store and from every other array of the call (the plain order, all reads of the
+ * push before the pull's writes, must not show). The same before and after the push: the stored
+ * value of such a key is not swapped. */
 static int hot_key(const dist *d, int n, lmx_kv_entry *const *e, lmx_ndarray *const *values,
                    lmx_ndarray *const *outs, int k) {
   const lmx_ndarray *v = values[k], *o = outs[k];
-  if (lmx_nd_bytes(e[k]->merge) < d->small_bytes || !lmx_nd_is_cpu(o) || o->dtype != e[k]->merge->dtype ||
-      !(lmx_nd_ptr(o) == lmx_nd_ptr(v) || apart(o, v)) || !apart(o, e[k]->value) || !apart(v, e[k]->value))
+  if (lmx_nd_bytes(e[k]->merge) < d->small_bytes || !lmx_nd_is_cpu(o) ||
+      o->dtype != e[k]->merge->dtype || !(lmx_nd_ptr(o) == lmx_nd_ptr(v) || apart(o, v)) ||
+      !apart(o, e[k]->value) || !apart(v, e[k]->value))
     return 0;
-  for (int j = 0; j < n; j++) /* a key given twice: the plain order (both outputs get the last sum) */
-    if (j != k && (e[j] == e[k] || !apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1)))
+  for (int j = 0; j < n;
+       j++) /* a key given twice: the plain order (both outputs get the last sum) */
+    if (j != k &&
+        (e[j] == e[k] || !apart(o, values[j]) || !(lmx_nd_is_cpu(outs[j]) ? apart(o, outs[j]) : 1)))
       return 0;
   return 1;
 }
@@ -752,7 +475,8 @@ static int hot_call(const dist *d, const lmx_kvstore *kv, int n, lmx_kv_entry *c
                     lmx_ndarray *const *values, int nv, lmx_ndarray *const *outs, int no) {
   if (!d->hot_bytes || kv->updater || d->size < 2 || nv != 1 || no != 1) return 0;
   for (int k = 0; k < n; k++)
-    if (!direct(e[k], values + k, 1) || !lmx_shape_equal(&outs[k]->shape, &e[k]->value->shape))
+    if (!lmx_kvd_direct(e[k], values + k, 1) ||
+        !lmx_shape_equal(&outs[k]->shape, &e[k]->value->shape))
       return 0;
   return 1;
 }
@@ -768,7 +492,7 @@ static int reduce_hot(lmx_kvstore *kv, lmx_kv_entry *e, const char *src, char *o
   if (per < 1) per = 1;
   for (int64_t c = 0; c < cnt; c += per) {
     size_t off = (size_t)c * esz, len = (size_t)(cnt - c < per ? cnt - c : per);
-    LMX_TRY(reduce(kv, src == out ? NULL : src + off, out + off, (int64_t)len, dt, e->key));
+    LMX_TRY(lmx_kvd_reduce(kv, src == out ? NULL : src + off, out + off, (int64_t)len, dt, e->key));
     memcpy(val + off, out + off, len * esz);
   }
   return LMX_OK;
@@ -780,7 +504,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
                      int nv, lmx_ndarray *const *outs, int *pulled) {
   dist *d = kv->state;
   *pulled = 0;
-  LMX_TRY(usable(kv));
+  LMX_TRY(lmx_kvd_usable(kv));
   if (d->size == 1) {
     for (int k = 0; k < n; k++) {
       LMX_TRY(lmx_kvf_merge(kv, e[k], values + (size_t)k * (size_t)nv, nv));
@@ -789,13 +513,13 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
     return LMX_OK;
   }
   int used;
-  LMX_TRY(ov_push(kv, n, e, values, nv, &used));
+  LMX_TRY(lmx_kvd_ov_push(kv, n, e, values, nv, &used));
   if (used) return LMX_OK;
   *pulled = outs != NULL;
   uint64_t sig = 1469598103934665603ull;
   int hot_chunked = 0, any_shm = 0;
   for (int k = 0; k < n; k++) {
-    sig = key_sig(sig, e[k]);
+    sig = lmx_kvd_key_sig(sig, e[k]);
     if (shm_key(d, e[k])) { /* the same collectives whatever the output */
       any_shm = 1;
       continue;
@@ -805,28 +529,29 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
      * or an output that aliases is a disagreement with a message, not mismatched MPI
      * calls). */
     if (outs && lmx_nd_bytes(e[k]->merge) > d->hot_bytes && hot_key(d, n, e, values, outs, k)) {
-      sig = fnv(sig, &k, sizeof k);
+      sig = lmx_kvd_fnv(sig, &k, sizeof k);
       hot_chunked = 1;
     }
   }
   char how[192] = "";
   int hl = 0;
   if (hot_chunked) {
-    sig = fnv(sig, &d->hot_bytes, sizeof d->hot_bytes);
+    sig = lmx_kvd_fnv(sig, &d->hot_bytes, sizeof d->hot_bytes);
     hl = snprintf(how, sizeof how, "large keys reduced into the outputs, LUAMX_DIST_HOT_BYTES=%zu",
                   d->hot_bytes);
   }
   if (any_shm) {
-    sig = fnv(fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
-    snprintf(how + hl, sizeof how - (size_t)hl, "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu",
-             hl ? "; " : "", d->shm_bytes);
+    sig = lmx_kvd_fnv(lmx_kvd_fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
+    snprintf(how + hl, sizeof how - (size_t)hl,
+             "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu", hl ? "; " : "",
+             d->shm_bytes);
   }
-  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
+  LMX_TRY(lmx_kvd_control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
   if (any_shm) LMX_TRY(shm_ready(kv));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
   size_t need;
-  fused_bytes(d, n, e, &need);
+  lmx_kvd_fused_bytes(d, n, e, &need);
   if (need > d->fuse_cap) {
     char *fb = lmx_realloc(d->fuse, need);
     if (!fb) return lmx_fail_nomem("the kvstore's fusion buffer", need);
@@ -838,15 +563,15 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
     int dt = m->dtype, esz = lmx_dtype_size(dt);
     if (outs && hot_key(d, n, e, values, outs, k)) {
       if (shm_key(d, e[k]))
-        LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k]), lmx_nd_ptr(e[k]->value),
-                                      lmx_nd_size(m), dt, e[k]->key));
+        LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k]),
+                                      lmx_nd_ptr(e[k]->value), lmx_nd_size(m), dt, e[k]->key));
       else
         LMX_TRY(reduce_hot(kv, e[k], lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k])));
       k++;
       continue;
     }
     if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: straight from the value, in chunks */
-      int from_value = direct(e[k], v, nv);
+      int from_value = lmx_kvd_direct(e[k], v, nv);
       /* Without an updater the sum is the stored value: reduced straight into it (the
        * blocking all-reduce: nothing reads it meanwhile), so that merge and value do not
        * alternate and the push touches one buffer less (input, store, output). */
@@ -860,8 +585,8 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       else
         for (int64_t c = 0; c < cnt; c += per) {
           size_t off = (size_t)c * (size_t)esz;
-          LMX_TRY(reduce(kv, src ? src + off : NULL, dst + off, cnt - c < per ? cnt - c : per, dt,
-                         e[k]->key));
+          LMX_TRY(lmx_kvd_reduce(kv, src ? src + off : NULL, dst + off,
+                                 cnt - c < per ? cnt - c : per, dt, e[k]->key));
         }
       if (!into_value) LMX_TRY(lmx_kvf_apply(kv, e[k]));
       k++;
@@ -874,7 +599,8 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
            at + lmx_nd_bytes(e[k]->merge) <= d->fuse_bytes) {
       lmx_ndarray *const *vk = values + (size_t)k * (size_t)nv;
       size_t kb = lmx_nd_bytes(e[k]->merge), pad = ((kb + 63) & ~(size_t)63) - kb;
-      if (direct(e[k], vk, nv)) memcpy(d->fuse + at, lmx_nd_ptr(vk[0]), kb);
+      if (lmx_kvd_direct(e[k], vk, nv))
+        memcpy(d->fuse + at, lmx_nd_ptr(vk[0]), kb);
       else {
         LMX_TRY(lmx_kvf_merge(kv, e[k], vk, nv));
         memcpy(d->fuse + at, lmx_nd_ptr(e[k]->merge), kb);
@@ -883,7 +609,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       at += kb + pad;
       k++;
     }
-    LMX_TRY(reduce(kv, NULL, d->fuse, (int64_t)(at / (size_t)esz), dt, e[first]->key));
+    LMX_TRY(lmx_kvd_reduce(kv, NULL, d->fuse, (int64_t)(at / (size_t)esz), dt, e[first]->key));
     at = 0;
     for (int j = first; j < k; j++) {
       size_t kb = lmx_nd_bytes(e[j]->merge);
@@ -914,46 +640,57 @@ static int d_pushpull(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarra
 
 static int d_barrier(lmx_kvstore *kv) {
   dist *d = kv->state;
-  LMX_TRY(usable(kv));
-  LMX_TRY(ov_drain(kv));
-  return d->size == 1 ? LMX_OK : control(kv, K_BARRIER, 0, 0, NULL, NULL, 0);
+  LMX_TRY(lmx_kvd_usable(kv));
+  LMX_TRY(lmx_kvd_ov_drain(kv));
+  return d->size == 1 ? LMX_OK : lmx_kvd_control(kv, K_BARRIER, 0, 0, NULL, NULL, 0);
 }
 
-static int d_rank(const lmx_kvstore *kv) { return ((const dist *)kv->state)->rank; }
-static int d_workers(const lmx_kvstore *kv) { return ((const dist *)kv->state)->size; }
+static int d_rank(const lmx_kvstore *kv) {
+  return ((const dist *)kv->state)->rank;
+}
+static int d_workers(const lmx_kvstore *kv) {
+  return ((const dist *)kv->state)->size;
+}
 
 static int d_check(lmx_kvstore *kv, const char *what, int64_t value) {
   dist *d = kv->state;
-  LMX_TRY(usable(kv));
-  LMX_TRY(ov_drain(kv));
+  LMX_TRY(lmx_kvd_usable(kv));
+  LMX_TRY(lmx_kvd_ov_drain(kv));
   if (d->size == 1) return LMX_OK;
-  uint64_t sig = fnv(fnv(1469598103934665603ull, what, strlen(what)), &value, sizeof value);
-  return control(kv, K_CHECK, sig, 0, NULL, what, value);
+  uint64_t sig =
+      lmx_kvd_fnv(lmx_kvd_fnv(1469598103934665603ull, what, strlen(what)), &value, sizeof value);
+  return lmx_kvd_control(kv, K_CHECK, sig, 0, NULL, what, value);
 }
 
 /* The status of `fn` on the writing rank(s), shared by all. */
 static int states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user, int writer_only) {
   dist *d = kv->state;
-  LMX_TRY(usable(kv));
-  LMX_TRY(ov_drain(kv));
+  LMX_TRY(lmx_kvd_usable(kv));
+  LMX_TRY(lmx_kvd_ov_drain(kv));
   int64_t st = (!writer_only || d->rank == 0) ? (fn(user) != 0) : 0;
   if (d->size > 1) {
-    LMX_TRY(control(kv, K_STATES, (uint64_t)writer_only, 0, NULL, NULL, 0));
+    LMX_TRY(lmx_kvd_control(kv, K_STATES, (uint64_t)writer_only, 0, NULL, NULL, 0));
     int64_t v[2] = {st ? d->rank + 1 : 0, 0};
     int req;
-    LMX_TRY(started(kv, mpi.iallreduce(NULL, v, 2, LMX_INT64, LMX_MPI_MAX, &req, d->err, (int)sizeof d->err),
-                    "optimizer states"));
-    LMX_TRY(wait_op(kv, req, now() + d->timeout, "optimizer states"));
+    LMX_TRY(lmx_kvd_started(kv,
+                            lmx_kvd_mpi.iallreduce(NULL, v, 2, LMX_INT64, LMX_MPI_MAX, &req, d->err,
+                                                   (int)sizeof d->err),
+                            "optimizer states"));
+    LMX_TRY(lmx_kvd_wait_op(kv, req, lmx_kvd_now() + d->timeout, "optimizer states"));
     if (v[0])
-      return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d failed to %s the optimizer states", kv->type,
-                      (int)v[0] - 1, writer_only ? "save" : "load");
+      return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d failed to %s the optimizer states",
+                      kv->type, (int)v[0] - 1, writer_only ? "save" : "load");
   } else if (st)
     return lmx_fail(LMX_ERR_IO, "kvstore '%s': the optimizer-state callback failed", kv->type);
   return LMX_OK;
 }
 
-static int d_save(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) { return states(kv, fn, user, 1); }
-static int d_load(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) { return states(kv, fn, user, 0); }
+static int d_save(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) {
+  return states(kv, fn, user, 1);
+}
+static int d_load(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user) {
+  return states(kv, fn, user, 0);
+}
 
 const lmx_kv_backend lmx_kv_dist = {
     .name = "mpi",
@@ -969,7 +706,7 @@ const lmx_kv_backend lmx_kv_dist = {
     .check = d_check,
     .save_states = d_save,
     .load_states = d_load,
-    .overlap_on = d_overlap_on,
-    .ov_begin = d_ov_begin,
-    .ov_ready = d_ov_ready,
+    .overlap_on = lmx_kvd_overlap_on,
+    .ov_begin = lmx_kvd_ov_begin,
+    .ov_ready = lmx_kvd_ov_ready,
 };

@@ -67,7 +67,7 @@ struct lmx_kv_backend {
    * so either every worker succeeds or every worker fails); load calls fn everywhere. */
   int (*save_states)(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
   int (*load_states)(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user);
-  /* The overlapped push (optional, NULL where the engine has none; kv_dist.c): whether
+  /* The overlapped push (optional, NULL where the engine has none; kv_dist_overlap.c): whether
    * it is on; begin(n keys by entry index in push order, one gradient array each, the
    * push positions in the order backward makes them final); ready(positions now
    * final). The next push of those keys and arrays completes it. */

@@ -176,7 +176,7 @@ int lmx_kv_pull(lmx_kvstore *kv, const char *key, lmx_ndarray *const *outs, int 
 /* n keys; values: nv per key (NULL: pull only), outs: no per key (NULL or 0: push only). */
 int lmx_kv_pushpull(lmx_kvstore *kv, int n, const char *const *keys, lmx_ndarray *const *values,
                     int nv, lmx_ndarray *const *outs, int no);
-/* The overlapped push (kvstore.h, kv_dist.c): on when the store's engine offers it and
+/* The overlapped push (kvstore.h, kv_dist_overlap.c): on when the store's engine offers it and
  * it is not switched off (LUAMX_DIST_OVERLAP=0); key index of a key (-1: unknown);
  * begin / ready as the backend verbs (no-ops where the store has none). */
 int lmx_kv_overlap_on(const lmx_kvstore *kv);
