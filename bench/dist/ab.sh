@@ -5,7 +5,8 @@
 # machine; each kv.lua run times OpenMPI's in-place MPI_Allreduce next to the store in one
 # process (interleaved rounds), so its kvstore / MPI ratio is the figure compared. Prints,
 # per size and variant, the median over runs of kv.lua's median ratios, their spread (min
-# to max) and the median GB/s of the store and of MPI; then the load.
+# to max) and the median GB/s of the store and of MPI, for pushpull(key, v, out) and (variant
+# "LABEL,in-place") pushpull(key, g, g); then the load.
 #
 #   bench/dist/ab.sh RUNS ROUNDS SIZES LABEL LIB ENV [LABEL LIB ENV ...]
 #   e.g. bench/dist/ab.sh 7 5 1048576,4194304 old build-old/libluamx.so '' \
@@ -30,7 +31,9 @@ for r in $(seq "$runs"); do
     xs="-x LUAMX_LIB -x LUA_PATH -x OMP_NUM_THREADS -x OPENBLAS_NUM_THREADS"
     for w in ${envs[$v]}; do xs="$xs -x ${w%%=*}"; done
     env LUAMX_LIB="${libs[$v]}" ${envs[$v]} mpirun --oversubscribe --mca btl self,vader,tcp $xs -np 2 \
-      luajit "$here/kv.lua" "$rounds" "$sizes" | sed -n "s/^RESULT kv_ratio /${labels[$v]} /p" >> "$out"
+      luajit "$here/kv.lua" "$rounds" "$sizes" |
+      sed -n -e "s/^RESULT kv_ratio /${labels[$v]} /p" \
+        -e "s/^RESULT kv_ratio_inplace \([^ ]*\) \([^ ]*\) \([^ ]*\) \([^ ]*\) .*/${labels[$v]},in-place \1 \2 \3 - \4/p" >> "$out"
   done
 done
 awk '

@@ -4,15 +4,21 @@
 --- shared-memory all-reduce, src/exec/kv_dist_shm.c) and its MPI-message path (a store
 --- opened with LUAMX_DIST_SHM_BYTES=0: the hot pushpull, MPI all-reduces into the output
 --- in chunks of LUAMX_DIST_HOT_BYTES, each chunk copied into the stored value), in an
---- order that rotates from round to round, so that the ratios compare neighbouring
---- moments of a shared machine. A round of one variant is a few calls back to back after
---- a barrier. Then fused small keys against one call per key.
+--- order that rotates from round to round (with the default path called in place, below),
+--- so that the ratios compare neighbouring moments of a shared machine. A round of one
+--- variant is a few calls back to back after a barrier. Then fused small keys against one
+--- call per key.
 --- Run under mpirun (2 workers); rank 0 prints, per size,
 ---   RESULT kv_ratio <bytes> <MPI GB/s> <kv GB/s> <msg GB/s> <kv/MPI> <msg/MPI> <rounds>
 ---          <best MPI GB/s> <best kv GB/s> <best msg GB/s> <best kv/MPI> <best msg/MPI>
 --- (GB/s: bytes / median over rounds of the time per call; ratios: median over rounds
 --- of the round's ratio; best: the fastest round of each, which on a loaded machine is
 --- the one least disturbed)
+---   RESULT kv_ratio_inplace <bytes> <MPI GB/s> <kv GB/s> <kv/MPI> <rounds> <best kv/MPI>
+--- (the store's default path called in place, pushpull(key, g, g), the form Module's
+--- update() uses without update_on_kvstore; in fit the overlapped push takes those keys
+--- unless LUAMX_DIST_OVERLAP=0. One buffer per rank besides the stored value, as MPI's
+--- in-place call has one; the line above reads one array and writes another)
 ---   RESULT kv_small_keys <nkeys> <floats per key> <fused s> <per-key s> <speed-up>
 --- Usage: mpirun -np 2 luajit bench/dist/kv.lua [rounds=9] [sizes in bytes, comma-separated]
 local mx = require 'luamx'
@@ -88,23 +94,27 @@ for _, bytes in ipairs(sizes) do
     function() mpi_allreduce(refp, n) end,
     function() kv:pushpull(key, v, o) end,
     function() msg:pushpull(key, v, o) end,
+    function() kv:pushpull(key, ref, ref) end, -- in place, the form Module's update() uses
   }
-  local best, med, rh, rp = {1e9, 1e9, 1e9}, {{}, {}, {}}, {}, {}
+  local best, med, rh, rp, ri = {1e9, 1e9, 1e9, 1e9}, {{}, {}, {}, {}}, {}, {}, {}
   for round = 1, ROUNDS do
-    for j = 0, 2 do
-      local which = (round + j - 1) % 3 + 1
+    for j = 0, 3 do
+      local which = (round + j - 1) % 4 + 1
       local dt = timed(reps, runs[which])
       best[which] = math.min(best[which], dt)
       med[which][round] = dt
+      ref:fill(1) -- the in-place runs double it: keep the values finite
     end
     rh[round], rp[round] = med[1][round] / med[2][round], med[1][round] / med[3][round]
-    ref:fill(1) -- in place: keep the values finite
+    ri[round] = med[1][round] / med[4][round]
   end
   if rank == 0 then
     print(('RESULT kv_ratio %d %.3f %.3f %.3f %.3f %.3f %d %.3f %.3f %.3f %.3f %.3f'):format(bytes,
       bytes / median(med[1]) / 1e9, bytes / median(med[2]) / 1e9, bytes / median(med[3]) / 1e9,
       median(rh), median(rp), ROUNDS, bytes / best[1] / 1e9, bytes / best[2] / 1e9, bytes / best[3] / 1e9,
       best[1] / best[2], best[1] / best[3]))
+    print(('RESULT kv_ratio_inplace %d %.3f %.3f %.3f %d %.3f'):format(bytes, bytes / median(med[1]) / 1e9,
+      bytes / median(med[4]) / 1e9, median(ri), ROUNDS, best[1] / best[4]))
   end
 end
 
