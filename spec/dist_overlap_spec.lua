@@ -3,7 +3,8 @@
 -- bucket) as soon as the executor knows it is final, and update() waits for the sums.
 -- On 2 workers the result is bit-identical to the plain push (LUAMX_DIST_OVERLAP=0), on
 -- 3 within float rounding (MPI orders the additions by message size);
--- a worker in the other mode is a disagreement with a message; a rank killed or hung
+-- a worker in the other mode (or on the other path for large keys: shared memory or MPI
+-- messages) is a disagreement with a message; a rank killed or hung
 -- while the others have all-reduces in flight ends the job within the bound; the
 -- overlapped forward_backward allocates nothing. The executor side (finality per step,
 -- shared weights) is spec/executor_grad_final_spec.lua.
@@ -85,21 +86,39 @@ D.describe('dist_sync overlapped push', function(dir)
       TIMEOUT + 25)
   end)
 
-  it('a worker without overlap next to one with it: an error naming both, no hang', function()
-    local f = assert(io.open(dir .. '/mixed.sh', 'w'))
-    f:write(('#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && export LUAMX_DIST_OVERLAP=0\n' ..
-      'exec luajit %s/spec/dist/train.lua mlp %s/mixed.params dist_sync\n')
-      :format(os.getenv('LUAMX_SOURCE_DIR') or '.', dir))
+  -- runs the W1 worker on 2 ranks, rank 1 with the shell line `rank1` first and both
+  -- with `both`; the job must fail (not hang); returns its output
+  local function mixed(name, rank1, both)
+    local f = assert(io.open(dir .. '/' .. name .. '.sh', 'w'))
+    f:write(('#!/bin/sh\n%s\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && %s\n' ..
+      'exec luajit %s/spec/dist/train.lua mlp %s/%s.params dist_sync\n')
+      :format(both or '', rank1, os.getenv('LUAMX_SOURCE_DIR') or '.', dir, name))
     f:close()
-    os.execute('chmod +x ' .. dir .. '/mixed.sh')
-    local cmd = ('env LUAMX_DIST_TIMEOUT=%d %s timeout 60 %s -x LUAMX_DIST_TIMEOUT %s -np 2 %s/mixed.sh 2>&1; echo "EXIT=$?"')
-      :format(TIMEOUT, D.ASAN_ENV, D.MPIRUN, D.asan and '-x LD_PRELOAD -x ASAN_OPTIONS' or '', dir)
+    os.execute('chmod +x ' .. dir .. '/' .. name .. '.sh')
+    local cmd = ('env LUAMX_DIST_TIMEOUT=%d %s timeout 60 %s -x LUAMX_DIST_TIMEOUT %s -np 2 %s/%s.sh 2>&1; echo "EXIT=$?"')
+      :format(TIMEOUT, D.ASAN_ENV, D.MPIRUN, D.asan and '-x LD_PRELOAD -x ASAN_OPTIONS' or '', dir, name)
     local p = io.popen(cmd)
     local out = p:read('*a')
     p:close()
     local rc = tonumber(out:match('EXIT=(%d+)%s*$'))
     assert.are_not.equal(0, rc, out)
     assert.are_not.equal(124, rc, 'the job hung:\n' .. out)
-    assert.truthy(out:find("the workers disagree: rank %d calls push of key 'fc1_weight'.-%(overlapped with backward%)"), out)
+    return out
+  end
+
+  it('a worker without overlap next to one with it: an error naming both, no hang', function()
+    local out = mixed('mixed', 'export LUAMX_DIST_OVERLAP=0')
+    assert.truthy(out:find("the workers disagree: rank %d calls push of key 'fc1_weight'.-%(overlapped with backward[;)]"), out)
+  end)
+
+  it('large keys through shared memory on one rank and MPI messages on the other: an error naming both', function()
+    -- keys from 4 KiB are large; rank 1 turns the shared-memory path off
+    local out = mixed('mixshm', 'export LUAMX_DIST_SHM_BYTES=0', 'export LUAMX_DIST_SMALL_BYTES=4096')
+    assert.truthy(out:find('the workers disagree: rank %d calls push of key .-%(overlapped with backward; ' ..
+      'large keys through shared memory, LUAMX_DIST_SHM_BYTES=262144%), but rank %d calls push of key .-' ..
+      '%(overlapped with backward%)') or
+      out:find('the workers disagree: rank %d calls push of key .-%(overlapped with backward%), but rank %d ' ..
+      'calls push of key .-%(overlapped with backward; large keys through shared memory, ' ..
+      'LUAMX_DIST_SHM_BYTES=262144%)'), out)
   end)
 end)

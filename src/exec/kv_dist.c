@@ -185,14 +185,14 @@ static int shm_poll(void *ctx, const char *what, int expired) {
 
 /* Whether key e's sum goes through the node's shared memory. The same on every rank once
  * the push's control has passed (it hashes LUAMX_DIST_SHM_BYTES when one does). */
-static int shm_key(const dist *d, const lmx_kv_entry *e) {
+int lmx_kvd_shm_key(const dist *d, const lmx_kv_entry *e) {
   return d->shm_on && !shm_failed && lmx_nd_bytes(e->merge) >= d->small_bytes &&
          lmx_kvd_shm_dtype(e->merge->dtype);
 }
 
 /* Maps (or grows) the segment; called after the push's control, so every rank is here
  * with the same size. Ranks agree on the outcome: if any failed, all use MPI messages. */
-static int shm_ready(lmx_kvstore *kv) {
+int lmx_kvd_shm_ready(lmx_kvstore *kv) {
   dist *d = kv->state;
   size_t need = lmx_kvd_shm_bytes(d->shm.nlocal, d->shm_bytes);
   if (!shm_seg || shm_seg_bytes < need) {
@@ -210,6 +210,10 @@ static int shm_ready(lmx_kvstore *kv) {
   }
   d->shm.seg = shm_seg;
   return LMX_OK;
+}
+
+uint64_t lmx_kvd_shm_sig(const dist *d, uint64_t sig) {
+  return lmx_kvd_fnv(lmx_kvd_fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
 }
 
 int lmx_kvd_usable(lmx_kvstore *kv) {
@@ -266,7 +270,8 @@ static void describe(char *buf, size_t cap, int kind, int n, lmx_kv_entry *const
     len = len < cap ? len : cap - 1;
   }
   if (kind == K_OPUSH && len < cap - 1)
-    snprintf(buf + len, cap - len, " (overlapped with backward)");
+    snprintf(buf + len, cap - len, " (overlapped with backward%s%s)", what ? "; " : "",
+             what ? what : "");
   if (kind == K_PUSH && what && len < cap - 1) snprintf(buf + len, cap - len, " (%s)", what);
 }
 
@@ -520,7 +525,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
   int hot_chunked = 0, any_shm = 0;
   for (int k = 0; k < n; k++) {
     sig = lmx_kvd_key_sig(sig, e[k]);
-    if (shm_key(d, e[k])) { /* the same collectives whatever the output */
+    if (lmx_kvd_shm_key(d, e[k])) { /* the same collectives whatever the output */
       any_shm = 1;
       continue;
     }
@@ -541,13 +546,13 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
                   d->hot_bytes);
   }
   if (any_shm) {
-    sig = lmx_kvd_fnv(lmx_kvd_fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
+    sig = lmx_kvd_shm_sig(d, sig);
     snprintf(how + hl, sizeof how - (size_t)hl,
              "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu", hl ? "; " : "",
              d->shm_bytes);
   }
   LMX_TRY(lmx_kvd_control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
-  if (any_shm) LMX_TRY(shm_ready(kv));
+  if (any_shm) LMX_TRY(lmx_kvd_shm_ready(kv));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
   size_t need;
@@ -562,7 +567,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
     lmx_ndarray *m = e[k]->merge;
     int dt = m->dtype, esz = lmx_dtype_size(dt);
     if (outs && hot_key(d, n, e, values, outs, k)) {
-      if (shm_key(d, e[k]))
+      if (lmx_kvd_shm_key(d, e[k]))
         LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, lmx_nd_ptr(v[0]), lmx_nd_ptr(outs[k]),
                                       lmx_nd_ptr(e[k]->value), lmx_nd_size(m), dt, e[k]->key));
       else
@@ -580,7 +585,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       const char *src = from_value ? lmx_nd_ptr(v[0]) : NULL;
       char *dst = lmx_nd_ptr(into_value ? e[k]->value : m);
       int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
-      if (shm_key(d, e[k]))
+      if (lmx_kvd_shm_key(d, e[k]))
         LMX_TRY(lmx_kvd_shm_allreduce(&d->shm, src ? src : dst, dst, NULL, cnt, dt, e[k]->key));
       else
         for (int64_t c = 0; c < cnt; c += per) {

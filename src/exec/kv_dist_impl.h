@@ -79,6 +79,15 @@ int lmx_kvd_reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, i
  * straight from it). */
 int lmx_kvd_direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv);
 
+/* Whether key e's sum goes through the node's shared memory (kv_dist_shm.c); the same on
+ * every rank once a push's control has passed (its signature covers the setting). */
+int lmx_kvd_shm_key(const dist *d, const lmx_kv_entry *e);
+/* Maps (or grows) the shared segment: collective when it must (every rank calls it at the
+ * same point of the same push); every rank then agrees whether the segment is in use. */
+int lmx_kvd_shm_ready(lmx_kvstore *kv);
+/* A push's signature extended by the shared-memory setting when one of its keys uses it. */
+uint64_t lmx_kvd_shm_sig(const dist *d, uint64_t sig);
+
 /* ---- the overlapped push (kv_dist_overlap.c) ---- */
 
 struct ovs;

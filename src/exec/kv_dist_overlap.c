@@ -16,7 +16,8 @@
  * them final) lays the keys out in buckets along the finality order (reverse layer
  * order): consecutive small keys of one dtype share a fusion bucket of up to
  * LUAMX_DIST_FUSION_BYTES, a large key is a bucket of its own, reduced from the
- * gradient into the merge buffer in chunks. It starts the control all-reduce (kind
+ * gradient into the merge buffer in chunks (on one node: through the shared segment, at
+ * once, as the plain push does). It starts the control all-reduce (kind
  * K_OPUSH: a rank that pushes without overlap disagrees with a message) and returns.
  * ready(positions) counts keys down; the first call finishes the control (deadline and
  * disagreement as every verb), then every bucket whose keys are all final is started,
@@ -32,6 +33,7 @@
  * grown to the largest key list. */
 typedef struct ovs {
   int state; /* 0 none, 1 control in flight, 2 control done */
+  int shm;   /* large keys go through the shared segment (in the signature) */
   ctl c;
   int n, cap, nb, next, nreq, rcap;
   int *idx;          /* [cap] kv entry index per key, push order */
@@ -103,6 +105,15 @@ static int ov_start_bucket(lmx_kvstore *kv, int b) {
   char w[96];
   snprintf(w, sizeof w, "push of key %s", o->e[k0]->key);
   o->req0[b] = o->nreq, o->nreqs[b] = 0;
+  /* large, on one node: summed now through the shared segment, from the gradient into
+   * the merge buffer (every rank starts the buckets in the same order, and no rank waits
+   * on a request before it has started every bucket: ov_advance runs first) */
+  if (lmx_nd_bytes(m) >= d->small_bytes && lmx_kvd_shm_key(d, o->e[k0])) {
+    LMX_TRY(lmx_kvd_shm_ready(kv));
+    if (lmx_kvd_shm_key(d, o->e[k0])) /* else the node could not map it: messages */
+      return lmx_kvd_shm_allreduce(&d->shm, lmx_nd_ptr(o->v[k0]), lmx_nd_ptr(m), NULL,
+                                   lmx_nd_size(m), dt, o->e[k0]->key);
+  }
   if (lmx_nd_bytes(m) >= d->small_bytes) { /* large: from the gradient, in chunks */
     const char *src = lmx_nd_ptr(o->v[k0]);
     int64_t per = (int64_t)(d->chunk_bytes / (size_t)esz), cnt = lmx_nd_size(m);
@@ -138,8 +149,11 @@ static int ov_start_bucket(lmx_kvstore *kv, int b) {
 static int ov_advance(lmx_kvstore *kv, int force) {
   ovs *o = ((dist *)kv->state)->ov;
   if (o->state == 1) {
+    char how[96];
+    snprintf(how, sizeof how, "large keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu",
+             ((dist *)kv->state)->shm_bytes);
     o->state = 2;
-    LMX_TRY(lmx_kvd_control_end(kv, &o->c, o->n, o->e, NULL, 0));
+    LMX_TRY(lmx_kvd_control_end(kv, &o->c, o->n, o->e, o->shm ? how : NULL, 0));
   }
   while (o->next < o->nb && (force || o->left[o->next] == 0))
     LMX_TRY(ov_start_bucket(kv, o->next++));
@@ -224,6 +238,9 @@ int lmx_kvd_ov_begin(lmx_kvstore *kv, int n, const int *idx, lmx_ndarray *const 
   uint64_t sig = 1469598103934665603ull;
   for (int k = 0; k < n; k++) sig = lmx_kvd_key_sig(sig, o->e[k]);
   sig = lmx_kvd_fnv(sig, order, (size_t)n * sizeof *order);
+  o->shm = 0;
+  for (int k = 0; k < n && !o->shm; k++) o->shm = lmx_kvd_shm_key(d, o->e[k]);
+  if (o->shm) sig = lmx_kvd_shm_sig(d, sig);
   size_t at = 0, in_bucket = 0;
   int prev_dt = -1, prev_small = 0;
   o->nb = 0;
