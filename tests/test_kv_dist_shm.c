@@ -3,7 +3,7 @@
  * run the same long sequence of calls: every dtype, counts of 0, 1, a slot, a slot and one,
  * many slots with odd remainders, slot sizes that change from call to call (the sets lie
  * elsewhere: the call starts with an empty step), in place and into another buffer, with
- * and without a stored value. Each result is compared bit for bit with the sum computed
+ * and without a stored value (written with plain or with streaming stores). Each result is compared bit for bit with the sum computed
  * here in rank order with the dtype's rounding at each step (the rule MPI's sum follows),
  * so a region written while another process still reads it shows as a wrong element
  * (the processes outnumber the cores here, so their interleavings vary from run to run).
@@ -104,6 +104,7 @@ static int worker(char *seg, int q, int n, int calls) {
     int64_t count = counts[(3 * c + c / 7) % 7]; /* every count with every dtype and slot */
     if (count > MAXCOUNT) count = MAXCOUNT;
     int inplace = c % 3 == 0, withval = c % 2 == 0;
+    s.stream_bytes = c % 4 == 0 ? 1 : 0; /* every other call with a value streams it */
     for (int64_t i = 0; i < count; i++) put(dt, src, i, value(dt, q, c, i));
     memset(out, 0xEE, sizeof out);
     memset(val, 0xDD, sizeof val);

@@ -11,6 +11,10 @@
 #include "../core/status.h"
 #include "../tensor/dtype.h"
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 enum { BLOCK = 512, MAXRANKS = 256, LINE = 128 };
 
 /* A rank's control line: written by that rank only (seq with release stores), read by all;
@@ -120,6 +124,44 @@ static void outside(char *to, const char *from, size_t a, size_t b, size_t len) 
   if (b < len) memcpy(to + b, from + b, len - b);
 }
 
+/* Copies n bytes with streaming stores where the CPU has them (x86-64: SSE2, always),
+ * whole 64-byte lines at a time; memcpy for the unaligned head and the tail. */
+static void stream_copy(char *to, const char *from, size_t n) {
+#if defined(__x86_64__)
+  size_t head = (size_t)(-(uintptr_t)to & 63);
+  if (head > n) head = n;
+  memcpy(to, from, head);
+  size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(from + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(from + i + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(from + i + 32));
+    __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(from + i + 48));
+    _mm_stream_si128((__m128i *)(void *)(to + i), a);
+    _mm_stream_si128((__m128i *)(void *)(to + i + 16), b);
+    _mm_stream_si128((__m128i *)(void *)(to + i + 32), c);
+    _mm_stream_si128((__m128i *)(void *)(to + i + 48), d);
+  }
+  memcpy(to + i, from + i, n - i);
+#else
+  memcpy(to, from, n);
+#endif
+}
+
+/* Orders the streaming stores before what follows (the caller's later reads of the value,
+ * other threads). */
+static void stream_fence(void) {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+/* Like outside(), through stream_copy. */
+static void outside_stream(char *to, const char *from, size_t a, size_t b, size_t len) {
+  if (a > 0) stream_copy(to, from, a);
+  if (b < len) stream_copy(to + b, from + b, len - b);
+}
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -201,7 +243,8 @@ int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char
   char *sets = s->seg + ctl_bytes(n);
   const char *p[MAXRANKS];
   size_t pa = 0, pb = 0, pm = 0; /* the previous chunk's slice and length */
-  int ndst = val ? 3 : 2;
+  int stream = val && s->stream_bytes && (size_t)count * esz >= s->stream_bytes;
+  int ndst = val && !stream ? 3 : 2;
   for (int64_t i = 0; i < steps; i++, g++) {
     size_t c = (size_t)i * per_chunk, m = 0, a = 0, b = 0;
     char *base = sets + (g & 1) * set, *res = base + (size_t)n * s->slot;
@@ -216,14 +259,19 @@ int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char
       for (int q = 0; q < n; q++) p[q] = q == me ? src + c * esz : base + (size_t)q * s->slot;
       char *dst[3] = {out + c * esz, res, val ? val + c * esz : NULL}; /* element 0 of the chunk */
       sum(dtype, p, n, dst, ndst, a, b);
+      if (stream) stream_copy(val + (c + a) * esz, out + (c + a) * esz, (b - a) * esz);
     }
     if (i > 0) { /* the previous chunk's result, in the other set */
       const char *prev = sets + ((g - 1) & 1) * set + (size_t)n * s->slot;
       size_t pc = (c - per_chunk) * esz;
       outside(out + pc, prev, pa * esz, pb * esz, pm * esz);
-      if (val) outside(val + pc, prev, pa * esz, pb * esz, pm * esz);
+      if (stream)
+        outside_stream(val + pc, prev, pa * esz, pb * esz, pm * esz);
+      else if (val)
+        outside(val + pc, prev, pa * esz, pb * esz, pm * esz);
     }
     pa = a, pb = b, pm = m;
   }
+  if (stream) stream_fence();
   return LMX_OK;
 }

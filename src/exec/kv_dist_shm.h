@@ -43,6 +43,11 @@ typedef struct lmx_kvd_shm {
   size_t slot; /* bytes per slot (a multiple of 64) */
   int local, nlocal;
   double timeout; /* seconds a wait may last (the store's deadline) */
+  /* From this many bytes on (0: never) the stored value is written with non-temporal
+   * stores: it is not read again in the call (the output is what the caller reads next),
+   * and where the ranks' buffers no longer fit the caches together, streaming it saves
+   * the reads for ownership of its lines and keeps the output and the segment cached. */
+  size_t stream_bytes;
   /* Called every few hundred microseconds while a wait lasts: answers the liveness pings
    * of other ranks; with expired = 1 (the deadline passed) names the lost ranks and
    * returns the error, set (the store is then broken). what names the operation. */
