@@ -6,7 +6,8 @@
 # process (interleaved rounds), so its kvstore / MPI ratio is the figure compared. Prints,
 # per size and variant, the median over runs of kv.lua's median ratios, their spread (min
 # to max) and the median GB/s of the store and of MPI, for pushpull(key, v, out) and (variant
-# "LABEL,in-place") pushpull(key, g, g); then the load.
+# "LABEL,in-place") pushpull(key, g, g) against MPI in place, and (variant
+# "LABEL,vs-MPI-out-of-place") pushpull(key, v, out) against MPI from v into out; then the load.
 #
 #   bench/dist/ab.sh RUNS ROUNDS SIZES LABEL LIB ENV [LABEL LIB ENV ...]
 #   e.g. bench/dist/ab.sh 7 5 1048576,4194304 old build-old/libluamx.so '' \
@@ -33,7 +34,8 @@ for r in $(seq "$runs"); do
     env LUAMX_LIB="${libs[$v]}" ${envs[$v]} mpirun --oversubscribe --mca btl self,vader,tcp $xs -np 2 \
       luajit "$here/kv.lua" "$rounds" "$sizes" |
       sed -n -e "s/^RESULT kv_ratio /${labels[$v]} /p" \
-        -e "s/^RESULT kv_ratio_inplace \([^ ]*\) \([^ ]*\) \([^ ]*\) \([^ ]*\) .*/${labels[$v]},in-place \1 \2 \3 - \4/p" >> "$out"
+        -e "s/^RESULT kv_ratio_inplace \([^ ]*\) \([^ ]*\) \([^ ]*\) \([^ ]*\) .*/${labels[$v]},in-place \1 \2 \3 - \4/p" \
+        -e "s/^RESULT kv_ratio_outofplace \([^ ]*\) \([^ ]*\) \([^ ]*\) \([^ ]*\) .*/${labels[$v]},vs-MPI-out-of-place \1 \2 \3 - \4/p" >> "$out"
   done
 done
 awk '

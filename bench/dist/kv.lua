@@ -4,7 +4,8 @@
 --- shared-memory all-reduce, src/exec/kv_dist_shm.c) and its MPI-message path (a store
 --- opened with LUAMX_DIST_SHM_BYTES=0: the hot pushpull, MPI all-reduces into the output
 --- in chunks of LUAMX_DIST_HOT_BYTES, each chunk copied into the stored value), in an
---- order that rotates from round to round (with the default path called in place, below),
+--- order that rotates from round to round (with the default path called in place and
+--- MPI_Allreduce out of place, below),
 --- so that the ratios compare neighbouring moments of a shared machine. A round of one
 --- variant is a few calls back to back after a barrier. Then fused small keys against one
 --- call per key.
@@ -19,6 +20,9 @@
 --- update() uses without update_on_kvstore; in fit the overlapped push takes those keys
 --- unless LUAMX_DIST_OVERLAP=0. One buffer per rank besides the stored value, as MPI's
 --- in-place call has one; the line above reads one array and writes another)
+---   RESULT kv_ratio_outofplace <bytes> <MPI GB/s> <kv GB/s> <kv/MPI> <rounds> <best kv/MPI>
+--- (the like-for-like pair of the first line: MPI_Allreduce from v into o, the arrays of
+--- the store's pushpull(key, v, o))
 ---   RESULT kv_small_keys <nkeys> <floats per key> <fused s> <per-key s> <speed-up>
 --- Usage: mpirun -np 2 luajit bench/dist/kv.lua [rounds=9] [sizes in bytes, comma-separated]
 local mx = require 'luamx'
@@ -54,8 +58,9 @@ local plugin = os.getenv('LUAMX_MPI_PLUGIN') or ((os.getenv('LUAMX_LIB') or ''):
 local ops = ffi.new('lmx_bench_mpi_ops')
 assert(ffi.load(plugin, true).lmx_mpi_plugin(ops) == 0, 'cannot open the MPI plugin ' .. plugin)
 local err = ffi.new('char[256]')
-local function mpi_allreduce(buf, n)
-  if ops.allreduce(nil, buf, n, 0, 0, err, 256) ~= 0 then error(ffi.string(err)) end
+-- in place (src nil), or from src into buf
+local function mpi_allreduce(buf, n, src)
+  if ops.allreduce(src, buf, n, 0, 0, err, 256) ~= 0 then error(ffi.string(err)) end
 end
 
 local function timed(reps, fn)
@@ -88,18 +93,19 @@ for _, bytes in ipairs(sizes) do
   kv:init(key, mx.nd.zeros{n})
   msg:init(key, mx.nd.zeros{n})
   local v, o, ref = mx.nd.ones{n}, mx.nd.zeros{n}, mx.nd.ones{n}
-  local refp = ref:data()
+  local refp, vp, op = ref:data(), v:data(), o:data()
   local reps = bytes >= 16 * 2^20 and 3 or bytes >= 2^20 and 10 or 100
   local runs = {
     function() mpi_allreduce(refp, n) end,
     function() kv:pushpull(key, v, o) end,
     function() msg:pushpull(key, v, o) end,
     function() kv:pushpull(key, ref, ref) end, -- in place, the form Module's update() uses
+    function() mpi_allreduce(op, n, vp) end, -- out of place, the buffers of the store's call
   }
-  local best, med, rh, rp, ri = {1e9, 1e9, 1e9, 1e9}, {{}, {}, {}, {}}, {}, {}, {}
+  local best, med, rh, rp, ri, ro = {1e9, 1e9, 1e9, 1e9, 1e9}, {{}, {}, {}, {}, {}}, {}, {}, {}, {}
   for round = 1, ROUNDS do
-    for j = 0, 3 do
-      local which = (round + j - 1) % 4 + 1
+    for j = 0, 4 do
+      local which = (round + j - 1) % 5 + 1
       local dt = timed(reps, runs[which])
       best[which] = math.min(best[which], dt)
       med[which][round] = dt
@@ -107,6 +113,7 @@ for _, bytes in ipairs(sizes) do
     end
     rh[round], rp[round] = med[1][round] / med[2][round], med[1][round] / med[3][round]
     ri[round] = med[1][round] / med[4][round]
+    ro[round] = med[5][round] / med[2][round]
   end
   if rank == 0 then
     print(('RESULT kv_ratio %d %.3f %.3f %.3f %.3f %.3f %d %.3f %.3f %.3f %.3f %.3f'):format(bytes,
@@ -115,6 +122,8 @@ for _, bytes in ipairs(sizes) do
       best[1] / best[2], best[1] / best[3]))
     print(('RESULT kv_ratio_inplace %d %.3f %.3f %.3f %d %.3f'):format(bytes, bytes / median(med[1]) / 1e9,
       bytes / median(med[4]) / 1e9, median(ri), ROUNDS, best[1] / best[4]))
+    print(('RESULT kv_ratio_outofplace %d %.3f %.3f %.3f %d %.3f'):format(bytes, bytes / median(med[5]) / 1e9,
+      bytes / median(med[2]) / 1e9, median(ro), ROUNDS, best[5] / best[2]))
   end
 end
 

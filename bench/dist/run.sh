@@ -2,8 +2,9 @@
 # bench/dist/run.sh — the dist kvstore benchmark (not a test): the dist_sync kvstore's
 # pushpull against OpenMPI's in-place MPI_Allreduce at the same sizes, interleaved in one
 # process (kv.lua: rounds that rotate MPI, the store's default path (shared memory on one
-# node), the default path called in place as Module's update() calls it, and its
-# MPI-message path (LUAMX_DIST_SHM_BYTES=0)), OpenMPI's
+# node), the default path called in place as Module's update() calls it, MPI_Allreduce
+# out of place between the arrays of the store's call, and its MPI-message path
+# (LUAMX_DIST_SHM_BYTES=0)), OpenMPI's
 # MPI_Allreduce alone in its own program (mpi_allreduce.c), fused small keys against one
 # call per key, and W1 / W3a global throughput on 1 and 2 workers with one thread each
 # (train.lua), on 2 workers with the overlapped push (backward starts the all-reduces) and
@@ -42,6 +43,7 @@ awk '
   $2 == "kv_ratio" { b = $3; m = ++nr[b]; rh[b, m] = $7; rp[b, m] = $8; gm[b, m] = $4; gh[b, m] = $5
                      if ($11 > bh[b]) { bm[b] = $10; bh[b] = $11; bx[b] = $13 } }
   $2 == "kv_ratio_inplace" { b = $3; m = ++ni[b]; ri[b, m] = $6; gi[b, m] = $5 }
+  $2 == "kv_ratio_outofplace" { b = $3; m = ++no[b]; ro[b, m] = $6; go[b, m] = $4 }
   $2 == "kv_small_keys" { if (!fz || $5 < fz) { fz = $5; nk = $3; per = $4 } if (!one || $6 < one) one = $6 }
   $2 == "W1" || $2 == "W3a" { k = $2 " " $3 ($3 > 1 && $6 == "off" ? " off" : ""); if (!(k in tp) || $4 > tp[k]) { tp[k] = $4; us[k] = $5 } }
   function med(arr, b, m,    i, j, t, v) {
@@ -50,14 +52,15 @@ awk '
     return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
   }
   END {
-    print "| size | MPI_Allreduce GB/s, own program (best) | MPI_Allreduce GB/s, in the kvstore process | kvstore pushpull GB/s | kvstore / MPI (median) | in place: GB/s, kvstore / MPI (median) | MPI-message path / MPI (median) | best rounds: MPI, kvstore GB/s, ratio |"
-    print "|---|---|---|---|---|---|---|---|"
+    print "| size | MPI_Allreduce GB/s, own program (best) | MPI_Allreduce GB/s, in the kvstore process | kvstore pushpull GB/s | kvstore / MPI (median) | in place: GB/s, kvstore / MPI (median) | MPI out of place: GB/s, kvstore / it (median) | MPI-message path / MPI (median) | best rounds: MPI, kvstore GB/s, ratio |"
+    print "|---|---|---|---|---|---|---|---|---|"
     n = split("4096 65536 1048576 4194304 16777216 67108864", s, " ")
     for (i = 1; i <= n; i++) {
       b = s[i]; if (!(b in mpi) || !(b in nr)) continue
       lab = b >= 1048576 ? (b / 1048576) " MB" : (b / 1024) " KB"
-      printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %.2f | %.2f, %.2f, %.2f |\n", lab, b / mpi[b] / 1e9, med(gm, b, nr[b]),
-        med(gh, b, nr[b]), med(rh, b, nr[b]), med(gi, b, ni[b]), med(ri, b, ni[b]), med(rp, b, nr[b]), bm[b], bh[b], bx[b]
+      printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f | %.2f | %.2f, %.2f, %.2f |\n", lab, b / mpi[b] / 1e9, med(gm, b, nr[b]),
+        med(gh, b, nr[b]), med(rh, b, nr[b]), med(gi, b, ni[b]), med(ri, b, ni[b]), med(go, b, no[b]), med(ro, b, no[b]),
+        med(rp, b, nr[b]), bm[b], bh[b], bx[b]
     }
     printf "\n| %d keys of %d floats | fused: %.0f us | one call per key: %.0f us | %.1fx |\n\n", nk, per, fz * 1e6, one * 1e6, one / fz
     print "| workload | 1 worker | 2 workers, overlap | scaling efficiency | update share | 2 workers, no overlap | scaling efficiency | update share |"
