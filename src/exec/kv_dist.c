@@ -1,10 +1,9 @@
 /* kv_dist.c — the `dist_sync` / `dist_device_sync` kvstore backend: MXNet's dist kvstore
  * meaning on MPI all-reduces (Horovod's scheme, no parameter servers).
  *
- * Why one file over STYLE.md's ~800 lines: the plain push, the overlapped push and the hot
- * pushpull all run through the same private state (dist), the control all-reduce with its
- * deadline and fault naming, and lmx_kvd_reduce(); splitting them means first moving those into a
- * private header (kv_dist_impl.h), the step to take before this file grows further.
+ * Files: this one (the plugin, waits, controls, the verbs with the plain push and the hot
+ * pushpull), kv_dist_overlap.c (the overlapped push), kv_dist_shm.c (the shared-memory
+ * all-reduce); what they share is in kv_dist_impl.h.
  *
  * Every worker keeps the full stored values. init broadcasts rank 0's value, so every
  * worker starts identical. push sums the values over the worker's devices
@@ -115,7 +114,7 @@ static int load_plugin(const char *type) {
 /* ---------------------------------------------------------- waiting ---- */
 
 /* Names the ranks that do not answer a ping; marks the store and process failed. */
-int lmx_kvd_lost(lmx_kvstore *kv, const char *what) {
+static int lost(lmx_kvstore *kv, const char *what) {
   dist *d = kv->state;
   d->broken = 1;
   lmx_kvd_mpi.mark_failed();
@@ -154,7 +153,7 @@ int lmx_kvd_wait_op(lmx_kvstore *kv, int req, double deadline, const char *what)
       return lmx_fail(LMX_ERR_IO, "kvstore '%s': rank %d: %s: %s", kv->type, d->rank, what, d->err);
     }
     if ((spin & 255) == 255) {
-      if (lmx_kvd_now() > deadline) return lmx_kvd_lost(kv, what);
+      if (lmx_kvd_now() > deadline) return lost(kv, what);
       if (spin > 20000) {
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
@@ -178,7 +177,7 @@ static int shm_failed; /* the node could not map a segment: every rank uses MPI 
 
 /* The wait poll of kv_dist_shm.c: answers pings; at the deadline names the lost ranks. */
 static int shm_poll(void *ctx, const char *what, int expired) {
-  if (expired) return lmx_kvd_lost(ctx, what);
+  if (expired) return lost(ctx, what);
   lmx_kvd_mpi.serve();
   return LMX_OK;
 }
@@ -326,8 +325,8 @@ int lmx_kvd_control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, 
   return disagree(kv, mine, c->deadline);
 }
 
-int lmx_kvd_control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
-                    const char *what, int64_t value) {
+static int control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
+                   const char *what, int64_t value) {
   ctl c;
   LMX_TRY(lmx_kvd_control_start(kv, &c, kind, sig));
   return lmx_kvd_control_end(kv, &c, n, e, what, value);
@@ -392,7 +391,7 @@ static int d_init(lmx_kvstore *kv, int n, lmx_kv_entry *const *e) {
   if (d->size == 1) return LMX_OK;
   uint64_t sig = 1469598103934665603ull;
   for (int k = 0; k < n; k++) sig = lmx_kvd_key_sig(sig, e[k]);
-  LMX_TRY(lmx_kvd_control(kv, K_INIT, sig, n, e, NULL, 0));
+  LMX_TRY(control(kv, K_INIT, sig, n, e, NULL, 0));
   double deadline = lmx_kvd_now() + d->timeout;
   for (int k = 0; k < n; k++) {
     char *p = lmx_nd_ptr(e[k]->value);
@@ -421,8 +420,8 @@ int lmx_kvd_fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *to
 }
 
 /* One data all-reduce: src NULL reduces dst in place. */
-int lmx_kvd_reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, int dtype,
-                   const char *key) {
+static int reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, int dtype,
+                  const char *key) {
   dist *d = kv->state;
   if (lmx_kvd_mpi.allreduce(src, dst, (int)count, dtype, LMX_MPI_SUM, d->err, (int)sizeof d->err) ==
       0)
@@ -500,7 +499,7 @@ static int reduce_hot(lmx_kvstore *kv, lmx_kv_entry *e, const char *src, char *o
   if (per < 1) per = 1;
   for (int64_t c = 0; c < cnt; c += per) {
     size_t off = (size_t)c * esz, len = (size_t)(cnt - c < per ? cnt - c : per);
-    LMX_TRY(lmx_kvd_reduce(kv, src == out ? NULL : src + off, out + off, (int64_t)len, dt, e->key));
+    LMX_TRY(reduce(kv, src == out ? NULL : src + off, out + off, (int64_t)len, dt, e->key));
     memcpy(val + off, out + off, len * esz);
   }
   return LMX_OK;
@@ -554,7 +553,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
              "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu", hl ? "; " : "",
              d->shm_bytes);
   }
-  LMX_TRY(lmx_kvd_control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
+  LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
   if (any_shm) LMX_TRY(lmx_kvd_shm_ready(kv));
   /* Every rank is now in this push with the same keys: the data all-reduces are the
    * blocking ones (a rank that dies inside them is mpirun's to report). */
@@ -593,8 +592,8 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       else
         for (int64_t c = 0; c < cnt; c += per) {
           size_t off = (size_t)c * (size_t)esz;
-          LMX_TRY(lmx_kvd_reduce(kv, src ? src + off : NULL, dst + off,
-                                 cnt - c < per ? cnt - c : per, dt, e[k]->key));
+          LMX_TRY(reduce(kv, src ? src + off : NULL, dst + off, cnt - c < per ? cnt - c : per, dt,
+                         e[k]->key));
         }
       if (!into_value) LMX_TRY(lmx_kvf_apply(kv, e[k]));
       k++;
@@ -617,7 +616,7 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
       at += kb + pad;
       k++;
     }
-    LMX_TRY(lmx_kvd_reduce(kv, NULL, d->fuse, (int64_t)(at / (size_t)esz), dt, e[first]->key));
+    LMX_TRY(reduce(kv, NULL, d->fuse, (int64_t)(at / (size_t)esz), dt, e[first]->key));
     at = 0;
     for (int j = first; j < k; j++) {
       size_t kb = lmx_nd_bytes(e[j]->merge);
@@ -650,7 +649,7 @@ static int d_barrier(lmx_kvstore *kv) {
   dist *d = kv->state;
   LMX_TRY(lmx_kvd_usable(kv));
   LMX_TRY(lmx_kvd_ov_drain(kv));
-  return d->size == 1 ? LMX_OK : lmx_kvd_control(kv, K_BARRIER, 0, 0, NULL, NULL, 0);
+  return d->size == 1 ? LMX_OK : control(kv, K_BARRIER, 0, 0, NULL, NULL, 0);
 }
 
 static int d_rank(const lmx_kvstore *kv) {
@@ -667,7 +666,7 @@ static int d_check(lmx_kvstore *kv, const char *what, int64_t value) {
   if (d->size == 1) return LMX_OK;
   uint64_t sig =
       lmx_kvd_fnv(lmx_kvd_fnv(1469598103934665603ull, what, strlen(what)), &value, sizeof value);
-  return lmx_kvd_control(kv, K_CHECK, sig, 0, NULL, what, value);
+  return control(kv, K_CHECK, sig, 0, NULL, what, value);
 }
 
 /* The status of `fn` on the writing rank(s), shared by all. */
@@ -677,7 +676,7 @@ static int states(lmx_kvstore *kv, lmx_kv_states_fn fn, void *user, int writer_o
   LMX_TRY(lmx_kvd_ov_drain(kv));
   int64_t st = (!writer_only || d->rank == 0) ? (fn(user) != 0) : 0;
   if (d->size > 1) {
-    LMX_TRY(lmx_kvd_control(kv, K_STATES, (uint64_t)writer_only, 0, NULL, NULL, 0));
+    LMX_TRY(control(kv, K_STATES, (uint64_t)writer_only, 0, NULL, NULL, 0));
     int64_t v[2] = {st ? d->rank + 1 : 0, 0};
     int req;
     LMX_TRY(lmx_kvd_started(kv,

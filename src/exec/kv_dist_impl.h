@@ -46,8 +46,6 @@ double lmx_kvd_now(void);
 
 /* ---- waits and failures (every one names the rank; a failure breaks the store) ---- */
 
-/* Names the ranks that do not answer a ping; marks the store and process failed. */
-int lmx_kvd_lost(lmx_kvstore *kv, const char *what);
 /* Polls the non-blocking request req until done, or until deadline (then: lost). */
 int lmx_kvd_wait_op(lmx_kvstore *kv, int req, double deadline, const char *what);
 /* rc of a plugin call that starts a request: LMX_OK, or the store fails naming `what`. */
@@ -60,21 +58,16 @@ int lmx_kvd_usable(lmx_kvstore *kv);
 /* FNV-1a over n bytes, continuing h; key_sig: over a key's name, shape and dtype. */
 uint64_t lmx_kvd_fnv(uint64_t h, const void *p, size_t n);
 uint64_t lmx_kvd_key_sig(uint64_t h, const lmx_kv_entry *e);
-/* Starts / finishes the control of a verb of `kind` with signature sig; a disagreement
+/* Start / finish the control of a verb of `kind` with signature sig; a disagreement
  * is an error naming this rank's call (kind, keys, what / value) and another rank's. */
 int lmx_kvd_control_start(lmx_kvstore *kv, ctl *c, int kind, uint64_t sig);
 int lmx_kvd_control_end(lmx_kvstore *kv, ctl *c, int n, lmx_kv_entry *const *e, const char *what,
                         int64_t value);
-int lmx_kvd_control(lmx_kvstore *kv, int kind, uint64_t sig, int n, lmx_kv_entry *const *e,
-                    const char *what, int64_t value);
 
 /* ---- data ---- */
 
 /* Bytes of the fusion buffers for the small keys of e[0..n) (each 64-byte aligned). */
 int lmx_kvd_fused_bytes(const dist *d, int n, lmx_kv_entry *const *e, size_t *total);
-/* One blocking data all-reduce (sum): src NULL reduces dst in place. */
-int lmx_kvd_reduce(lmx_kvstore *kv, const void *src, void *dst, int64_t count, int dtype,
-                   const char *key);
 /* Whether the key's pushed values are one CPU array of its shape and dtype (reduced
  * straight from it). */
 int lmx_kvd_direct(const lmx_kv_entry *e, lmx_ndarray *const *v, int nv);
