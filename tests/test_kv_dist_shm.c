@@ -3,10 +3,11 @@
  * run the same long sequence of calls: every dtype, counts of 0, 1, a slot, a slot and one,
  * many slots with odd remainders, slot sizes that change from call to call (the sets lie
  * elsewhere: the call starts with an empty step), in place and into another buffer, with
- * and without a stored value (written with plain or with streaming stores). Each result is compared bit for bit with the sum computed
- * here in rank order with the dtype's rounding at each step (the rule MPI's sum follows),
- * so a region written while another process still reads it shows as a wrong element
- * (the processes outnumber the cores here, so their interleavings vary from run to run).
+ * and without a stored value (written with plain or with streaming stores). Each result
+ * is compared bit for bit with the sum computed here in rank order with the dtype's
+ * rounding at each step (the rule MPI's sum follows), so a region written while another
+ * process still reads it shows as a wrong element (the processes outnumber the cores
+ * here, so their interleavings vary from run to run).
  * Then the deadline: a process that stops calling leaves the others waiting for its step;
  * their poll is called with expired = 0 (pings) and then 1, whose error names the key and
  * the step, and every later call of theirs fails at once.

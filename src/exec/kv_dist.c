@@ -215,6 +215,10 @@ uint64_t lmx_kvd_shm_sig(const dist *d, uint64_t sig) {
   return lmx_kvd_fnv(lmx_kvd_fnv(sig, "shm", 3), &d->shm_bytes, sizeof d->shm_bytes);
 }
 
+void lmx_kvd_shm_how(const dist *d, char *buf, size_t cap) {
+  snprintf(buf, cap, "large keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu", d->shm_bytes);
+}
+
 int lmx_kvd_usable(lmx_kvstore *kv) {
   dist *d = kv->state;
   if (!d->broken) return LMX_OK;
@@ -549,9 +553,8 @@ static int push_impl(lmx_kvstore *kv, int n, lmx_kv_entry *const *e, lmx_ndarray
   }
   if (any_shm) {
     sig = lmx_kvd_shm_sig(d, sig);
-    snprintf(how + hl, sizeof how - (size_t)hl,
-             "%slarge keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu", hl ? "; " : "",
-             d->shm_bytes);
+    if (hl) hl += snprintf(how + hl, sizeof how - (size_t)hl, "; ");
+    lmx_kvd_shm_how(d, how + hl, sizeof how - (size_t)hl);
   }
   LMX_TRY(control(kv, K_PUSH, sig, n, e, hot_chunked || any_shm ? how : NULL, 0));
   if (any_shm) LMX_TRY(lmx_kvd_shm_ready(kv));

@@ -80,6 +80,8 @@ int lmx_kvd_shm_key(const dist *d, const lmx_kv_entry *e);
 int lmx_kvd_shm_ready(lmx_kvstore *kv);
 /* A push's signature extended by the shared-memory setting when one of its keys uses it. */
 uint64_t lmx_kvd_shm_sig(const dist *d, uint64_t sig);
+/* The setting in words, for a disagreement's message (buf of cap bytes). */
+void lmx_kvd_shm_how(const dist *d, char *buf, size_t cap);
 
 /* ---- the overlapped push (kv_dist_overlap.c) ---- */
 

@@ -150,8 +150,7 @@ static int ov_advance(lmx_kvstore *kv, int force) {
   ovs *o = ((dist *)kv->state)->ov;
   if (o->state == 1) {
     char how[96];
-    snprintf(how, sizeof how, "large keys through shared memory, LUAMX_DIST_SHM_BYTES=%zu",
-             ((dist *)kv->state)->shm_bytes);
+    lmx_kvd_shm_how(kv->state, how, sizeof how);
     o->state = 2;
     LMX_TRY(lmx_kvd_control_end(kv, &o->c, o->n, o->e, o->shm ? how : NULL, 0));
   }

@@ -118,11 +118,8 @@ static void sum(int dtype, const char *const *p, int n, char *const *dst, int nd
   }
 }
 
-/* Copies bytes [0, a) and [b, len) of from to to (the parts outside a slice). */
-static void outside(char *to, const char *from, size_t a, size_t b, size_t len) {
-  if (a > 0) memcpy(to, from, a);
-  if (b < len) memcpy(to + b, from + b, len - b);
-}
+
+static void plain_copy(char *to, const char *from, size_t n) { memcpy(to, from, n); }
 
 /* Copies n bytes with streaming stores where the CPU has them (x86-64: SSE2, always),
  * whole 64-byte lines at a time; memcpy for the unaligned head and the tail. */
@@ -156,10 +153,12 @@ static void stream_fence(void) {
 #endif
 }
 
-/* Like outside(), through stream_copy. */
-static void outside_stream(char *to, const char *from, size_t a, size_t b, size_t len) {
-  if (a > 0) stream_copy(to, from, a);
-  if (b < len) stream_copy(to + b, from + b, len - b);
+/* Copies bytes [0, a) and [b, len) of from to to (the parts outside a slice), with
+ * streaming stores when stream. */
+static void outside(char *to, const char *from, size_t a, size_t b, size_t len, int stream) {
+  void (*copy)(char *, const char *, size_t) = stream ? stream_copy : plain_copy;
+  if (a > 0) copy(to, from, a);
+  if (b < len) copy(to + b, from + b, len - b);
 }
 
 static inline void cpu_relax(void) {
@@ -252,7 +251,7 @@ int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char
       m = (size_t)count - c < per_chunk ? (size_t)count - c : per_chunk;
       size_t line = 64 / esz, slice = ((m + (size_t)n - 1) / (size_t)n + line - 1) / line * line;
       a = (size_t)me * slice < m ? (size_t)me * slice : m, b = a + slice < m ? a + slice : m;
-      outside(base + (size_t)me * s->slot, src + c * esz, a * esz, b * esz, m * esz);
+      outside(base + (size_t)me * s->slot, src + c * esz, a * esz, b * esz, m * esz, 0);
     }
     LMX_TRY(step_wait(s, g + 1, key, i + 1 + extra, steps + extra));
     if (i < steps - 1) {
@@ -264,11 +263,8 @@ int lmx_kvd_shm_allreduce(const lmx_kvd_shm *s, const char *src, char *out, char
     if (i > 0) { /* the previous chunk's result, in the other set */
       const char *prev = sets + ((g - 1) & 1) * set + (size_t)n * s->slot;
       size_t pc = (c - per_chunk) * esz;
-      outside(out + pc, prev, pa * esz, pb * esz, pm * esz);
-      if (stream)
-        outside_stream(val + pc, prev, pa * esz, pb * esz, pm * esz);
-      else if (val)
-        outside(val + pc, prev, pa * esz, pb * esz, pm * esz);
+      outside(out + pc, prev, pa * esz, pb * esz, pm * esz, 0);
+      if (val) outside(val + pc, prev, pa * esz, pb * esz, pm * esz, stream);
     }
     pa = a, pb = b, pm = m;
   }
