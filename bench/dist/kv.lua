@@ -5,10 +5,9 @@
 --- opened with LUAMX_DIST_SHM_BYTES=0: the hot pushpull, MPI all-reduces into the output
 --- in chunks of LUAMX_DIST_HOT_BYTES, each chunk copied into the stored value), in an
 --- order that rotates from round to round (with the default path called in place and
---- MPI_Allreduce out of place, below),
---- so that the ratios compare neighbouring moments of a shared machine. A round of one
---- variant is a few calls back to back after a barrier. Then fused small keys against one
---- call per key.
+--- MPI_Allreduce out of place, below), so that the ratios compare neighbouring moments of
+--- a shared machine. A round of one variant is a few calls back to back after a barrier.
+--- Then fused small keys against one call per key.
 --- Run under mpirun (2 workers); rank 0 prints, per size,
 ---   RESULT kv_ratio <bytes> <MPI GB/s> <kv GB/s> <msg GB/s> <kv/MPI> <msg/MPI> <rounds>
 ---          <best MPI GB/s> <best kv GB/s> <best msg GB/s> <best kv/MPI> <best msg/MPI>

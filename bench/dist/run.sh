@@ -2,7 +2,7 @@
 # bench/dist/run.sh — the dist kvstore benchmark (not a test): the dist_sync kvstore's
 # pushpull against OpenMPI's in-place MPI_Allreduce at the same sizes, interleaved in one
 # process (kv.lua: rounds that rotate MPI, the store's default path (shared memory on one
-# node), the default path called in place as Module's update() calls it, MPI_Allreduce
+# node), the default path called in place (the form Module's update() uses), MPI_Allreduce
 # out of place between the arrays of the store's call, and its MPI-message path
 # (LUAMX_DIST_SHM_BYTES=0)), OpenMPI's
 # MPI_Allreduce alone in its own program (mpi_allreduce.c), fused small keys against one
