@@ -132,22 +132,28 @@ describe('FullyConnected through cuBLASLt on gpu(0)', function()
     local d = S.Variable('data')
     local h = S.FullyConnected{data = d, num_hidden = 16, name = 'fcb'}
     local y = S.FullyConnected{data = h, num_hidden = 8, no_bias = true, name = 'fcn'}
-    local net = S.MakeLoss(S.sum(y))
+    -- a float32 forward whose reduction (40) is at least 16 times its rows (2): cuBLAS in
+    -- auto, as measured on an H100 (kernels/cuda/blaslt_args.h)
+    local l = S.FullyConnected{data = S.Variable('long'), num_hidden = 3, name = 'fcl'}
+    local net = S.Group{S.MakeLoss(S.sum(y)), S.MakeLoss(S.sum(l))}
     local lt, cu = 'cuBLASLt', 'cuBLAS (LUAMX_CUBLASLT=0)'
     local auto_off = 'cuBLAS (auto: no epilogue to fuse)'
+    local long_k = 'cuBLAS (auto: a float32 forward with a long reduction (k >= 16 m), faster through cuBLAS)'
     local function bwd(data, weight)
       return ('data gradient: %s; weight gradient: %s'):format(data, weight)
     end
     local want = {
-      ['0'] = {fcb = {cu, bwd(cu, cu)}, fcn = {cu, bwd(cu, cu)}},
+      ['0'] = {fcb = {cu, bwd(cu, cu)}, fcn = {cu, bwd(cu, cu)}, fcl = {cu, bwd(cu, cu)}},
       ['1'] = {fcb = {lt .. ' (BIAS)', bwd(lt .. ' (no epilogue)', lt .. ' (BGRADB)')},
-               fcn = {lt .. ' (no epilogue)', bwd(lt .. ' (no epilogue)', lt .. ' (no epilogue)')}},
+               fcn = {lt .. ' (no epilogue)', bwd(lt .. ' (no epilogue)', lt .. ' (no epilogue)')},
+               fcl = {lt .. ' (BIAS)', bwd(lt .. ' (no epilogue)', lt .. ' (BGRADB)')}},
       auto = {fcb = {lt .. ' (BIAS)', bwd(auto_off, lt .. ' (BGRADB)')},
-              fcn = {auto_off, bwd(auto_off, auto_off)}},
+              fcn = {auto_off, bwd(auto_off, auto_off)},
+              fcl = {long_k, bwd(auto_off, lt .. ' (BGRADB)')}},
     }
     for _, mode in ipairs(MODES) do
       local text = with_mode(mode, function()
-        local exe = net:simple_bind{ctx = gpu, grad_req = 'write', data = {6, 10}}
+        local exe = net:simple_bind{ctx = gpu, grad_req = 'write', data = {6, 10}, long = {2, 40}}
         for _, a in pairs(exe.arg_dict) do a:fill(0.25) end
         exe:forward{is_train = true}
         exe:backward()

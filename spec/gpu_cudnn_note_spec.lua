@@ -56,9 +56,11 @@ describe('debug_str names the kernel path', function()
     -- the switch of the node is named first, in every build
     for _, note in ipairs(notes.conv_off) do assert.are.equal('own kernels (cudnn_off=True)', note) end
     -- FullyConnected names its GEMM path (spec/gpu_blaslt_spec.lua checks each mode); with
-    -- LUAMX_CUBLASLT unset (auto) the bias epilogue sends the forward to cuBLASLt
+    -- LUAMX_CUBLASLT unset (auto) a float32 forward of 2 rows over a reduction at least 16
+    -- times as long stays on cuBLAS, and the bias gradient's epilogue takes cuBLASLt
     if not os.getenv('LUAMX_CUBLASLT') then
-      assert.are.equal('cuBLASLt (BIAS)', kernel_line(text, 'FullyConnected', 'fc'))
+      assert.are.equal('cuBLAS (auto: a float32 forward with a long reduction (k >= 16 m), ' ..
+                       'faster through cuBLAS)', kernel_line(text, 'FullyConnected', 'fc'))
       local bwd = kernel_line(text, '_backward_FullyConnected', 'fc_backward')
       assert.is_truthy(bwd and bwd:find('^data gradient: cuBLAS %(auto: no epilogue to fuse%); ' ..
                                         'weight gradient: cuBLASLt %(BGRADB%)$'), bwd)

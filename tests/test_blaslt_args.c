@@ -39,6 +39,14 @@ static void test_choice(void) {
   CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT16, LMX_LT_EPI_BGRADB, 64, 32, 16, 1) == 1);
   CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 1) == 0);
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 1) == 1);
+  /* a float32 forward with a long reduction: cuBLAS in auto (ResNet-50's classifier on an
+   * H100), just under the limit cuBLASLt; float16 and the BGRADB products keep cuBLASLt */
+  CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 1000, 2048, 1) == 0);
+  CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 1000, 1024, 1) == 0);
+  CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 1000, 1023, 1) == 1);
+  CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT16, LMX_LT_EPI_BIAS, 64, 1000, 2048, 1) == 1);
+  CHECK(lmx_lt_choose(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BGRADB, 10, 512, 1024, 1) == 1);
+  CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 1000, 2048, 1) == 1);
   CHECK(lmx_lt_choose(LMX_LT_OFF, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 32, 16, 1) == 0);
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_FLOAT64, LMX_LT_EPI_BIAS, 64, 32, 16, 1) == 0);
   CHECK(lmx_lt_choose(LMX_LT_ON, LMX_INT32, LMX_LT_EPI_NONE, 64, 32, 16, 1) == 0);
@@ -52,6 +60,9 @@ static void test_choice(void) {
                "LUAMX_CUBLASLT=0") == 0);
   CHECK(strcmp(lmx_lt_choose_why(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 1),
                "auto: no epilogue to fuse") == 0);
+  CHECK(strcmp(lmx_lt_choose_why(LMX_LT_AUTO, LMX_FLOAT32, LMX_LT_EPI_BIAS, 64, 1000, 2048, 1),
+               "auto: a float32 forward with a long reduction (k >= 16 m), faster through "
+               "cuBLAS") == 0);
   CHECK(strcmp(lmx_lt_choose_why(LMX_LT_ON, LMX_FLOAT64, LMX_LT_EPI_NONE, 64, 32, 16, 1),
                "dtype is not float32 or float16") == 0);
   CHECK(strcmp(lmx_lt_choose_why(LMX_LT_ON, LMX_FLOAT32, LMX_LT_EPI_NONE, 64, 32, 16, 4),

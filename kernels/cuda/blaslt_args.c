@@ -42,7 +42,10 @@ const char *lmx_lt_choose_why(int mode, int dt, int epi, int64_t m, int64_t n, i
   if (batch != 1 || m < 1 || n < 1 || k < 1) return "an empty or batched product";
   if (mode == LMX_LT_ON) return NULL;
   if (mode != LMX_LT_AUTO) return "unknown LUAMX_CUBLASLT mode";
-  return epi != LMX_LT_EPI_NONE ? NULL : "auto: no epilogue to fuse";
+  if (epi == LMX_LT_EPI_NONE) return "auto: no epilogue to fuse";
+  if (dt == LMX_FLOAT32 && epi == LMX_LT_EPI_BIAS && k >= (int64_t)LMX_LT_LONG_K * m)
+    return "auto: a float32 forward with a long reduction (k >= 16 m), faster through cuBLAS";
+  return NULL;
 }
 
 int lmx_lt_choose(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k, int64_t batch) {

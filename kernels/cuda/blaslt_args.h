@@ -15,10 +15,17 @@
  *
  * Which path: lmx_lt_choose, a plain function of the mode (LUAMX_CUBLASLT=0 / 1 / auto,
  * read at each call: a getenv, no allocation), the dtype, the epilogue and the dims. The
- * `auto` rule — cuBLASLt when the call fuses an epilogue (one kernel instead of a GEMM
- * plus a bias kernel, one pass less over the output), cuBLAS for plain products — has
- * NOT been measured: no GPU has run it yet. bench/gpu/lt_bound.cu times both paths at
- * the W1/W2/W3/ResNet-50 GEMM shapes so that the first lent GPU settles the rule.
+ * `auto` rule is read off bench/gpu/lt_bound.cu's table on an H100 (80 GB HBM3, CUDA 13,
+ * 2026-11-28), which times both paths at the W1/W2/W3/ResNet-50 FullyConnected shapes:
+ *   - with an epilogue to fuse, cuBLASLt was faster in 23 of 24 products (1.03x-5.19x;
+ *     the BGRADB weight products by 1.01x-5.19x), so auto takes it;
+ *   - except a float32 forward whose reduction is long against its rows: ResNet-50's
+ *     classifier (m 64, k 2048, n 1000) took 38.2 us through cuBLASLt against 21.9 us
+ *     through cuBLAS (whose heuristic splits k over the SMs). Auto leaves float32 BIAS
+ *     products with k >= 16 m to cuBLAS (LMX_LT_LONG_K); no other measured shape is there;
+ *   - plain products (no epilogue) were within 1.00x-1.62x either way (cuBLAS faster in
+ *     two float32 shapes), so auto leaves them to cuBLAS, as before.
+ * Whole training steps with LUAMX_CUBLASLT=0 / 1 have not been timed on a GPU yet.
  *
  * Types as cudaDataType_t values (cuda's library_types.h; blaslt.cu checks them against
  * the real enums at compile time): float32 and float16 storage, both with float32
@@ -43,6 +50,8 @@ enum { LMX_LT_CU_EPI_DEFAULT = 1, LMX_LT_CU_EPI_BIAS = 4, LMX_LT_CU_EPI_BGRADB =
 /* The workspace a FullyConnected node asks for when cuBLASLt may run (cuBLAS's advice for
  * cublasLtMatmul before Hopper; a smaller one only narrows the algorithms offered). */
 enum { LMX_LT_WS_BYTES = 4 << 20 };
+/* Auto's limit for a float32 forward through cuBLASLt: k < LMX_LT_LONG_K · m (above). */
+enum { LMX_LT_LONG_K = 16 };
 
 /* The mode named by env (the value of LUAMX_CUBLASLT; NULL or "" is auto): 0 with *mode
  * set, or -1 for anything but "0", "1", "auto" (then *mode is LMX_LT_OFF). */
@@ -56,7 +65,8 @@ int lmx_lt_epilogue(int fwd, int has_bias, int want_bias, int bias_acc);
 
 /* 1: run this product through cuBLASLt; 0: through cuBLAS. OFF: never; dtypes other than
  * float32 / float16, a batch other than 1 or an empty product (m, n or k 0): never; ON:
- * always otherwise; AUTO: when epi is not NONE (the unmeasured rule above). */
+ * always otherwise; AUTO: when epi is not NONE, except a float32 BIAS product with
+ * k >= LMX_LT_LONG_K · m (the measured rule above). */
 int lmx_lt_choose(int mode, int dt, int epi, int64_t m, int64_t n, int64_t k, int64_t batch);
 /* Why lmx_lt_choose answers 0, as a static string ("LUAMX_CUBLASLT=0", "auto: no
  * epilogue to fuse", ...); NULL where it answers 1. */
