@@ -182,6 +182,17 @@ static const gc_case g_cases[] = {
     {"Convolution", "kernel=(2, 2, 2);num_filter=2;pad=(1, 0, 1)", "(2,1,3,3,3);(2,1,2,2,2);(2)",
      "uuu", 0, 1},
     {"Convolution", "kernel=(1, 1);num_filter=3", "(3,2,2,2);(3,2,1,1);(3)", "uuu", 0, 1},
+    /* one image per chunk (batch 1, or 256+ output columns): the GEMMs write the output in
+     * place; 1x1 / stride 1 / no pad reads the image as its col (conv.c img_to_pat_one) */
+    {"Convolution", "kernel=(1, 1);num_filter=3", "(1,2,2,3);(3,2,1,1);(3)", "uuu", 0, 1},
+    {"Convolution", "kernel=(1, 1);num_filter=4;num_group=2;no_bias=True", "(1,4,3,2);(4,2,1,1)",
+     "uu", 0, 1},
+    {"Convolution", "kernel=(1, 1);num_filter=2", "(2,2,16,17);(2,2,1,1);(2)", "uuu", 0, 1},
+    {"Convolution", "kernel=(1, 1);num_filter=3;stride=(2, 2)", "(1,2,4,5);(3,2,1,1);(3)", "uuu",
+     0, 1},
+    {"Convolution", "kernel=(1, 1);num_filter=2;pad=(1, 0)", "(1,3,2,2);(2,3,1,1);(2)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1)", "(2,6,16,16);(3,2,3,3);(3)",
+     "uuu", 0, 1},
     {"Deconvolution", "kernel=(3, 3);num_filter=2", "(2,3,3,3);(3,2,3,3)", "uu", 0, 1},
     {"Deconvolution", "kernel=(3, 3);num_filter=4;stride=(2, 2);pad=(1, 1);adj=(1, 1);num_group=2;"
      "no_bias=False", "(1,2,3,3);(2,2,3,3);(4)", "uuu", 0, 1},

@@ -130,6 +130,10 @@ static void span(int64_t start, int64_t stride, int64_t n_out, int64_t n_in, int
 DEF_DOT(float, f32)
 DEF_DOT(double, f64)
 
+#include "dwconv3.h"
+DEF_DW3F(float, f32)
+DEF_DW3F(double, f64)
+
 /* Forward of a 2-D 3x3 plane (any stride, pad, dilation; stride > 1 through the phase
  * plane): each output is its nine products summed in a register and stored once, over the
  * columns where every tap is inside the row (vectorised, nine row pointers; a row outside
@@ -195,11 +199,14 @@ DEF_DW3(double, f64)
     int fast3 = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0 &&  \
                 g->kernel[1] == 3 && g->kernel[2] == 3 && (sw == 1 || use_ph) &&           \
                 g->out[2] <= DW_ZERO;                                                      \
+    int64_t fl_wq, fl_rows;                                                                \
+    int flat = dw3f_dims_##S(g, &fl_wq, &fl_rows);                                         \
     LMX_PAR_FOR_W(N * F, O * K, r, {                                                       \
       int64_t n = r / F, f = r % F;                                                        \
       T *yp = y + r * O;                                                                   \
       const T *xp = x + (n * C + f / m) * I, *wf = w + f * K;                              \
       T bv = b ? b[f] : (T)0;                                                              \
+      if (flat && dw3f_plane_##S(g, xp, wf, bv, yp, acc) == 0) continue;                   \
       T ph[DW_PHASE_BYTES / sizeof(T)];                                                    \
       if (use_ph) to_phase_##S(xp, ph, ph_rows, g->in[2], sw, ph_w);                        \
       if (fast3) {                                                                         \
@@ -245,6 +252,8 @@ DEF_DW3(double, f64)
         span(tc0[kw], 1, gt.out[2], gt.in[2], &tlo[kw], &thi[kw]);                         \
       }                                                                                    \
     }                                                                                      \
+    int64_t flb_wq, flb_rows;                                                              \
+    int flat_b = bwd3 && dw3f_dims_##S(&gt, &flb_wq, &flb_rows);                          \
     LMX_PAR_FOR_W(N * C, O * K * m, r, {                                                   \
       int64_t n = r / C, c = r % C;                                                        \
       T *xp = gx + r * I;                                                                  \
@@ -252,6 +261,9 @@ DEF_DW3(double, f64)
         for (int64_t f = c * m; f < (c + 1) * m; f++) {                                    \
           T wfl[9];                                                                        \
           for (int k = 0; k < 9; k++) wfl[k] = w[f * 9 + 8 - k];                           \
+          if (flat_b && dw3f_plane_##S(&gt, gy + (n * F + f) * O, wfl, (T)0, xp,            \
+                                       acc || f > c * m) == 0)                             \
+            continue;                                                                      \
           dw3_plane_##S(&gt, gy + (n * F + f) * O, NULL, 0, tc0, NULL, tlo, thi, wfl, (T)0, \
                         xp, acc || f > c * m);                                             \
         }                                                                                  \

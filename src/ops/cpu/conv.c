@@ -153,6 +153,33 @@ static void im2col_chunk(const conv_plan *p, const void *img, int64_t n0, int64_
   lmx_cpu_im2col(p->dt, &p->g, p->C, cnt, elem(img, p->dt, n0 * p->C * p->I), b->col, b->ld);
 }
 
+/* A 1x1 kernel with stride 1 and no padding: im2col of one image is the image itself. */
+static int pointwise(const conv_plan *p) {
+  for (int i = 0; i < 3; i++)
+    if (p->g.kernel[i] != 1 || p->g.stride[i] != 1 || p->g.pad[i] != 0) return 0;
+  return p->I == p->O;
+}
+
+/* One image (a chunk of one: batch 1, or images of 256+ output columns): the GEMMs write
+ * its output rows (ld O) in place, with beta 1 for acc, and the bias is added there; a
+ * pointwise convolution reads the image as its col, so nothing is copied at all. */
+static void img_to_pat_one(const conv_plan *p, const void *w, const void *img, void *pat,
+                           int acc, const void *bias, const conv_bufs *b, int64_t n) {
+  int dt = p->dt;
+  int64_t Fg = p->F / p->G, ld = p->O;
+  const char *col = elem(img, dt, n * p->C * p->I);
+  if (!pointwise(p)) im2col_chunk(p, img, n, 1, b), col = b->col, ld = b->ld;
+  char *out = elem(pat, dt, n * p->F * p->O);
+  for (int64_t g = 0; g < p->G; g++)
+    lmx_cpu_gemm_ld(dt, 0, 0, Fg, p->O, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
+                    elem(col, dt, g * p->CK * ld), ld, acc ? 1.0 : 0.0,
+                    elem(out, dt, g * Fg * p->O), p->O);
+  if (bias)
+    for (int64_t f = 0; f < p->F; f++)
+      lmx_cpu_scalar_op(LMX_SC_PLUS, dt, p->O, elem(out, dt, f * p->O), elem(out, dt, f * p->O),
+                        lmx_load_f64(bias, dt, f), 0);
+}
+
 /* pat (N, F, O) (+)= W_g · im2col(img)_g (+ bias[f] when bias is given), a chunk of images
  * per GEMM; the bias is added while the chunk is moved out, not in a second pass. */
 static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img, void *pat,
@@ -161,6 +188,10 @@ static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img,
   int64_t Fg = p->F / p->G;
   conv_bufs b = thread_bufs(p, ws);
   int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
+  if (cnt == 1) {
+    img_to_pat_one(p, w, img, pat, acc, bias, &b, n0);
+    return;
+  }
   im2col_chunk(p, img, n0, cnt, &b);
   for (int64_t g = 0; g < p->G; g++)
     lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
