@@ -45,10 +45,27 @@ local function run_luamx(w)
   return w.batch / dt, 1 / di
 end
 
+-- PyTorch's BLAS environment, as bench/run.sh gives it: the OpenBLAS kernel luamx runs
+-- (OPENBLAS_CORETYPE) and Debian's OpenMP build of OpenBLAS, which shares PyTorch's
+-- OpenMP pool. With the default pthreads build next to that pool, PyTorch's batch-1
+-- inference on 2 threads ran 3.5x slower than on one (both pools spinning on 2 cores).
+local function torch_env()
+  local env = 'OPENBLAS_CORETYPE=' .. mx.runtime.features().blas.corename
+  for _, d in ipairs({'/usr/lib/x86_64-linux-gnu/openblas-openmp', '/usr/lib/openblas-openmp'}) do
+    if io.open(d .. '/libopenblas.so.0') then
+      local ld = os.getenv('LD_LIBRARY_PATH')
+      return env .. ' LD_LIBRARY_PATH=' .. d .. (ld and ld ~= '' and ':' .. ld or '')
+    end
+  end
+  return env
+end
+local TORCH_ENV = torch_env()
+B.info('PyTorch runs with %s', TORCH_ENV)
+
 local function run_torch(w, json_path)
-  local cmd = ('/usr/bin/python3 %storch/zoo.py --json %s --batch %d --shape %s --classes %d ' ..
-    '--steps %d --warmup %d --infer_steps %d 2>&1'):format(dir, json_path, w.batch,
-    table.concat(w.shape, ','), w.classes, o.steps, o.warmup, o['infer-steps'])
+  local cmd = ('env %s /usr/bin/python3 %storch/zoo.py --json %s --batch %d --shape %s ' ..
+    '--classes %d --steps %d --warmup %d --infer_steps %d 2>&1'):format(TORCH_ENV, dir,
+    json_path, w.batch, table.concat(w.shape, ','), w.classes, o.steps, o.warmup, o['infer-steps'])
   local p = assert(io.popen(cmd))
   local text = p:read('*a')
   p:close()
