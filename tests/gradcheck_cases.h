@@ -191,6 +191,12 @@ static const gc_case g_cases[] = {
     {"Convolution", "kernel=(1, 1);num_filter=3;stride=(2, 2)", "(1,2,4,5);(3,2,1,1);(3)", "uuu",
      0, 1},
     {"Convolution", "kernel=(1, 1);num_filter=2;pad=(1, 0)", "(1,3,2,2);(2,3,1,1);(2)", "uuu", 0, 1},
+    /* "same" width at stride 1, dilated, and a 1x3 kernel strided by rows only */
+    {"Convolution", "kernel=(3, 3);num_filter=2;pad=(1, 1)", "(1,2,5,6);(2,2,3,3);(2)", "uuu", 0, 1},
+    {"Convolution", "kernel=(3, 3);num_filter=2;pad=(2, 2);dilate=(2, 2)", "(2,2,5,6);(2,2,3,3);(2)",
+     "uuu", 0, 1},
+    {"Convolution", "kernel=(1, 3);num_filter=2;pad=(0, 1);stride=(2, 1)", "(1,2,5,6);(2,2,1,3);(2)",
+     "uuu", 0, 1},
     {"Convolution", "kernel=(3, 3);num_filter=3;num_group=3;pad=(1, 1)", "(2,6,16,16);(3,2,3,3);(3)",
      "uuu", 0, 1},
     {"Deconvolution", "kernel=(3, 3);num_filter=2", "(2,3,3,3);(3,2,3,3)", "uu", 0, 1},
