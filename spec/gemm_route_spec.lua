@@ -10,7 +10,8 @@ local choice = mx.runtime.gemm_choice
 
 describe('mx.runtime.gemm_choice (the rule, a pure function)', function()
   local function c(m, n, k, ta, tb, extra)
-    local t = {m = m, n = n, k = k, ta = ta, tb = tb, mode = 'auto', dnnl = true, threads = 1}
+    local t = {m = m, n = n, k = k, ta = ta, tb = tb, mode = 'auto', dnnl = true, threads = 1,
+               avx512 = true}
     for key, v in pairs(extra or {}) do t[key] = v end
     return choice(t)
   end
@@ -29,6 +30,17 @@ describe('mx.runtime.gemm_choice (the rule, a pure function)', function()
     assert.are.equal('openblas', c(64, 10, 500, false, true))    -- n = 10, m = 64
     assert.are.equal('openblas', c(1120, 10000, 200, false, true)) -- 2.2e9 multiply-adds
     assert.are.equal('dnnl', c(17, 17, 17, false, false))        -- just above the edges
+  end)
+
+  it('without AVX-512, keeps OpenBLAS for untransposed B rows of a multiple of 256 floats', function()
+    local no = {avx512 = false}
+    assert.are.equal('openblas', c(128, 512, 512, false, false, no))  -- W1 data gradient
+    assert.are.equal('openblas', c(512, 512, 128, true, false, no))   -- W1 weight gradient
+    assert.are.equal('openblas', c(128, 512, 128, false, false, no))  -- Winograd forward
+    assert.are.equal('dnnl', c(128, 512, 512, false, false))          -- with AVX-512
+    assert.are.equal('dnnl', c(500, 4096, 50, true, false, no))       -- k < 64
+    assert.are.equal('dnnl', c(128, 512, 784, false, true, no))       -- B transposed
+    assert.are.equal('dnnl', c(64, 800, 500, false, false, no))       -- 800 rows
   end)
 
   it('keeps OpenBLAS without oneDNN, for float64 and in mode openblas', function()
@@ -66,9 +78,9 @@ describe('mx.runtime.gemm_mode', function()
     assert.are.equal('openblas', g.mode)
     assert.are.equal('openblas', g.float32)
     assert.truthy(g.source:find('gemm_mode', 1, true), g.source)
-    assert.are.equal('openblas', choice{m = 128, n = 512, k = 784, dnnl = true})
+    assert.are.equal('openblas', choice{m = 128, n = 512, k = 784, tb = true, dnnl = true})
     assert.are.equal('auto', mx.runtime.gemm_mode('auto'))
-    assert.are.equal('dnnl', choice{m = 128, n = 512, k = 784, dnnl = true})
+    assert.are.equal('dnnl', choice{m = 128, n = 512, k = 784, tb = true, dnnl = true})
     assert.truthy(tostring(mx.runtime.features()):find('GEMM', 1, true))
   end)
 

@@ -277,18 +277,30 @@ LMX_API int lmx_cpu_bf16_force_fallback(int force);
 
 /* The library a float32 matrix product C[m,n] = op(A) op(B) (row-major, ta / tb: 1 to
  * transpose) would run on with `threads` OpenMP threads, in GEMM mode `mode` ("auto",
- * "openblas", "dnnl"), on a machine where oneDNN can (have_dnnl != 0) or cannot run:
+ * "openblas", "dnnl"), on a machine where oneDNN can (have_dnnl != 0) or cannot run and
+ * whose CPU has (avx512 = 1) or has not (0) AVX-512 (-1: this machine's CPU):
  * *lib = "openblas" or "dnnl" (static string). A pure function of its arguments (the
  * rule lmx_cpu_gemm_ld applies to every product). dtype other than float32: "openblas".
  * Errors: LMX_ERR_ARG (NULL lib, unknown mode, negative size). */
 LMX_API int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                                int threads, const char *mode, int have_dnnl,
+                                int threads, const char *mode, int have_dnnl, int avx512,
                                 const char **lib);
 
 /* Sets the process's GEMM mode ("auto", "openblas" or "dnnl"; the initial one comes from
  * the environment variable LUAMX_GEMM, auto when unset), for products that start
  * afterwards. Errors: LMX_ERR_ARG (unknown mode; the mode in force stays). Thread-safe. */
 LMX_API int lmx_cpu_gemm_set_mode(const char *mode);
+
+/* Sets which algorithm runs float32 CPU convolutions that start afterwards: "auto" (the
+ * Winograd F(2x2, 3x3) path for 3x3 stride-1 undilated ungrouped 2-D convolutions with 16+
+ * channels on both sides and 128+ tiles of 2x2 outputs per chunk of images, im2col + GEMM
+ * for the rest), "gemm" (always im2col + GEMM) or "winograd" (Winograd wherever it can run). The
+ * initial one comes from the environment variable LUAMX_CONV (auto when unset).
+ * Errors: LMX_ERR_ARG (unknown name; the algorithm in force stays). Thread-safe. */
+LMX_API int lmx_cpu_conv_set_algo(const char *algo);
+/* The convolution algorithm in force and where it came from (static strings; either
+ * pointer may be NULL). Never fails. */
+LMX_API int lmx_cpu_conv_info(const char **algo, const char **source);
 
 /* The GEMM mode in force and where it came from, whether oneDNN runs (loads
  * libdnnl.so.2 on the first query) and what was loaded or why nothing was. Every out

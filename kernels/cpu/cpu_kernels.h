@@ -409,6 +409,30 @@ int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, i
                           const void *x, const void *gy, void *gw, void *gb, int accw,
                           int accb);
 
+/* winograd.c: F(2x2, 3x3) transforms of a 3x3 convolution with stride 1 (no dilation) on
+ * float32 planes H x W -> OH x OW, padding ph / pw, tiles th x tw of 2x2 outputs.
+ * U / dU [16][F][C] (weights w / gw [F][C][3][3]); V [16][C][ld], M [16][F][ld] with tile
+ * t = n·th·tw + ty·tw + tx of nimg images; the plane functions do channels [c0, c1) /
+ * [f0, f1) of every image. buf: lmx_cpu_wino_buf_floats scratch floats. */
+typedef struct {
+  int64_t H, W, OH, OW, ph, pw, th, tw;
+} lmx_cpu_wino;
+/* 1 and *q filled when g (normalized) is such a convolution, else 0. */
+int lmx_cpu_wino_geom(const lmx_cpu_geom *g, lmx_cpu_wino *q);
+int64_t lmx_cpu_wino_buf_floats(const lmx_cpu_wino *q);
+void lmx_cpu_wino_wt(int64_t F, int64_t C, const float *w, float *U);
+void lmx_cpu_wino_wt_adj(int64_t F, int64_t C, const float *dU, float *gw, int acc);
+void lmx_cpu_wino_in(const lmx_cpu_wino *q, int64_t C, int64_t c0, int64_t c1, int64_t nimg,
+                     const float *x, float *V, int64_t ld, float *buf);
+void lmx_cpu_wino_in_adj(const lmx_cpu_wino *q, int64_t C, int64_t c0, int64_t c1,
+                         int64_t nimg, const float *dV, int64_t ld, float *dx, int acc,
+                         float *buf);
+void lmx_cpu_wino_out(const lmx_cpu_wino *q, int64_t F, int64_t f0, int64_t f1, int64_t nimg,
+                      const float *M, int64_t ld, const float *bias, float *y, int acc,
+                      float *buf);
+void lmx_cpu_wino_out_adj(const lmx_cpu_wino *q, int64_t F, int64_t f0, int64_t f1,
+                          int64_t nimg, const float *dy, float *dM, int64_t ld, float *buf);
+
 /* spatial.c: depth_to_space's permutation between the small side x[N, C b^2, H, W] and
  * the large y[N, C, H b, W b] (to_small 0: large <- small; 1: small <- large); Crop of
  * planes H x W to h x w at (oy, ox) (to_big 0: the crop; 1: the crop put back into zeros).

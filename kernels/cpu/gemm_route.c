@@ -9,6 +9,12 @@
  *     n <= 16 with m <= 64: 64x10x500, 25%),
  *   - the largest products (m·n·k >= 2^30: the 10000-word decoder 1120x10000x200 and its
  *     weight gradient, 5%), where OpenBLAS's blocking for large matrices wins.
+ * On a CPU without AVX-512 (AMD EPYC Zen 3, AVX2; the same table, bench/README.md) oneDNN's
+ * AVX2 sgemm loses 30-40% to OpenBLAS's Haswell kernels when B is not transposed and its
+ * rows are a multiple of 256 floats long: the (0,0) products 128x512x512 (66 against 47
+ * GFLOP/s), 50x4096x500, 20x36864x25 and the Winograd convolutions' F x 512 x C, and the
+ * (1,0) weight gradient 512x512x128 (68 against 40; with k >= 64: at 500x4096x50 oneDNN
+ * still wins). Those go to OpenBLAS there; the rest keeps the rule above.
  * float64 always runs on OpenBLAS. LUAMX_GEMM=openblas|dnnl|auto overrides (dnnl
  * still falls back to OpenBLAS when libdnnl.so.2 cannot be loaded).
  */
@@ -20,12 +26,13 @@
 #include "gemm_route.h"
 
 int lmx_gemm_choose(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
-                    int mode, int have_dnnl) {
-  (void)ta, (void)tb, (void)threads;
+                    int mode, int have_dnnl, int avx512) {
+  (void)threads;
   if (dt != LMX_FLOAT32 || !have_dnnl || mode == LMX_GEMM_OPENBLAS) return LMX_GEMM_LIB_OPENBLAS;
   if (mode == LMX_GEMM_DNNL) return LMX_GEMM_LIB_DNNL;
   if (k <= 16 || m <= 16 || (n <= 16 && m <= 64)) return LMX_GEMM_LIB_OPENBLAS;
   if ((double)m * (double)n * (double)k >= 1073741824.0) return LMX_GEMM_LIB_OPENBLAS;
+  if (!avx512 && !tb && n % 256 == 0 && (!ta || k >= 64)) return LMX_GEMM_LIB_OPENBLAS;
   return LMX_GEMM_LIB_DNNL;
 }
 
@@ -97,5 +104,15 @@ const char *lmx_gemm_mode_source(void) {
 int lmx_gemm_route(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads) {
   int mode = lmx_gemm_mode();
   if (dt != LMX_FLOAT32 || mode == LMX_GEMM_OPENBLAS) return LMX_GEMM_LIB_OPENBLAS;
-  return lmx_gemm_choose(dt, ta, tb, m, n, k, threads, mode, lmx_gemm_dnnl_available());
+  return lmx_gemm_choose(dt, ta, tb, m, n, k, threads, mode, lmx_gemm_dnnl_available(),
+                         lmx_gemm_cpu_avx512());
+}
+
+int lmx_gemm_cpu_avx512(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") != 0;
+#else
+  return 0;
+#endif
 }

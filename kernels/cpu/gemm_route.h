@@ -11,10 +11,12 @@ enum { LMX_GEMM_AUTO, LMX_GEMM_OPENBLAS, LMX_GEMM_DNNL };   /* modes (LUAMX_GEMM
 enum { LMX_GEMM_LIB_OPENBLAS, LMX_GEMM_LIB_DNNL };          /* libraries */
 
 /* The library for C[m,n] = op(A) op(B) of dtype dt (ta, tb: transposes, row-major) with
- * `threads` OpenMP threads, in mode `mode`, when oneDNN can (have_dnnl) or cannot run.
- * Pure: depends on its arguments only. */
+ * `threads` OpenMP threads, in mode `mode`, when oneDNN can (have_dnnl) or cannot run, on
+ * a CPU with (avx512 = 1) or without AVX-512. Pure: depends on its arguments only. */
 int lmx_gemm_choose(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
-                    int mode, int have_dnnl);
+                    int mode, int have_dnnl, int avx512);
+/* 1 when this CPU runs AVX-512 (oneDNN then runs its avx512 kernels). */
+int lmx_gemm_cpu_avx512(void);
 
 /* "auto", "openblas", "dnnl" -> the mode; -1 for anything else. */
 int lmx_gemm_mode_parse(const char *name);

@@ -114,6 +114,8 @@ local function text(f)
   local g = f.kernels.gemm
   add('GEMM     float32 on %s (mode %s: %s); float64 on OpenBLAS', g.float32, g.mode, g.source)
   add('         oneDNN: %s', g.dnnl_status)
+  local cv = f.kernels.conv
+  add('CONV     float32 3x3 stride 1: %s (mode %s: %s)', cv.winograd, cv.algo, cv.source)
   return table.concat(lines, '\n')
 end
 
@@ -137,7 +139,9 @@ local Features = {__tostring = text}
 -- 'openblas + dnnl' for the automatic split by shape, see `gemm_choice`, or 'dnnl')},
 -- `fc_small` (what a float32 FullyConnected forward with one row of data runs on:
 -- 'avx512f' or 'avx2' for luamx's streaming dot products, 'blas' for the GEMM; see
--- `fc_force_blas`)}, `threads` (OpenMP threads of luamx's kernels). Prints as a short
+-- `fc_force_blas`), `conv` = {`algo` ('auto', 'gemm' or 'winograd', see `conv_algo`),
+-- `source` (LUAMX_CONV, the default or `conv_algo`), `winograd` (what a float32 3x3
+-- stride-1 convolution runs on, in words)}}, `threads` (OpenMP threads of luamx's kernels). Prints as a short
 -- report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
@@ -182,6 +186,13 @@ function M.features()
   g.float32 = not g.dnnl and 'openblas' or g.mode == 'auto' and 'openblas + dnnl' or
     g.mode == 'dnnl' and 'dnnl' or 'openblas'
   f.kernels.gemm = g
+  local algo, asrc = ffi.new('const char *[1]'), ffi.new('const char *[1]')
+  capi.check(C.lmx_cpu_conv_info(algo, asrc))
+  local cv = {algo = ffi.string(algo[0]), source = ffi.string(asrc[0])}
+  cv.winograd = cv.algo == 'gemm' and 'im2col + GEMM' or cv.algo == 'winograd' and
+    'Winograd F(2x2,3x3) wherever it can run' or
+    'Winograd F(2x2,3x3) at 16+ channels and 128+ output tiles a chunk, else im2col + GEMM'
+  f.kernels.conv = cv
   return setmetatable(f, Features)
 end
 
@@ -190,7 +201,9 @@ end
 -- @param t a table: `m`, `n`, `k` (sizes, >= 0), `ta`, `tb` (booleans: transposed A / B,
 -- default false), `threads` (OpenMP threads, default luamx's), `mode` ('auto',
 -- 'openblas' or 'dnnl'; default the mode in force), `dnnl` (boolean: whether oneDNN can
--- run; default whether it runs here), `dtype` ('float32' default, or 'float64')
+-- run; default whether it runs here), `avx512` (boolean: whether the CPU has AVX-512;
+-- default this CPU's: without it, oneDNN's AVX2 products with untransposed B rows of a
+-- multiple of 256 floats go to OpenBLAS), `dtype` ('float32' default, or 'float64')
 -- @return 'openblas' or 'dnnl'
 -- @usage mx.runtime.gemm_choice{m = 128, n = 512, k = 784, tb = true, dnnl = true} --> 'dnnl'
 function M.gemm_choice(t)
@@ -212,7 +225,8 @@ function M.gemm_choice(t)
   local lib = ffi.new('const char *[1]')
   capi.check(C.lmx_cpu_gemm_choice(dt == 'float32' and C.LMX_FLOAT32 or C.LMX_FLOAT64,
     t.ta and 1 or 0, t.tb and 1 or 0, t.m, t.n, t.k, t.threads or C.lmx_cpu_num_threads(),
-    t.mode or ffi.string(mode[0]), have and 1 or 0, lib))
+    t.mode or ffi.string(mode[0]), have and 1 or 0,
+    t.avx512 == nil and -1 or t.avx512 and 1 or 0, lib))
   return ffi.string(lib[0])
 end
 
@@ -231,6 +245,27 @@ function M.gemm_mode(mode)
   local m = ffi.new('const char *[1]')
   capi.check(C.lmx_cpu_gemm_info(m, nil, nil, nil))
   return ffi.string(m[0])
+end
+
+--- Sets which algorithm runs float32 CPU convolutions, process-wide, for those that start
+--- afterwards: 'auto' (Winograd F(2x2,3x3) for 3x3 stride-1 undilated ungrouped 2-D
+--- convolutions with 16+ channels on both sides and 128+ tiles of 2x2 outputs per chunk
+--- of images; im2col + GEMM for the rest), 'gemm' (im2col + GEMM always) or 'winograd' (Winograd
+--- wherever it can run). The initial one comes from the environment variable LUAMX_CONV
+--- (auto when unset); `features().kernels.conv` reports it. Winograd's results differ from
+--- the GEMM path's by rounding (about 1e-6 relative in float32); float64 always runs the
+--- GEMM path.
+-- @param algo 'auto', 'gemm' or 'winograd'
+-- @return the algorithm now in force
+-- @usage mx.runtime.conv_algo('gemm')   -- compare against im2col + GEMM
+function M.conv_algo(algo)
+  if type(algo) ~= 'string' then
+    capi.raise('mx.runtime.conv_algo: argument 1: expected \'auto\', \'gemm\' or \'winograd\', got ' .. type(algo))
+  end
+  capi.check(C.lmx_cpu_conv_set_algo(algo))
+  local a = ffi.new('const char *[1]')
+  capi.check(C.lmx_cpu_conv_info(a, nil))
+  return ffi.string(a[0])
 end
 
 --- Forces bfloat16 FullyConnected onto the float32 fallback (widened copies, the float32

@@ -7,6 +7,7 @@
 
 #include "../../kernels/cpu/gemm_route.h"
 #include "../../kernels/cpu/cpu_kernels.h"
+#include "../ops/cpu/conv_algo.h"
 #include "../ops/cpu/cpu_ops.h"
 #include "api.h"
 
@@ -44,7 +45,7 @@ static int mode_arg(const char *fn, const char *mode, int *md) {
 }
 
 int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
-                        const char *mode, int have_dnnl, const char **lib) {
+                        const char *mode, int have_dnnl, int avx512, const char **lib) {
   LMX_ENTER();
   if (!lib) return lmx_fail(LMX_ERR_ARG, "lmx_cpu_gemm_choice: argument 'lib' must not be NULL");
   int md;
@@ -53,7 +54,9 @@ int lmx_cpu_gemm_choice(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t
     return lmx_fail(LMX_ERR_ARG,
                     "lmx_cpu_gemm_choice: sizes must be >= 0, got m=%lld n=%lld k=%lld",
                     (long long)m, (long long)n, (long long)k);
-  int l = lmx_gemm_choose(dtype, ta != 0, tb != 0, m, n, k, threads, md, have_dnnl != 0);
+  if (avx512 < 0) avx512 = lmx_gemm_cpu_avx512();
+  int l = lmx_gemm_choose(dtype, ta != 0, tb != 0, m, n, k, threads, md, have_dnnl != 0,
+                          avx512 != 0);
   *lib = l == LMX_GEMM_LIB_DNNL ? "dnnl" : "openblas";
   return LMX_OK;
 }
@@ -79,5 +82,23 @@ int lmx_cpu_gemm_info(const char **mode, const char **source, int *dnnl,
 int lmx_cpu_fc_force_blas(int force) {
   LMX_ENTER();
   lmx_cpu_fc_small_force_blas(force);
+  return LMX_OK;
+}
+
+int lmx_cpu_conv_set_algo(const char *algo) {
+  LMX_ENTER();
+  int a = lmx_conv_algo_parse(algo);
+  if (a < 0)
+    return lmx_fail(LMX_ERR_ARG,
+                    "lmx_cpu_conv_set_algo: argument 'algo': expected 'auto', 'gemm' or "
+                    "'winograd', got '%s'", algo ? algo : "(null)");
+  lmx_conv_algo_set(a);
+  return LMX_OK;
+}
+
+int lmx_cpu_conv_info(const char **algo, const char **source) {
+  LMX_ENTER();
+  if (algo) *algo = lmx_conv_algo_name();
+  if (source) *source = lmx_conv_algo_source();
   return LMX_OK;
 }

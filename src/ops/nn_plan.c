@@ -109,10 +109,9 @@ static int conv_geom_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
   return LMX_OK;
 }
 
-int lmx_conv_plan(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
-                  const lmx_shape *oshape, lmx_conv_dims *p) {
-  const lmx_shape *img = deconv ? oshape : &in[0].shape, *pat = deconv ? &in[0].shape : oshape;
-  p->deconv = deconv, p->dt = in[0].dtype;
+int lmx_conv_dims_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
+                     const lmx_shape *pat, int dt, lmx_conv_dims *p) {
+  p->deconv = deconv, p->dt = dt;
   const lmx_conv_param *prm = c->param;
   p->bias = !prm->no_bias;
   p->G = prm->num_group;
@@ -125,6 +124,13 @@ int lmx_conv_plan(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   p->CK = p->C / p->G * p->K;
   p->O = p->g.out[0] * p->g.out[1] * p->g.out[2];
   p->I = p->g.in[0] * p->g.in[1] * p->g.in[2];
+  return LMX_OK;
+}
+
+int lmx_conv_plan(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
+                  const lmx_shape *oshape, lmx_conv_dims *p) {
+  const lmx_shape *img = deconv ? oshape : &in[0].shape, *pat = deconv ? &in[0].shape : oshape;
+  LMX_TRY(lmx_conv_dims_of(c, deconv, img, pat, in[0].dtype, p));
   /* conv weight (F, C/G, k...); deconv weight (data channels, out channels/G, k...) is
    * the same thing in the convolution view */
   lmx_shape ws = {img->ndim, {p->F, p->C / p->G}};

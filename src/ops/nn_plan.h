@@ -38,6 +38,10 @@ typedef struct {
 } lmx_conv_dims;
 int lmx_conv_plan(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
                   const lmx_shape *oshape, lmx_conv_dims *d);
+/* The same from the image and patch-side shapes alone (dtype dt), without the weight and
+ * bias checks (workspace sizing). */
+int lmx_conv_dims_of(const lmx_op_ctx *c, int deconv, const lmx_shape *img,
+                     const lmx_shape *pat, int dt, lmx_conv_dims *d);
 
 /* Pooling x -> y: geometry (normalized), LMX_POOL_* type, count_include_pad, lp power
  * (None = 2); checks the conventions' output sizes. */

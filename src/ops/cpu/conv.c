@@ -23,7 +23,8 @@
  * weight-sized partial, sized for float64 and omp_get_max_threads() threads; at run time
  * the thread count is capped by what the workspace holds.
  * Depthwise convolution (num_group == channels) skips all of this for the direct kernels
- * of kernels/cpu/dwconv.c (no workspace).
+ * of kernels/cpu/dwconv.c (no workspace). A float32 3x3 stride-1 convolution may take the
+ * Winograd path instead (conv_wino.c; the workspace is sized for both paths).
  * Pooling checks its geometry (valid / full / same, global_pool) and calls kernels/cpu/pool.c.
  * float16/bfloat16 calls of all three run the float32 code on float32 twins in the
  * workspace, rounding each result once (lowp_stage.c).
@@ -36,6 +37,7 @@
 #include "../../tensor/dtype.h"
 #include "../nn_plan.h"
 #include "../op_impl.h"
+#include "conv_wino.h"
 #include "cpu_ops.h"
 
 typedef struct {
@@ -46,6 +48,7 @@ typedef struct {
   int dt, deconv, bias;
   size_t per_thread;    /* workspace bytes per thread */
   int threads;
+  lmx_conv_dims d;      /* as lmx_conv_plan made it (the Winograd path takes it) */
 } conv_plan;
 
 /* Images per chunk: enough that a GEMM spans >= 256 output columns (see the top). */
@@ -65,6 +68,7 @@ static int conv_plan_of(const lmx_op_ctx *c, int deconv, const lmx_tensor *in,
   lmx_conv_dims d;
   LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'"));
   LMX_TRY(lmx_conv_plan(c, deconv, in, oshape, &d)); /* shared with the CUDA glue */
+  p->d = d;
   p->g = d.g, p->N = d.N, p->C = d.C, p->F = d.F, p->G = d.G, p->CK = d.CK, p->O = d.O;
   p->I = d.I, p->dt = d.dt, p->deconv = d.deconv, p->bias = d.bias;
   int64_t K = d.K;
@@ -97,9 +101,16 @@ static size_t conv_ws(const lmx_op_ctx *c, const lmx_shape *img, const lmx_shape
 
 static int is_depthwise(const lmx_conv_param *prm, int64_t C);
 
+/* The larger of the GEMM path's and the Winograd path's workspaces (the latter whenever
+ * the geometry allows it, whatever the mode: the mode may change after binding). */
 static size_t conv_ws_f32(const lmx_op_ctx *c, const lmx_shape *in, const lmx_shape *out) {
   if (in[0].ndim >= 3 && is_depthwise(c->param, in[0].dim[1])) return 0; /* direct kernels */
-  return conv_ws(c, &in[0], &out[0]);
+  size_t ws = conv_ws(c, &in[0], &out[0]), wino = 0;
+  lmx_conv_dims d;
+  if (in[0].ndim == 4 && out[0].ndim == 4 &&
+      lmx_conv_dims_of(c, 0, &in[0], &out[0], LMX_FLOAT32, &d) == LMX_OK)
+    wino = lmx_conv_wino_ws(&d);
+  return wino > ws ? wino : ws;
 }
 
 /* float16/bfloat16 calls add float32 twins of their tensors (lowp_stage.c) */
@@ -386,6 +397,9 @@ static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
+  if (!deconv && lmx_conv_wino_fwd(&p.d, in[0].data, in[1].data, p.bias ? in[2].data : NULL,
+                                   out[0].data, acc, c->workspace, c->workspace_bytes))
+    return LMX_OK;
   if (!deconv) {
     img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, p.bias ? in[2].data : NULL,
                c->workspace);
@@ -409,6 +423,12 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
     if (req[i] != LMX_REQ_NULL)
       LMX_TRY(lmx_glue_check_like(c, &ig[i], &in[i].shape, p.dt, "input gradient"));
   const void *img = deconv ? og[0].data : in[0].data, *pat = deconv ? in[0].data : og[0].data;
+  int rest[3] = {0, 0, p.bias ? req[2] : 0};
+  if (!deconv && (req[0] || req[1]) &&
+      lmx_conv_wino_bwd(&p.d, in[0].data, in[1].data, og[0].data, req[0] ? ig[0].data : NULL,
+                        req[0] == LMX_REQ_ADD, req[1] ? ig[1].data : NULL,
+                        req[1] == LMX_REQ_ADD, c->workspace, c->workspace_bytes))
+    req = rest; /* only the bias gradient is left */
   int fuse = !deconv && req[0] && req[1]; /* both gradients in one chunk loop */
   if (req[1]) weight_grad(&p, in[1].data, img, pat, ig[1].data, req[1] == LMX_REQ_ADD,
                           fuse ? ig[0].data : NULL, req[0] == LMX_REQ_ADD, c->workspace);

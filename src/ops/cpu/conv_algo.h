@@ -1,0 +1,18 @@
+/* conv_algo.h — the process's CPU convolution algorithm mode (conv_wino.c keeps it):
+ * which convolutions take the Winograd path. No engine types: the API layer includes it
+ * next to cblas.h. */
+#ifndef LMX_OPS_CPU_CONV_ALGO_H
+#define LMX_OPS_CPU_CONV_ALGO_H
+
+enum { LMX_CONV_AUTO, LMX_CONV_GEMM, LMX_CONV_WINOGRAD }; /* modes (LUAMX_CONV) */
+
+/* "auto", "gemm", "winograd" -> the mode; -1 for anything else. */
+int lmx_conv_algo_parse(const char *name);
+/* Sets the mode for convolutions that start afterwards (thread-safe). */
+void lmx_conv_algo_set(int algo);
+/* The mode in force (from LUAMX_CONV at first use, auto when unset) and where it came
+ * from. Static strings. */
+const char *lmx_conv_algo_name(void);
+const char *lmx_conv_algo_source(void);
+
+#endif
