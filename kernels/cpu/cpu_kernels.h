@@ -409,19 +409,22 @@ int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, i
                           const void *x, const void *gy, void *gw, void *gb, int accw,
                           int accb);
 
-/* winograd.c: F(2x2, 3x3) transforms of a 3x3 convolution with stride 1 (no dilation) on
- * float32 planes H x W -> OH x OW, padding ph / pw, tiles th x tw of 2x2 outputs.
- * U / dU [16][F][C] (weights w / gw [F][C][3][3]); V [16][C][ld], M [16][F][ld] with tile
+/* winograd.c (with winograd2.c, winograd4.c): Winograd F(m x m, 3x3) transforms (m = 2 or
+ * 4) of a 3x3 convolution with stride 1 (no dilation) on float32 planes H x W -> OH x OW,
+ * padding ph / pw, tiles th x tw of m x m outputs, P = (m + 2)² positions.
+ * U / dU [P][F][C] (weights w / gw [F][C][3][3]); V [P][C][ld], M [P][F][ld] with tile
  * t = n·th·tw + ty·tw + tx of nimg images; the plane functions do channels [c0, c1) /
  * [f0, f1) of every image. buf: lmx_cpu_wino_buf_floats scratch floats. */
 typedef struct {
   int64_t H, W, OH, OW, ph, pw, th, tw;
+  int m;
 } lmx_cpu_wino;
-/* 1 and *q filled when g (normalized) is such a convolution, else 0. */
-int lmx_cpu_wino_geom(const lmx_cpu_geom *g, lmx_cpu_wino *q);
+/* 1 and *q filled for tile m when g (normalized) is such a convolution, else 0. */
+int lmx_cpu_wino_geom(const lmx_cpu_geom *g, int m, lmx_cpu_wino *q);
 int64_t lmx_cpu_wino_buf_floats(const lmx_cpu_wino *q);
-void lmx_cpu_wino_wt(int64_t F, int64_t C, const float *w, float *U);
-void lmx_cpu_wino_wt_adj(int64_t F, int64_t C, const float *dU, float *gw, int acc);
+void lmx_cpu_wino_wt(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U);
+void lmx_cpu_wino_wt_adj(const lmx_cpu_wino *q, int64_t FC, const float *dU, float *gw,
+                         int acc);
 void lmx_cpu_wino_in(const lmx_cpu_wino *q, int64_t C, int64_t c0, int64_t c1, int64_t nimg,
                      const float *x, float *V, int64_t ld, float *buf);
 void lmx_cpu_wino_in_adj(const lmx_cpu_wino *q, int64_t C, int64_t c0, int64_t c1,

@@ -139,10 +139,10 @@ local Features = {__tostring = text}
 -- 'openblas + dnnl' for the automatic split by shape, see `gemm_choice`, or 'dnnl')},
 -- `fc_small` (what a float32 FullyConnected forward with one row of data runs on:
 -- 'avx512f' or 'avx2' for luamx's streaming dot products, 'blas' for the GEMM; see
--- `fc_force_blas`), `conv` = {`algo` ('auto', 'gemm' or 'winograd', see `conv_algo`),
--- `source` (LUAMX_CONV, the default or `conv_algo`), `winograd` (what a float32 3x3
--- stride-1 convolution runs on, in words)}}, `threads` (OpenMP threads of luamx's kernels). Prints as a short
--- report.
+-- `fc_force_blas`), `conv` = {`algo` ('auto', 'gemm', 'winograd', 'winograd2' or
+-- 'winograd4', see `conv_algo`), `source` (LUAMX_CONV, the default or `conv_algo`),
+-- `winograd` (what a float32 3x3 stride-1 convolution runs on, in words)}}, `threads`
+-- (OpenMP threads of luamx's kernels). Prints as a short report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
 function M.features()
@@ -189,9 +189,12 @@ function M.features()
   local algo, asrc = ffi.new('const char *[1]'), ffi.new('const char *[1]')
   capi.check(C.lmx_cpu_conv_info(algo, asrc))
   local cv = {algo = ffi.string(algo[0]), source = ffi.string(asrc[0])}
-  cv.winograd = cv.algo == 'gemm' and 'im2col + GEMM' or cv.algo == 'winograd' and
-    'Winograd F(2x2,3x3) wherever it can run' or
-    'Winograd F(2x2,3x3) at 16+ channels and 128+ output tiles a chunk, else im2col + GEMM'
+  local tiles = 'F(4x4,3x3) at 32+ 4x4 tiles a chunk, else F(2x2,3x3)'
+  cv.winograd = cv.algo == 'gemm' and 'im2col + GEMM' or
+    cv.algo == 'winograd' and 'Winograd wherever it can run: ' .. tiles or
+    cv.algo == 'winograd2' and 'Winograd F(2x2,3x3) wherever it can run' or
+    cv.algo == 'winograd4' and 'Winograd F(4x4,3x3) wherever it can run' or
+    'Winograd at 16+ channels and 128+ 2x2 tiles a chunk (' .. tiles .. '), else im2col + GEMM'
   f.kernels.conv = cv
   return setmetatable(f, Features)
 end
@@ -248,19 +251,28 @@ function M.gemm_mode(mode)
 end
 
 --- Sets which algorithm runs float32 CPU convolutions, process-wide, for those that start
---- afterwards: 'auto' (Winograd F(2x2,3x3) for 3x3 stride-1 undilated ungrouped 2-D
---- convolutions with 16+ channels on both sides and 128+ tiles of 2x2 outputs per chunk
---- of images; im2col + GEMM for the rest), 'gemm' (im2col + GEMM always) or 'winograd' (Winograd
---- wherever it can run). The initial one comes from the environment variable LUAMX_CONV
---- (auto when unset); `features().kernels.conv` reports it. Winograd's results differ from
---- the GEMM path's by rounding (about 1e-6 relative in float32); float64 always runs the
---- GEMM path.
--- @param algo 'auto', 'gemm' or 'winograd'
+--- afterwards. Winograd's minimal filtering runs 3x3 stride-1 undilated ungrouped 2-D
+--- convolutions with tiles of 4x4 outputs (F(4x4,3x3), 4x fewer multiply-adds than
+--- im2col + GEMM) when a chunk of images (the batch split over the threads) has 32 such
+--- tiles or more, else with tiles of 2x2 outputs (F(2x2,3x3), 2.25x).
+---
+--- * 'auto': Winograd where there are 16+ channels on both sides and 128+ tiles of 2x2
+---   outputs per chunk of images; im2col + GEMM for the rest.
+--- * 'gemm': im2col + GEMM always.
+--- * 'winograd': Winograd wherever it can run, the tile as above.
+--- * 'winograd2', 'winograd4': Winograd wherever it can run, with that tile.
+---
+--- The initial mode comes from the environment variable LUAMX_CONV (auto when unset);
+--- `features().kernels.conv` reports it. Winograd's results differ from the GEMM path's by
+--- rounding (about 1e-6 relative in float32 with 2x2 tiles, 1e-5 with 4x4); float64
+--- always runs the GEMM path.
+-- @param algo 'auto', 'gemm', 'winograd', 'winograd2' or 'winograd4'
 -- @return the algorithm now in force
 -- @usage mx.runtime.conv_algo('gemm')   -- compare against im2col + GEMM
 function M.conv_algo(algo)
   if type(algo) ~= 'string' then
-    capi.raise('mx.runtime.conv_algo: argument 1: expected \'auto\', \'gemm\' or \'winograd\', got ' .. type(algo))
+    capi.raise('mx.runtime.conv_algo: argument 1: expected \'auto\', \'gemm\', \'winograd\', ' ..
+      '\'winograd2\' or \'winograd4\', got ' .. type(algo))
   end
   capi.check(C.lmx_cpu_conv_set_algo(algo))
   local a = ffi.new('const char *[1]')

@@ -90,8 +90,8 @@ int lmx_cpu_conv_set_algo(const char *algo) {
   int a = lmx_conv_algo_parse(algo);
   if (a < 0)
     return lmx_fail(LMX_ERR_ARG,
-                    "lmx_cpu_conv_set_algo: argument 'algo': expected 'auto', 'gemm' or "
-                    "'winograd', got '%s'", algo ? algo : "(null)");
+                    "lmx_cpu_conv_set_algo: argument 'algo': expected 'auto', 'gemm', "
+                    "'winograd', 'winograd2' or 'winograd4', got '%s'", algo ? algo : "(null)");
   lmx_conv_algo_set(a);
   return LMX_OK;
 }

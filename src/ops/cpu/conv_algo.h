@@ -4,9 +4,11 @@
 #ifndef LMX_OPS_CPU_CONV_ALGO_H
 #define LMX_OPS_CPU_CONV_ALGO_H
 
-enum { LMX_CONV_AUTO, LMX_CONV_GEMM, LMX_CONV_WINOGRAD }; /* modes (LUAMX_CONV) */
+/* modes (LUAMX_CONV): Winograd with the tile chosen by plane size, or forced to F(2x2, 3x3)
+ * / F(4x4, 3x3) */
+enum { LMX_CONV_AUTO, LMX_CONV_GEMM, LMX_CONV_WINOGRAD, LMX_CONV_WINO2, LMX_CONV_WINO4 };
 
-/* "auto", "gemm", "winograd" -> the mode; -1 for anything else. */
+/* "auto", "gemm", "winograd", "winograd2", "winograd4" -> the mode; -1 for anything else. */
 int lmx_conv_algo_parse(const char *name);
 /* Sets the mode for convolutions that start afterwards (thread-safe). */
 void lmx_conv_algo_set(int algo);
