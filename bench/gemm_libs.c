@@ -5,7 +5,7 @@
  *
  *   cc -O2 -fopenmp -DHAVE_XSMM -o gemm_libs bench/gemm_libs.c \
  *      /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 -lxsmm -ldl -lm
- *   OPENBLAS_CORETYPE=Cooperlake OMP_NUM_THREADS=1 ./gemm_libs [rounds] [ms per timing]
+ *   OPENBLAS_CORETYPE=Cooperlake OMP_NUM_THREADS=1 ./gemm_libs [rounds] [ms per timing] [set]
  *
  * Give OpenBLAS the core type luamx picks (mx.runtime.features().blas.corename).
  * LUAMX_BENCH_CLOCK=cpu times in process CPU time (for one thread on a shared machine;
@@ -51,7 +51,10 @@ typedef struct {
  * the forward ones. W3 (LSTM LM, 32 x 35 tokens, 200 units, 10000 words): the decoder,
  * the gate products over all steps (input) and per step (recurrent), the fused RNN op's
  * weight gradients (kernels/cpu/rnn.c). W2 (LeNet b64): the im2col GEMMs of
- * bench/sgemm.lua. */
+ * bench/sgemm.lua. Z1 (ResNet-18, CIFAR form, inference at batch 1): the im2col GEMMs
+ * W · col of its convolutions on 16x16 planes and smaller (3x3, the strided 3x3 and the 1x1
+ * projections), which the Winograd path leaves to GEMM at batch 1. The optional third
+ * argument runs one set. */
 static const shape g_shapes[] = {
     {"W1", 128, 512, 784, 0, 1}, {"W1", 128, 512, 512, 0, 1}, {"W1", 128, 10, 512, 0, 1},
     {"W1", 128, 512, 512, 0, 0}, {"W1", 128, 512, 10, 0, 0},  {"W1", 512, 784, 128, 1, 0},
@@ -63,7 +66,17 @@ static const shape g_shapes[] = {
     {"W2", 64, 10, 500, 0, 1},   {"W2", 20, 25, 36864, 0, 1}, {"W2", 50, 500, 4096, 0, 1},
     {"W2", 500, 800, 64, 1, 0},  {"W2", 10, 500, 64, 1, 0},   {"W2", 500, 4096, 50, 1, 0},
     {"W2", 64, 800, 500, 0, 0},  {"W2", 64, 500, 10, 0, 0},
+    {"Z1", 128, 256, 576, 0, 0}, {"Z1", 128, 256, 1152, 0, 0}, {"Z1", 128, 256, 64, 0, 0},
+    {"Z1", 256, 64, 1152, 0, 0}, {"Z1", 256, 64, 2304, 0, 0}, {"Z1", 256, 64, 128, 0, 0},
+    {"Z1", 512, 16, 2304, 0, 0}, {"Z1", 512, 16, 4608, 0, 0}, {"Z1", 512, 16, 256, 0, 0},
 };
+enum { NSETS = 4 };
+static const char *const g_sets[NSETS] = {"W1", "W3", "W2", "Z1"};
+static int set_of(const shape *s) {
+  for (int i = 0; i < NSETS; i++)
+    if (!strcmp(s->set, g_sets[i])) return i;
+  return 0;
+}
 enum { NSHAPES = sizeof g_shapes / sizeof g_shapes[0] };
 
 enum { L_OPENBLAS, L_DNNL, L_DNNL_MM, L_BLIS, L_XSMM, L_XSMM_JIT, NLIBS };
@@ -252,6 +265,7 @@ static int cmp(const void *x, const void *y) {
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 5;
   double ms = argc > 2 ? atof(argv[2]) : 40;
+  const char *only = argc > 3 ? argv[3] : NULL;
   int threads = omp_get_max_threads();
   const char *clk = getenv("LUAMX_BENCH_CLOCK");
   if (clk && !strcmp(clk, "cpu")) g_clock = CLOCK_PROCESS_CPUTIME_ID;
@@ -298,14 +312,15 @@ int main(int argc, char **argv) {
   }
 #endif
 
-  double tot_flop[3] = {0}, tot_time[NLIBS][3] = {{0}};
-  int set_ok[NLIBS][3];
-  for (int l = 0; l < NLIBS; l++) for (int s = 0; s < 3; s++) set_ok[l][s] = 1;
+  double tot_flop[NSETS] = {0}, tot_time[NLIBS][NSETS] = {{0}};
+  int set_ok[NLIBS][NSETS];
+  for (int l = 0; l < NLIBS; l++) for (int s = 0; s < NSETS; s++) set_ok[l][s] = 1;
   printf("%-3s %6s %6s %6s %2s%2s | maxrel vs openblas | GFLOP/s median [min max] per library\n",
          "set", "m", "n", "k", "ta", "tb");
   for (int si = 0; si < NSHAPES; si++) {
     const shape *s = &g_shapes[si];
-    int set = s->set[1] == '1' ? 0 : s->set[1] == '3' ? 1 : 2;
+    int set = set_of(s);
+    if (only && strcmp(only, s->set)) continue;
     double flop = 2.0 * s->m * s->n * s->k;
     tot_flop[set] += flop;
     /* correctness against OpenBLAS, and warm-up */
@@ -349,11 +364,10 @@ int main(int argc, char **argv) {
     printf("\n");
     fflush(stdout);
   }
-  static const char *const sets[3] = {"W1", "W3", "W2"};
-  for (int s = 0; s < 3; s++)
+  for (int s = 0; s < NSETS; s++)
     for (int l = 0; l < NLIBS; l++)
       if (set_ok[l][s] && tot_time[l][s] > 0)
-        printf("RESULT GEMMLIB %s_%s_%dt_gflops %.1f\n", sets[s], g_lib_names[l], threads,
+        printf("RESULT GEMMLIB %s_%s_%dt_gflops %.1f\n", g_sets[s], g_lib_names[l], threads,
                tot_flop[s] / tot_time[l][s] * 1e-9);
   free(ref);
   return 0;

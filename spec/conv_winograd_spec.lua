@@ -2,18 +2,14 @@
 -- (kernels/cpu/winograd*.c, src/ops/cpu/conv_wino.c): forward, data and weight gradients
 -- against a direct double-precision loop (odd and even sizes, padding 0 to 2, with and
 -- without bias, batches that split into chunks unevenly, planes larger than a transform's
--- group), gradients added (grad_req 'add') and each gradient alone, the automatic choice of
--- path and tile, the mode (mx.runtime.conv_algo, LUAMX_CONV) and its errors. F(4x4) rounds
--- more (its ±2 points), so its tolerance is 5e-5 where F(2x2)'s is 1e-5.
+-- group, batch 1 with every transform and im2col split over the threads), gradients added
+-- (grad_req 'add') and each gradient alone, the automatic choice of path and tile, the mode
+-- (mx.runtime.conv_algo, LUAMX_CONV) and its errors. F(4x4) rounds more (its ±2 points),
+-- so its tolerance is 5e-5 where F(2x2)'s is 1e-5.
 local mx = require 'luamx'
 local H = require 'helpers'
 
-local function rand(n, seed)
-  math.randomseed(seed)
-  local t = {}
-  for i = 1, n do t[i] = math.random() - 0.5 end
-  return t
-end
+local rand = H.uniform
 
 -- y, and the gradients of sum(y · og), of a 3x3 convolution with stride 1, by loops
 local function reference(cs, x, w, b, og)
@@ -87,8 +83,11 @@ local cases = {
   {N = 2, C = 1, F = 1, H = 3, W = 3, ph = 0, pw = 0},              -- one output pixel
   {N = 2, C = 3, F = 3, H = 4, W = 40, ph = 1, pw = 1},             -- many tiles per row
   {N = 3, C = 2, F = 2, H = 34, W = 33, ph = 1, pw = 0},            -- a group per image
+  -- batch 1 with 32k+ values per transform and per im2col: each is split over the threads
+  -- (the filters in blocks of 64, the last one partial); im2col + GEMM checked too
+  {N = 1, C = 48, F = 43, H = 18, W = 17, ph = 1, pw = 1, algos = {'gemm', 'winograd2', 'winograd4'}},
 }
-local tol = {winograd2 = 1e-5, winograd4 = 5e-5}
+local tol = {gemm = 1e-5, winograd2 = 1e-5, winograd4 = 5e-5}
 
 describe('Winograd convolution (float32, 3x3, stride 1)', function()
   local before
@@ -96,7 +95,7 @@ describe('Winograd convolution (float32, 3x3, stride 1)', function()
   teardown(function() mx.runtime.conv_algo(before) end)
 
   for _, cs in ipairs(cases) do
-    for _, algo in ipairs{'winograd2', 'winograd4'} do
+    for _, algo in ipairs(cs.algos or {'winograd2', 'winograd4'}) do
       local name = ('%s N=%d C=%d F=%d %dx%d pad %d,%d%s'):format(algo, cs.N, cs.C, cs.F, cs.H,
         cs.W, cs.ph, cs.pw, cs.no_bias and ' no bias' or '')
       it('forward and gradients match a double loop: ' .. name, function()

@@ -32,7 +32,7 @@ describe('mx.runtime.gemm_choice (the rule, a pure function)', function()
     assert.are.equal('dnnl', c(17, 17, 17, false, false))        -- just above the edges
   end)
 
-  it('without AVX-512, keeps OpenBLAS for untransposed B rows of a multiple of 256 floats', function()
+  it('without AVX-512, keeps OpenBLAS for untransposed B rows of a multiple of 256 floats on one thread', function()
     local no = {avx512 = false}
     assert.are.equal('openblas', c(128, 512, 512, false, false, no))  -- W1 data gradient
     assert.are.equal('openblas', c(512, 512, 128, true, false, no))   -- W1 weight gradient
@@ -41,6 +41,12 @@ describe('mx.runtime.gemm_choice (the rule, a pure function)', function()
     assert.are.equal('dnnl', c(500, 4096, 50, true, false, no))       -- k < 64
     assert.are.equal('dnnl', c(128, 512, 784, false, true, no))       -- B transposed
     assert.are.equal('dnnl', c(64, 800, 500, false, false, no))       -- 800 rows
+    -- split over threads, oneDNN wins those too (ResNet-18's batch-1 im2col products)
+    local two = {avx512 = false, threads = 2}
+    assert.are.equal('dnnl', c(128, 512, 512, false, false, two))
+    assert.are.equal('dnnl', c(512, 512, 128, true, false, two))
+    assert.are.equal('dnnl', c(128, 256, 1152, false, false, two))
+    assert.are.equal('openblas', c(128, 256, 1152, false, false, no))
   end)
 
   it('keeps OpenBLAS without oneDNN, for float64 and in mode openblas', function()

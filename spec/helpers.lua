@@ -16,6 +16,16 @@ function H.raises(fn, ...)
   return err
 end
 
+--- n pseudo-random numbers in [lo, hi) (default [-0.5, 0.5)) from math.random seeded
+--- with seed, so a spec's data is the same in every run.
+function H.uniform(n, seed, lo, hi)
+  math.randomseed(seed)
+  lo, hi = lo or -0.5, hi or 0.5
+  local t = {}
+  for i = 1, n do t[i] = lo + (hi - lo) * math.random() end
+  return t
+end
+
 --- Flat list equality within tol (exact when tol is nil).
 function H.near(actual, expected, tol)
   assert(#actual == #expected, ('length %d ~= %d'):format(#actual, #expected))

@@ -6,13 +6,7 @@
 local mx = require 'luamx'
 local H = require 'helpers'
 
-local function rand_list(n, seed, lo, hi)
-  math.randomseed(seed)
-  lo, hi = lo or -1, hi or 1
-  local t = {}
-  for i = 1, n do t[i] = lo + (hi - lo) * math.random() end
-  return t
-end
+local function rand_list(n, seed, lo, hi) return H.uniform(n, seed, lo or -1, hi or 1) end
 
 local function arr(flat, shape, dt) return mx.nd.array(flat, { dtype = dt or 'float64' }):reshape(shape) end
 local function flat(a) return a:toflat() end

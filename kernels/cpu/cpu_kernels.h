@@ -31,6 +31,10 @@ void lmx_cpu_scalar(int op, int dt, int64_t n, void *out, const void *a, double 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
                   const void *A, const void *B, double beta, void *C);
 
+/* Products of fewer multiply-adds (m·n·k) than this run on the calling thread alone
+ * (gemm.c says why). */
+enum { LMX_GEMM_SERIAL = 1 << 21 };
+
 /* The same with explicit leading dimensions (row strides, in elements) of A, B, C. */
 void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
                      const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
@@ -522,7 +526,8 @@ static inline double lmx_lamb_rate(double lr, double r1, double r2, double lower
 /* ---- gemm_batch.c: strided batched products (issue 14: linalg, CTC, attention; ops14g) */
 /* For i < batch: C + i·sc [m,n] (row stride ldc) = alpha · op(A + i·sa) · op(B + i·sb) +
  * beta · C_i, row-major, op() as in lmx_cpu_gemm_ld (lda / ldb the row strides as stored).
- * Strides in elements; float32/float64. One OpenBLAS call per batch, in order. */
+ * Strides in elements; float32/float64. One routed product per batch: in order, or, when
+ * each is below LMX_GEMM_SERIAL and no OpenMP region is open, spread over the threads. */
 void lmx_cpu_gemm_sbatch(int dt, int64_t batch, int ta, int tb, int64_t m, int64_t n,
                          int64_t k, double alpha, const void *A, int64_t lda, int64_t sa,
                          const void *B, int64_t ldb, int64_t sb, double beta, void *C,

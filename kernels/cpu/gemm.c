@@ -23,8 +23,6 @@
 #include "cpu_kernels.h"
 #include "gemm_route.h"
 
-enum { LMX_GEMM_SERIAL = 1 << 21 };
-
 static void gemm_call(int dt, enum CBLAS_TRANSPOSE TA, enum CBLAS_TRANSPOSE TB, int64_t m,
                       int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                       const void *B, int64_t ldb, double beta, void *C, int64_t ldc,

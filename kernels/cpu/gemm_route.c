@@ -14,7 +14,12 @@
  * rows are a multiple of 256 floats long: the (0,0) products 128x512x512 (66 against 47
  * GFLOP/s), 50x4096x500, 20x36864x25 and the Winograd convolutions' F x 512 x C, and the
  * (1,0) weight gradient 512x512x128 (68 against 40; with k >= 64: at 500x4096x50 oneDNN
- * still wins). Those go to OpenBLAS there; the rest keeps the rule above.
+ * still wins), on one thread. Those go to OpenBLAS there when the product runs on one
+ * thread (inside a parallel region, or below LMX_GEMM_SERIAL); the rest keeps the rule
+ * above. Split over 2 threads (wall time, same machine) oneDNN wins those shapes too:
+ * 128x512x512 92 against 73 GFLOP/s, 512x512x128 74 against 63, 20x36864x25 60 against 29,
+ * and ResNet-18's batch-1 im2col products F x 256 x 9C 131 against 84 (128x256x64: 102
+ * against 4); 50x4096x500 is the one where OpenBLAS is ahead (67 against 63).
  * float64 always runs on OpenBLAS. LUAMX_GEMM=openblas|dnnl|auto overrides (dnnl
  * still falls back to OpenBLAS when libdnnl.so.2 cannot be loaded).
  */
@@ -27,12 +32,12 @@
 
 int lmx_gemm_choose(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, int threads,
                     int mode, int have_dnnl, int avx512) {
-  (void)threads;
   if (dt != LMX_FLOAT32 || !have_dnnl || mode == LMX_GEMM_OPENBLAS) return LMX_GEMM_LIB_OPENBLAS;
   if (mode == LMX_GEMM_DNNL) return LMX_GEMM_LIB_DNNL;
   if (k <= 16 || m <= 16 || (n <= 16 && m <= 64)) return LMX_GEMM_LIB_OPENBLAS;
   if ((double)m * (double)n * (double)k >= 1073741824.0) return LMX_GEMM_LIB_OPENBLAS;
-  if (!avx512 && !tb && n % 256 == 0 && (!ta || k >= 64)) return LMX_GEMM_LIB_OPENBLAS;
+  if (!avx512 && threads <= 1 && !tb && n % 256 == 0 && (!ta || k >= 64))
+    return LMX_GEMM_LIB_OPENBLAS;
   return LMX_GEMM_LIB_DNNL;
 }
 

@@ -23,6 +23,7 @@
  * GROUP_TILES iterations however small the plane (a 4x4 plane has 1 or 4 tiles). Dealing
  * and gathering back are stride-m moves through a zero-padded line.
  */
+#include <omp.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
@@ -248,25 +249,50 @@ void lmx_cpu_wino_out_adj(const lmx_cpu_wino *q, int64_t F, int64_t f0, int64_t 
  * ResNet-18 training step). */
 enum { WT_BLK = 64 };
 
-void lmx_cpu_wino_wt(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U) {
+/* The filter transforms go over the threads by blocks of 64 filters when no region is open
+ * and they write or read 32k+ values (batch 1: ResNet-18's 64-channel layer transformed
+ * 147k on one core while the other waited). Each block is independent, so the result does
+ * not depend on the split. */
+enum { WT_PAR_MIN = 32768 };
+static int wt_split(const lmx_cpu_wino *q, int64_t FC) {
+  int64_t k = q->m + 2;
+  return FC > WT_BLK && FC * k * k >= WT_PAR_MIN && omp_get_level() == 0;
+}
+
+static void wt_blk(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U, int64_t i0) {
   float g[9 * WT_BLK];
-  for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) {
-    int64_t n = FC - i0 < WT_BLK ? FC - i0 : WT_BLK;
-    for (int64_t i = 0; i < n; i++)
-      for (int j = 0; j < 9; j++) g[j * n + i] = w[(i0 + i) * 9 + j];
-    xf_of(q)->wt(n, g, n, U + i0, FC);
+  int64_t n = FC - i0 < WT_BLK ? FC - i0 : WT_BLK;
+  for (int64_t i = 0; i < n; i++)
+    for (int j = 0; j < 9; j++) g[j * n + i] = w[(i0 + i) * 9 + j];
+  xf_of(q)->wt(n, g, n, U + i0, FC);
+}
+
+void lmx_cpu_wino_wt(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U) {
+  if (wt_split(q, FC)) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_blk(q, FC, w, U, i0);
+  } else {
+    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_blk(q, FC, w, U, i0);
   }
+}
+
+static void wt_adj_blk(const lmx_cpu_wino *q, int64_t FC, const float *dU, float *gw, int acc,
+                       int64_t i0) {
+  float g[9 * WT_BLK];
+  int64_t n = FC - i0 < WT_BLK ? FC - i0 : WT_BLK;
+  xf_of(q)->wt_adj(n, dU + i0, FC, g, n);
+  float *o = gw + i0 * 9;
+  for (int64_t i = 0; i < n; i++)
+    for (int j = 0; j < 9; j++) o[i * 9 + j] = (acc ? o[i * 9 + j] : 0.0f) + g[j * n + i];
 }
 
 void lmx_cpu_wino_wt_adj(const lmx_cpu_wino *q, int64_t FC, const float *dU, float *gw,
                          int acc) {
-  float g[9 * WT_BLK];
-  for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) {
-    int64_t n = FC - i0 < WT_BLK ? FC - i0 : WT_BLK;
-    xf_of(q)->wt_adj(n, dU + i0, FC, g, n);
-    float *o = gw + i0 * 9;
-    for (int64_t i = 0; i < n; i++)
-      for (int j = 0; j < 9; j++) o[i * 9 + j] = (acc ? o[i * 9 + j] : 0.0f) + g[j * n + i];
+  if (wt_split(q, FC)) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_adj_blk(q, FC, dU, gw, acc, i0);
+  } else {
+    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_adj_blk(q, FC, dU, gw, acc, i0);
   }
 }
 

@@ -206,7 +206,8 @@ end
 -- 'openblas' or 'dnnl'; default the mode in force), `dnnl` (boolean: whether oneDNN can
 -- run; default whether it runs here), `avx512` (boolean: whether the CPU has AVX-512;
 -- default this CPU's: without it, oneDNN's AVX2 products with untransposed B rows of a
--- multiple of 256 floats go to OpenBLAS), `dtype` ('float32' default, or 'float64')
+-- multiple of 256 floats go to OpenBLAS when they run on one thread), `dtype` ('float32'
+-- default, or 'float64')
 -- @return 'openblas' or 'dnnl'
 -- @usage mx.runtime.gemm_choice{m = 128, n = 512, k = 784, tb = true, dnnl = true} --> 'dnnl'
 function M.gemm_choice(t)
