@@ -9,7 +9,6 @@
  * around them are the glue's business (src/ops/cpu/conv.c).
  * float32 and float64 siblings from one macro; other dtypes return -1.
  */
-#include <omp.h>
 #include <string.h>
 
 #include "../../src/tensor/dtype.h"
@@ -207,27 +206,18 @@ DEF_BLK(double, f64)
 DEF_IM2COL(float, f32)
 DEF_IM2COL(double, f64)
 
-/* Channels go over the threads when no region is open (batch 1: the GEMM after it runs on
- * every thread, and im2col on one while the others waited). It is a pure copy, so a split
- * pays from 32k elements: ResNet-18's 256x8x8 and 512x4x4 layers (147k and 74k) were
- * serial under the general LMX_OMP_MIN. */
-enum { IM2COL_PAR_MIN = 32768 };
+/* Channels go over the threads from LMX_OMP_MIN_STREAM elements when no region is open
+ * (batch 1: the GEMM after it runs on every thread, and im2col had run on one while the
+ * others waited; ResNet-18's 256x8x8 and 512x4x4 layers have 147k and 74k). */
 int lmx_cpu_im2col(int dt, const lmx_cpu_geom *g, int64_t C, int64_t nimg, const void *x,
                    void *col, int64_t ld) {
   if (dt != LMX_FLOAT32 && dt != LMX_FLOAT64) return -1;
   int64_t per = g->kernel[0] * g->kernel[1] * g->kernel[2] * g->out[0] * g->out[1] *
                 g->out[2] * nimg;
-  if (C > 1 && C * per >= IM2COL_PAR_MIN && omp_get_level() == 0) {
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < C; c++) {
-      if (dt == LMX_FLOAT32) im2col_f32(g, c, c + 1, C, nimg, x, col, ld);
-      else im2col_f64(g, c, c + 1, C, nimg, x, col, ld);
-    }
-  } else if (dt == LMX_FLOAT32) {
-    im2col_f32(g, 0, C, C, nimg, x, col, ld);
-  } else {
-    im2col_f64(g, 0, C, C, nimg, x, col, ld);
-  }
+  LMX_PAR_FOR_WM(C, per, LMX_OMP_MIN_FREE, c, {
+    if (dt == LMX_FLOAT32) im2col_f32(g, c, c + 1, C, nimg, x, col, ld);
+    else im2col_f64(g, c, c + 1, C, nimg, x, col, ld);
+  });
   return 0;
 }
 

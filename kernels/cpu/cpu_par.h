@@ -11,6 +11,7 @@
 #ifndef LMX_KERNELS_CPU_PAR_H
 #define LMX_KERNELS_CPU_PAR_H
 
+#include <omp.h>
 #include <stdint.h>
 
 enum { LMX_OMP_MIN = 262144 };
@@ -36,15 +37,28 @@ enum { LMX_OMP_MIN = 262144 };
   } while (0)
 
 /* Same, with a work estimate `w` per iteration (rows of length w count as w elements). */
-#define LMX_PAR_FOR_W(n, w, i, ...)                                        \
+#define LMX_PAR_FOR_W(n, w, i, ...) LMX_PAR_FOR_WM(n, w, LMX_OMP_MIN, i, __VA_ARGS__)
+
+/* Same, from `min` elements. */
+#define LMX_PAR_FOR_WM(n, w, min, i, ...)                                  \
   do {                                                                     \
     int64_t lmx_pn_ = (n);                                                 \
-    if (lmx_pn_ > 1 && lmx_pn_ * (int64_t)(w) >= LMX_OMP_MIN) {            \
+    if (lmx_pn_ > 1 && lmx_pn_ * (int64_t)(w) >= (min)) {                  \
       _Pragma("omp parallel for schedule(static)")                         \
       for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
     } else {                                                               \
       for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
     }                                                                      \
   } while (0)
+
+/* The threshold of the copy-like steps that feed a product run on every thread (at batch
+ * 1: im2col and the Winograd transforms) when no region is open (else the general one,
+ * which then means one thread): the other threads are still spinning from the last
+ * product, so a fork costs little, and these steps had run on one core while the others
+ * waited (ResNet-18 at batch 1 measured faster split from here; bench/README.md).
+ * BatchNorm's forward split from here measured level on MobileNet v2 at batch 1, so it
+ * keeps LMX_OMP_MIN. */
+enum { LMX_OMP_MIN_STREAM = 32768 };
+#define LMX_OMP_MIN_FREE (omp_get_level() == 0 ? (int64_t)LMX_OMP_MIN_STREAM : (int64_t)LMX_OMP_MIN)
 
 #endif

@@ -250,13 +250,12 @@ void lmx_cpu_wino_out_adj(const lmx_cpu_wino *q, int64_t F, int64_t f0, int64_t 
 enum { WT_BLK = 64 };
 
 /* The filter transforms go over the threads by blocks of 64 filters when no region is open
- * and they write or read 32k+ values (batch 1: ResNet-18's 64-channel layer transformed
- * 147k on one core while the other waited). Each block is independent, so the result does
- * not depend on the split. */
-enum { WT_PAR_MIN = 32768 };
+ * and they write or read LMX_OMP_MIN_STREAM values or more (batch 1: ResNet-18's
+ * 64-channel layer transformed 147k on one core while the other waited). Each block is
+ * independent, so the result does not depend on the split. */
 static int wt_split(const lmx_cpu_wino *q, int64_t FC) {
   int64_t k = q->m + 2;
-  return FC > WT_BLK && FC * k * k >= WT_PAR_MIN && omp_get_level() == 0;
+  return FC > WT_BLK && FC * k * k >= LMX_OMP_MIN_STREAM && omp_get_level() == 0;
 }
 
 static void wt_blk(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U, int64_t i0) {

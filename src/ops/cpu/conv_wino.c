@@ -209,16 +209,15 @@ static void xform_range(const xform *x, int64_t c0, int64_t c1, float *buf) {
 
 /* Runs x over all its channels: in this thread (inside a chunk loop of several threads),
  * or split over the team when the chunks run one at a time and the transform is big
- * enough to pay for a fork: XF_PAR_MIN values written or read (a transform is a few adds
- * per value, like a copy; at batch 1 ResNet-18's 64x32x32 layer has 147k, which ran on one
- * core under the general LMX_OMP_MIN). */
-enum { XF_PAR_MIN = 32768 };
+ * enough to pay for a fork: LMX_OMP_MIN_STREAM values written or read (a transform is a
+ * few adds per value, like a copy; at batch 1 ResNet-18's 64x32x32 layer has 147k, which
+ * ran on one core under the general LMX_OMP_MIN). */
 static void xform_run(const xform *x, const wino_bufs *b, float *ws) {
   const wino_plan *p = x->p;
   int64_t ch = x->kind == XF_IN || x->kind == XF_IN_ADJ ? p->C : p->F;
   int team = p->threads == 1 ? p->team : 1;
   if (team > ch) team = (int)ch;
-  if (team <= 1 || p->P * ch * x->cnt * p->tiles < XF_PAR_MIN) {
+  if (team <= 1 || p->P * ch * x->cnt * p->tiles < LMX_OMP_MIN_STREAM) {
     xform_range(x, 0, ch, b->buf);
     return;
   }
