@@ -55,6 +55,7 @@ describe('batched products (linalg_gemm2) split over the threads', function()
 
   it('Winograd at batch 1 (one chunk) agrees with im2col + GEMM', function()
     local before = mx.runtime.features().kernels.conv.algo
+    finally(function() mx.runtime.conv_algo(before) end)
     local x = mx.nd.array(rand(64 * 16 * 16, 13)):reshape{1, 64, 16, 16}
     local w = mx.nd.array(rand(64 * 64 * 9, 14)):reshape{64, 64, 3, 3}
     local function conv()
@@ -67,6 +68,5 @@ describe('batched products (linalg_gemm2) split over the threads', function()
       mx.runtime.conv_algo(algo)
       H.near(conv(), g, 5e-5)
     end
-    mx.runtime.conv_algo(before)
   end)
 end)

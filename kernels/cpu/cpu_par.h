@@ -59,6 +59,8 @@ enum { LMX_OMP_MIN = 262144 };
  * BatchNorm's forward split from here measured level on MobileNet v2 at batch 1, so it
  * keeps LMX_OMP_MIN. */
 enum { LMX_OMP_MIN_STREAM = 32768 };
-#define LMX_OMP_MIN_FREE (omp_get_level() == 0 ? (int64_t)LMX_OMP_MIN_STREAM : (int64_t)LMX_OMP_MIN)
+/* LMX_OMP_MIN_STREAM outside a region, LMX_OMP_MIN inside (the `min` of LMX_PAR_FOR_WM). */
+#define LMX_OMP_MIN_FREE \
+  (omp_get_level() == 0 ? (int64_t)LMX_OMP_MIN_STREAM : (int64_t)LMX_OMP_MIN)
 
 #endif

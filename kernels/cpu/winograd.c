@@ -23,7 +23,6 @@
  * GROUP_TILES iterations however small the plane (a 4x4 plane has 1 or 4 tiles). Dealing
  * and gathering back are stride-m moves through a zero-padded line.
  */
-#include <omp.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
@@ -249,14 +248,11 @@ void lmx_cpu_wino_out_adj(const lmx_cpu_wino *q, int64_t F, int64_t f0, int64_t 
  * ResNet-18 training step). */
 enum { WT_BLK = 64 };
 
-/* The filter transforms go over the threads by blocks of 64 filters when no region is open
- * and they write or read LMX_OMP_MIN_STREAM values or more (batch 1: ResNet-18's
+/* The filter transforms go over the threads in blocks of 64 filters from
+ * LMX_OMP_MIN_STREAM values written or read when no region is open (batch 1: ResNet-18's
  * 64-channel layer transformed 147k on one core while the other waited). Each block is
  * independent, so the result does not depend on the split. */
-static int wt_split(const lmx_cpu_wino *q, int64_t FC) {
-  int64_t k = q->m + 2;
-  return FC > WT_BLK && FC * k * k >= LMX_OMP_MIN_STREAM && omp_get_level() == 0;
-}
+static int64_t wt_blocks(int64_t FC) { return (FC + WT_BLK - 1) / WT_BLK; }
 
 static void wt_blk(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U, int64_t i0) {
   float g[9 * WT_BLK];
@@ -267,12 +263,9 @@ static void wt_blk(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U, 
 }
 
 void lmx_cpu_wino_wt(const lmx_cpu_wino *q, int64_t FC, const float *w, float *U) {
-  if (wt_split(q, FC)) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_blk(q, FC, w, U, i0);
-  } else {
-    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_blk(q, FC, w, U, i0);
-  }
+  int64_t P = (q->m + 2) * (q->m + 2);
+  LMX_PAR_FOR_WM(wt_blocks(FC), WT_BLK * P, LMX_OMP_MIN_FREE, b,
+                 { wt_blk(q, FC, w, U, b * WT_BLK); });
 }
 
 static void wt_adj_blk(const lmx_cpu_wino *q, int64_t FC, const float *dU, float *gw, int acc,
@@ -287,12 +280,9 @@ static void wt_adj_blk(const lmx_cpu_wino *q, int64_t FC, const float *dU, float
 
 void lmx_cpu_wino_wt_adj(const lmx_cpu_wino *q, int64_t FC, const float *dU, float *gw,
                          int acc) {
-  if (wt_split(q, FC)) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_adj_blk(q, FC, dU, gw, acc, i0);
-  } else {
-    for (int64_t i0 = 0; i0 < FC; i0 += WT_BLK) wt_adj_blk(q, FC, dU, gw, acc, i0);
-  }
+  int64_t P = (q->m + 2) * (q->m + 2);
+  LMX_PAR_FOR_WM(wt_blocks(FC), WT_BLK * P, LMX_OMP_MIN_FREE, b,
+                 { wt_adj_blk(q, FC, dU, gw, acc, b * WT_BLK); });
 }
 
 int lmx_cpu_wino_geom(const lmx_cpu_geom *g, int m, lmx_cpu_wino *q) {
