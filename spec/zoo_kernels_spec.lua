@@ -1,7 +1,8 @@
 -- The model zoo's fast CPU paths in float32 against the same computation in float64
 -- (whose gradients test_gradcheck checks against finite differences): BatchNorm's
--- vectorised statistics and gradients (planes longer than the 16 accumulation lanes, data
--- far from zero, req add), the direct depthwise convolution (MobileNet's 3x3 stride 1 and
+-- vectorised statistics and gradients (planes longer and shorter than the 32 accumulation
+-- lanes, lanes flushed across rows and inside a row, data far from zero, req add), the
+-- direct depthwise convolution (MobileNet's 3x3 stride 1 and
 -- 2 through the register path and the phase plane, dilation, the tap-by-tap path for other
 -- kernels and oversized strided planes, the row-accumulator and the wide-row weight
 -- gradient paths, several filters per channel), and clip (ReLU6) forward and gradient. Each runs forward and backward through
@@ -78,12 +79,68 @@ describe('zoo kernels: float32 agrees with float64', function()
       {{4, 8, 9, 13}, {3, 5}},     -- inner 117: lanes and a remainder, mean 4
       {{2, 3, 112}, {-1, 1}},
       {{32, 5, 7, 7}, {0, 6}},     -- MobileNet's last stages: short planes, many images
+      {{80, 3, 4, 4}, {-2, 4}},    -- 16-float rows: the lanes flushed across rows (64 a flush)
+      {{70, 2, 1, 48}, {1, 2}},    -- a 32-wide and a 16-wide step per row, then the flush
+      {{130, 3, 2, 2}, {-1, 3}},   -- rows shorter than 16: straight into the doubles
+      {{2, 2, 30, 71}, {2, 5}},    -- a row longer than one flush: flushed inside the row
     } do
       local s, C = c[1], c[1][2]
       for _, add in ipairs {false, true} do
         agree('BatchNorm', {fix_gamma = false, eps = 1e-3},
           inputs({s, {C}, {C}}, {c[2], {0.5, 1.5}, {-1, 1}}), add, 2e-4)
       end
+    end
+  end)
+
+  -- BatchNorm training in plain Lua doubles: output and the gradients of data, gamma, beta
+  local function bn_ref(x, s, gam, bet, head, eps)
+    local N, C, inner = s[1], s[2], size(s) / (s[1] * s[2])
+    local y, gx, gg, gb = {}, {}, {}, {}
+    for c = 1, C do
+      local idx = {}
+      for n = 0, N - 1 do
+        for i = 1, inner do idx[#idx + 1] = (n * C + c - 1) * inner + i end
+      end
+      local m, v = 0, 0
+      for _, k in ipairs(idx) do m = m + x[k] end
+      m = m / #idx
+      for _, k in ipairs(idx) do v = v + (x[k] - m) ^ 2 end
+      local is = 1 / math.sqrt(v / #idx + eps)
+      local sg, sgx = 0, 0
+      for _, k in ipairs(idx) do
+        local xh = (x[k] - m) * is
+        y[k] = xh * gam[c] + bet[c]
+        sg, sgx = sg + head[k], sgx + head[k] * xh
+      end
+      gg[c], gb[c] = sgx, sg
+      for _, k in ipairs(idx) do
+        local xh = (x[k] - m) * is
+        gx[k] = gam[c] * is * (head[k] - sg / #idx - xh * sgx / #idx)
+      end
+    end
+    return y, gx, gg, gb
+  end
+
+  -- An independent check of what float32 and float64 share (the lane and flush logic):
+  -- against bn_ref, at the shapes where the lanes are flushed across rows and inside one.
+  it('BatchNorm training agrees with a plain Lua reference', function()
+    for _, c in ipairs {
+      {{80, 3, 4, 4}, {-2, 4}}, {{70, 2, 1, 48}, {1, 2}}, {{130, 3, 2, 2}, {-1, 3}},
+      {{2, 2, 30, 71}, {2, 5}}, {{3, 2, 9, 13}, {-1, 1}},
+    } do
+      local s, C = c[1], c[1][2]
+      local x, gam, bet = rand(s, c[2][1], c[2][2]), rand({C}, 0.5, 1.5), rand({C})
+      local head = rand(s)
+      local list = {arr(x, s, 'float32'), arr(gam, {C}, 'float32'), arr(bet, {C}, 'float32')}
+      local params = {fix_gamma = false, eps = 1e-3}
+      local outs = ops.forward_all('BatchNorm', params, list, true)
+      local g = ops.backward('BatchNorm', params, list, outs, {arr(head, s, 'float32')})
+      local y, gx, gg, gb = bn_ref(x, s, gam, bet, head, 1e-3)
+      local what = 'BatchNorm ' .. table.concat(s, 'x')
+      close(what .. ' output', flat(outs[1]), y, 1e-4)
+      close(what .. ' data gradient', flat(g[1]), gx, 1e-4)
+      close(what .. ' gamma gradient', flat(g[2]), gg, 1e-4)
+      close(what .. ' beta gradient', flat(g[3]), gb, 1e-4)
     end
   end)
 

@@ -15,22 +15,63 @@
 
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
-/* Channel sums over 16 independent lanes in T, flushed into double every BN_BLOCK
- * elements, so that the loops vectorise (a single double accumulator is a serial chain the
- * compiler may not reorder, and double lanes fed from float did not vectorise either:
- * BatchNorm was a quarter of MobileNet v2's training step). Statistics take one pass over
- * x (sums of d = x - k and d² with k the channel's first element, which keeps the
- * cancellation in var = E[d²] - E[d]² small), the output a second; the backward pass reads
- * x and g once for its two sums and once more for gx. Per element the arithmetic is a few
- * multiply-adds in T with per-channel coefficients, on x - mean so that a large mean does
- * not cancel. */
-#define BN_LANES 16
+/* Channel sums in 32 float lanes (two AVX-512 or four AVX2 accumulators per sum, so the
+ * adds of one lane do not wait on each other) that carry on across the channel's rows and
+ * are flushed into double after BN_FILL additions per lane: a single double accumulator
+ * is a serial chain the compiler may not reorder, and double lanes fed from float did not
+ * vectorise either. Rows shorter than the lanes (ResNet's 4x4 planes, MobileNet's 7x7)
+ * take a 16-wide step; what is left (fewer than 16) goes to the doubles directly. Flushing
+ * once per row instead made the 16-float rows of a 4x4 plane cost 32 serial double adds
+ * each (BatchNorm's backward 4x slower than PyTorch's there; bench/README.md).
+ * Statistics take one pass over x (sums of d = x - k and d² with k the channel's first
+ * element, which keeps the cancellation in var = E[d²] - E[d]² small), the output a
+ * second; the backward pass reads x and g once for its two sums and once more for gx. Per
+ * element the arithmetic is a few multiply-adds in T with per-channel coefficients, on
+ * x - mean so that a large mean does not cancel. */
+#define BN_LANES 32
+#define BN_FILL 64 /* additions per float lane between flushes into double */
 #define BN_ROWS(b, c, ...)                                                                 \
   for (int64_t o = 0; o < (b)->outer; o++) {                                               \
     int64_t base = (o * (b)->C + (c)) * (b)->inner;                                        \
     __VA_ARGS__                                                                            \
   }
-#define BN_BLOCK 1024 /* elements per lane block: each lane adds at most 64 in T */
+/* t1 += Σ E1, t2 += Σ E2 over channel c's elements (E1, E2: expressions of the element's
+ * index k, in T), lanes as above; D1, D2: the same in double for the leftover elements. */
+#define BN_SUMS(T, b, c, t1, t2, E1, E2, D1, D2)                                           \
+  do {                                                                                     \
+    T s1_[BN_LANES] = {0}, s2_[BN_LANES] = {0};                                            \
+    int64_t in_ = (b)->inner, fill_ = 0;                                                   \
+    BN_ROWS(b, c, {                                                                        \
+      int64_t i_ = 0;                                                                      \
+      while (in_ - i_ >= 16) {                                                             \
+        int64_t st_ = (in_ - i_) / BN_LANES, e_;                                           \
+        if (st_ > BN_FILL - fill_) st_ = BN_FILL - fill_;                                  \
+        if (st_ > 0) {                                                                     \
+          for (e_ = i_ + st_ * BN_LANES; i_ < e_; i_ += BN_LANES)                          \
+            for (int j = 0; j < BN_LANES; j++) {                                           \
+              int64_t k = base + i_ + j;                                                   \
+              s1_[j] += (E1), s2_[j] += (E2);                                              \
+            }                                                                              \
+          fill_ += st_;                                                                    \
+        } else { /* 16 to 31 left */                                                       \
+          for (int j = 0; j < 16; j++) {                                                   \
+            int64_t k = base + i_ + j;                                                     \
+            s1_[j] += (E1), s2_[j] += (E2);                                                \
+          }                                                                                \
+          i_ += 16, fill_++;                                                               \
+        }                                                                                  \
+        if (fill_ == BN_FILL) {                                                            \
+          for (int j = 0; j < BN_LANES; j++) t1 += s1_[j], t2 += s2_[j], s1_[j] = s2_[j] = 0; \
+          fill_ = 0;                                                                       \
+        }                                                                                  \
+      }                                                                                    \
+      for (; i_ < in_; i_++) {                                                             \
+        int64_t k = base + i_;                                                             \
+        t1 += (D1), t2 += (D2);                                                            \
+      }                                                                                    \
+    })                                                                                     \
+    for (int j = 0; j < BN_LANES; j++) t1 += s1_[j], t2 += s2_[j];                         \
+  } while (0)
 
 #define DEF_BN(T, S)                                                                       \
   LMX_SIMD_CLONES                                                                           \
@@ -42,27 +83,12 @@
       if (b->batch_stats) {                                                                \
         double t1 = 0, t2 = 0;                                                             \
         T tk = cnt ? x[c * in] : (T)0;                                                     \
-        double k = tk;                                                                     \
-        BN_ROWS(b, c, {                                                                    \
-          const T *xr = x + base;                                                          \
-          for (int64_t b0 = 0; b0 < in; b0 += BN_BLOCK) {                                  \
-            int64_t e = b0 + BN_BLOCK < in ? b0 + BN_BLOCK : in, i = b0;                   \
-            T s1[BN_LANES] = {0}, s2[BN_LANES] = {0};                                      \
-            for (; i + BN_LANES <= e; i += BN_LANES)                                       \
-              for (int j = 0; j < BN_LANES; j++) {                                         \
-                T d = xr[i + j] - tk;                                                      \
-                s1[j] += d, s2[j] += d * d;                                                \
-              }                                                                            \
-            for (; i < e; i++) {                                                           \
-              double d = (double)xr[i] - k;                                                \
-              t1 += d, t2 += d * d;                                                        \
-            }                                                                              \
-            for (int j = 0; j < BN_LANES; j++) t1 += s1[j], t2 += s2[j];                   \
-          }                                                                                \
-        })                                                                                 \
+        double k0 = tk;                                                                    \
+        BN_SUMS(T, b, c, t1, t2, x[k] - tk, (x[k] - tk) * (x[k] - tk), (double)x[k] - k0,     \
+                ((double)x[k] - k0) * ((double)x[k] - k0));                                \
         double e1 = cnt ? t1 / (double)cnt : 0, var = cnt ? t2 / (double)cnt - e1 * e1 : 0; \
         if (var < 0) var = 0;                                                              \
-        m = k + e1;                                                                        \
+        m = k0 + e1;                                                                       \
         is = (var == 0 && b->eps == 0) ? 0 : 1.0 / sqrt(var + b->eps);                     \
         if (b->update_moving) {                                                            \
           mmean[c] = (T)(mmean[c] * b->momentum + m * (1 - b->momentum));                  \
@@ -95,23 +121,7 @@
       double w = b->fix_gamma ? 1.0 : gam[c];                                              \
       T tm = (T)m;                                                                         \
       sg = 0, dot = 0;                                                                     \
-      BN_ROWS(b, c, {                                                                      \
-        const T *xr = x + base, *gr = g + base;                                            \
-        for (int64_t b0 = 0; b0 < in; b0 += BN_BLOCK) {                                    \
-          int64_t e = b0 + BN_BLOCK < in ? b0 + BN_BLOCK : in, i = b0;                     \
-          T a1[BN_LANES] = {0}, a2[BN_LANES] = {0};                                        \
-          for (; i + BN_LANES <= e; i += BN_LANES)                                         \
-            for (int j = 0; j < BN_LANES; j++) {                                           \
-              a1[j] += gr[i + j];                                                          \
-              a2[j] += (xr[i + j] - tm) * gr[i + j];                                       \
-            }                                                                              \
-          for (; i < e; i++) {                                                             \
-            sg += gr[i];                                                                   \
-            dot += ((double)xr[i] - m) * gr[i];                                            \
-          }                                                                                \
-          for (int j = 0; j < BN_LANES; j++) sg += a1[j], dot += a2[j];                    \
-        }                                                                                  \
-      })                                                                                   \
+      BN_SUMS(T, b, c, sg, dot, g[k], (x[k] - tm) * g[k], g[k], ((double)x[k] - m) * g[k]);  \
       if (gx) {                                                                            \
         double n1 = (double)(cnt ? cnt : 1), k = dot * is * is / n1, gm = sg / n1;         \
         /* gx = (g - gm - (x - m) k) is w, or g is w with the moving statistics */         \
