@@ -127,6 +127,10 @@ describe('zoo kernels: float32 agrees with float64', function()
     for _, c in ipairs {
       {{80, 3, 4, 4}, {-2, 4}}, {{70, 2, 1, 48}, {1, 2}}, {{130, 3, 2, 2}, {-1, 3}},
       {{2, 2, 30, 71}, {2, 5}}, {{3, 2, 9, 13}, {-1, 1}},
+      -- blocks of channels image by image (planes under 256): full and partial blocks,
+      -- flushed across images (130 > 64), one-element planes, a 16x16 plane on the rows
+      {{70, 9, 1, 48}, {1, 2}}, {{20, 11, 3, 3}, {-1, 3}}, {{130, 40, 2, 2}, {2, 4}},
+      {{67, 13}, {-3, 1}}, {{3, 5, 16, 16}, {0, 2}},
     } do
       local s, C = c[1], c[1][2]
       local x, gam, bet = rand(s, c[2][1], c[2][2]), rand({C}, 0.5, 1.5), rand({C})
