@@ -1,7 +1,7 @@
 -- The model zoo's fast CPU paths in float32 against the same computation in float64
 -- (whose gradients test_gradcheck checks against finite differences): BatchNorm's
--- vectorised statistics and gradients (planes longer and shorter than the 32 accumulation
--- lanes, lanes flushed across rows and inside a row, data far from zero, req add), the
+-- vectorised statistics and gradients (long planes by rows, lanes flushed across rows and
+-- inside a row; planes under 128 by blocks of channels; data far from zero, req add), the
 -- direct depthwise convolution (MobileNet's 3x3 stride 1 and
 -- 2 through the register path and the phase plane, dilation, the tap-by-tap path for other
 -- kernels and oversized strided planes, the row-accumulator and the wide-row weight
@@ -79,10 +79,11 @@ describe('zoo kernels: float32 agrees with float64', function()
       {{4, 8, 9, 13}, {3, 5}},     -- inner 117: lanes and a remainder, mean 4
       {{2, 3, 112}, {-1, 1}},
       {{32, 5, 7, 7}, {0, 6}},     -- MobileNet's last stages: short planes, many images
-      {{80, 3, 4, 4}, {-2, 4}},    -- 16-float rows: the lanes flushed across rows (64 a flush)
-      {{70, 2, 1, 48}, {1, 2}},    -- a 32-wide and a 16-wide step per row, then the flush
-      {{130, 3, 2, 2}, {-1, 3}},   -- rows shorter than 16: straight into the doubles
-      {{2, 2, 30, 71}, {2, 5}},    -- a row longer than one flush: flushed inside the row
+      {{80, 3, 4, 4}, {-2, 4}},    -- blocks of channels: the lanes flushed across images
+      {{70, 2, 1, 48}, {1, 2}},    -- blocks, one channel each
+      {{130, 3, 2, 2}, {-1, 3}},   -- blocks of 4-float planes
+      {{2, 2, 30, 71}, {2, 5}},    -- rows: a row longer than one flush, flushed inside it
+      {{20, 3, 1, 151}, {-1, 2}},  -- rows: 32- and 16-wide steps, 7 left, flushes across rows
     } do
       local s, C = c[1], c[1][2]
       for _, add in ipairs {false, true} do
@@ -122,12 +123,12 @@ describe('zoo kernels: float32 agrees with float64', function()
   end
 
   -- An independent check of what float32 and float64 share (the lane and flush logic):
-  -- against bn_ref, at the shapes where the lanes are flushed across rows and inside one.
+  -- against bn_ref, on both paths (rows from 128 floats a plane, blocks below).
   it('BatchNorm training agrees with a plain Lua reference', function()
     for _, c in ipairs {
       {{80, 3, 4, 4}, {-2, 4}}, {{70, 2, 1, 48}, {1, 2}}, {{130, 3, 2, 2}, {-1, 3}},
-      {{2, 2, 30, 71}, {2, 5}}, {{3, 2, 9, 13}, {-1, 1}},
-      -- blocks of channels image by image (planes under 256): full and partial blocks,
+      {{2, 2, 30, 71}, {2, 5}}, {{3, 2, 9, 13}, {-1, 1}}, {{20, 3, 1, 151}, {-1, 2}},
+      -- blocks of channels image by image (planes under 128): full and partial blocks,
       -- flushed across images (130 > 64), one-element planes, a 16x16 plane on the rows
       {{70, 9, 1, 48}, {1, 2}}, {{20, 11, 3, 3}, {-1, 3}}, {{130, 40, 2, 2}, {2, 4}},
       {{67, 13}, {-3, 1}}, {{3, 5, 16, 16}, {0, 2}},

@@ -15,14 +15,14 @@
 
 #define PUT(acc, dst, v) ((acc) ? ((dst) += (v)) : ((dst) = (v)))
 
-/* Channel sums in 32 float lanes (two AVX-512 or four AVX2 accumulators per sum, so the
- * adds of one lane do not wait on each other) that carry on across the channel's rows and
- * are flushed into double after BN_FILL additions per lane: a single double accumulator
- * is a serial chain the compiler may not reorder, and double lanes fed from float did not
- * vectorise either. Rows shorter than the lanes (ResNet's 4x4 planes, MobileNet's 7x7)
- * take a 16-wide step; what is left (fewer than 16) goes to the doubles directly. Flushing
- * once per row instead made the 16-float rows of a 4x4 plane cost 32 serial double adds
- * each (BatchNorm's backward 4x slower than PyTorch's there; bench/README.md).
+/* Planes of BN_SHORT floats or more go channel by channel, row by row (short planes: the
+ * blocks below). Channel sums in 32 float lanes (two AVX-512 or four AVX2 accumulators per
+ * sum, so the adds of one lane do not wait on each other) that carry on across the
+ * channel's rows and are flushed into double after BN_FILL additions per lane: a single
+ * double accumulator is a serial chain the compiler may not reorder, and double lanes fed
+ * from float did not vectorise either. A row's last 16 to 31 floats take a 16-wide step;
+ * fewer than 16 go to the doubles directly. Flushing once per row instead had cost 32
+ * serial double adds a row (bench/README.md, "The Intel machine").
  * Statistics take one pass over x (sums of d = x - k and d² with k the channel's first
  * element, which keeps the cancellation in var = E[d²] - E[d]² small), the output a
  * second; the backward pass reads x and g once for its two sums and once more for gx. Per
