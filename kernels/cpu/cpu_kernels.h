@@ -40,6 +40,13 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
                      const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
                      void *C, int64_t ldc);
 
+/* C[m,n] = act(op(A) op(B) + bias[n]) in float32 with the activation (LMX_GEMM_ACT_*,
+ * gemm_route.h) and the bias (NULL: none) applied in the product's epilogue, when the
+ * route runs this product on oneDNN: 0 then; -1 (nothing written) when it does not. */
+int lmx_cpu_gemm_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
+                    const float *bias, int act);
+
 /* ---- elementwise_half.c: float16 / bfloat16 through float32 ------------------------
  * out[n] (dtype dt, float16 or bfloat16) (+)= fn over the nin (<= 3) inputs in[k] (dtype
  * dt; an entry may be NULL, passed on as NULL), run chunk by chunk in float32 stack
@@ -114,6 +121,12 @@ int lmx_cpu_scale(int dt, int64_t n, void *out, const void *x, double alpha, int
 /* out[m,n] (+)= x[m,k] · w[n,k]ᵀ (+ b[n], b may be NULL) */
 void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
                     const void *w, const void *b, int acc);
+/* out[m,n] = f(x[m,k] · w[n,k]ᵀ + b[n]) for an elementwise f (LMX_UN_*, an Activation's):
+ * in float32 one oneDNN product with f in its epilogue when f is relu, tanh, sigmoid or
+ * softrelu and the route runs the product there (returns 1); else the forward above, then
+ * f in place over out (returns 0). out must not overlap x, w or b. */
+int lmx_cpu_fc_act_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
+                       const void *w, const void *b, int act);
 /* gemv.c: float32 FullyConnected forward for m = 1 row of x (or m <= LMX_FC_SMALL_M when
  * m·n·k >= 2^20), as streaming dot products (AVX-512F or AVX2+FMA). Returns 0 when done,
  * -1 when the caller must run the GEMM (no such ISA, forced off, another shape, or an

@@ -15,7 +15,9 @@
  *
  * float32 products whose shape oneDNN runs faster go to oneDNN's matmul primitive
  * (gemm_route.c decides, gemm_dnnl.c runs it; OpenBLAS when oneDNN is absent or fails).
- * oneDNN follows the same OpenMP thread count.
+ * oneDNN follows the same OpenMP thread count. Products routed to oneDNN can also take an
+ * epilogue (lmx_cpu_gemm_ep: a bias row and an activation applied while each output is in
+ * registers), which FullyConnected followed by Activation uses (linalg.c).
  */
 #include <cblas.h>
 #include <omp.h>
@@ -54,6 +56,22 @@ void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, do
     return;
   }
   gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+}
+
+int lmx_cpu_gemm_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
+                    const float *bias, int act) {
+  if (m == 0 || n == 0 || k == 0) return -1;
+  int threads = omp_get_max_threads(), serial = threads > 1 &&
+                (m * n * k < LMX_GEMM_SERIAL || omp_get_level() > 0);
+  if (serial) threads = 1;
+  if (lmx_gemm_route(LMX_FLOAT32, ta, tb, m, n, k, threads) != LMX_GEMM_LIB_DNNL) return -1;
+  int nt = omp_get_max_threads();
+  if (serial) omp_set_num_threads(1);
+  int rc = lmx_gemm_dnnl_ep(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, threads, bias,
+                            act);
+  if (serial) omp_set_num_threads(nt);
+  return rc;
 }
 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,

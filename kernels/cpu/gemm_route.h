@@ -9,6 +9,9 @@
 
 enum { LMX_GEMM_AUTO, LMX_GEMM_OPENBLAS, LMX_GEMM_DNNL };   /* modes (LUAMX_GEMM) */
 enum { LMX_GEMM_LIB_OPENBLAS, LMX_GEMM_LIB_DNNL };          /* libraries */
+/* activations a product's epilogue can apply (lmx_gemm_dnnl_ep, lmx_cpu_gemm_ep) */
+enum { LMX_GEMM_ACT_NONE, LMX_GEMM_ACT_RELU, LMX_GEMM_ACT_TANH, LMX_GEMM_ACT_SIGMOID,
+       LMX_GEMM_ACT_SOFTRELU };
 
 /* The library for C[m,n] = op(A) op(B) of dtype dt (ta, tb: transposes, row-major) with
  * `threads` OpenMP threads, in mode `mode`, when oneDNN can (have_dnnl) or cannot run, on
@@ -40,5 +43,11 @@ const char *lmx_gemm_dnnl_status(void);
 int lmx_gemm_dnnl(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
                   int threads);
+/* The same with an epilogue applied to each element of C while it is in registers:
+ * C = act(alpha op(A) op(B) + bias[col] + beta C); bias may be NULL (then none), act one of
+ * LMX_GEMM_ACT_* (above). 0 on success, -1 as above. */
+int lmx_gemm_dnnl_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                     float *C, int64_t ldc, int threads, const float *bias, int act);
 
 #endif

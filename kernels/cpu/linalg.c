@@ -12,6 +12,7 @@
 #include "../../src/tensor/dtype.h"
 #include "cpu_kernels.h"
 #include "cpu_par.h"
+#include "gemm_route.h"
 
 /* out[m,n] (+)= rows of b[n] */
 static void add_bias(int dt, int64_t m, int64_t n, void *out, const void *b) {
@@ -44,6 +45,29 @@ void lmx_cpu_fc_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const vo
     lmx_cpu_gemm(dt, 0, 1, m, n, k, 1.0, x, w, acc || pre ? 1.0 : 0.0, out);
   }
   if (b && acc) add_bias(dt, m, n, out, b);
+}
+
+static int gemm_act(int un) {
+  switch (un) {
+    case LMX_UN_RELU: return LMX_GEMM_ACT_RELU;
+    case LMX_UN_TANH: return LMX_GEMM_ACT_TANH;
+    case LMX_UN_SIGMOID: return LMX_GEMM_ACT_SIGMOID;
+    case LMX_UN_SOFTRELU: return LMX_GEMM_ACT_SOFTRELU;
+    default: return LMX_GEMM_ACT_NONE;
+  }
+}
+
+/* Batch 1 keeps gemv.c's dot products (the f pass over one row costs nothing). */
+int lmx_cpu_fc_act_fwd(int dt, int64_t m, int64_t k, int64_t n, void *out, const void *x,
+                       const void *w, const void *b, int act) {
+  if (m == 0 || n == 0) return 0;
+  int ga = gemm_act(act);
+  if (dt == LMX_FLOAT32 && ga != LMX_GEMM_ACT_NONE && m > LMX_FC_SMALL_M &&
+      lmx_cpu_gemm_ep(0, 1, m, n, k, x, k, w, k, out, n, b, ga) == 0)
+    return 1;
+  lmx_cpu_fc_fwd(dt, m, k, n, out, x, w, b, 0);
+  lmx_cpu_unary(act, dt, m * n, out, out, 0);
+  return 0;
 }
 
 /* gx[m,k] (+)= g[m,n] · w[n,k] */

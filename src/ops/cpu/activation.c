@@ -31,7 +31,7 @@ static int check_pair(const lmx_op_ctx *c, const lmx_tensor *t, const lmx_tensor
 
 /* ---- Activation ----------------------------------------------------------------------- */
 
-static int act_code(const lmx_op_ctx *c) {
+int lmx_cpu_act_code(const lmx_op_ctx *c) {
   switch (((const lmx_act_param *)c->param)->act_type) {
     case LMX_ACT_RELU: return LMX_UN_RELU;
     case LMX_ACT_SIGMOID: return LMX_UN_SIGMOID;
@@ -46,7 +46,7 @@ int lmx_cpu_fwd_Activation(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_
                            const int *req, const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int op = act_code(c);
+  int op = lmx_cpu_act_code(c);
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
   LMX_TRY(lmx_cpu_check_float_lowp(c, &in[0], "input 'data'")); /* half: float32 chunks */
   LMX_TRY(check_pair(c, &out[0], &in[0], "output"));
@@ -60,7 +60,7 @@ int lmx_cpu_bwd_Activation(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_
                            const lmx_tensor *aux) {
   (void)aux;
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
-  int op = act_code(c);
+  int op = lmx_cpu_act_code(c);
   if (op < 0) return lmx_op_fail(c, LMX_ERR_ARG, "parameter 'act_type': unsupported value");
   LMX_TRY(lmx_cpu_check_float_lowp(c, &ig[0], "gradient of 'data'"));
   LMX_TRY(check_pair(c, &og[0], &ig[0], "output gradient"));

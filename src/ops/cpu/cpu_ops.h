@@ -99,6 +99,17 @@ int lmx_cpu_fc_smo_backward(const lmx_op_ctx *sc, const lmx_tensor *s_in,
                             const lmx_op_ctx *fc, const lmx_tensor *f_og,
                             const lmx_tensor *f_in, const lmx_tensor *f_ig, const int *f_req);
 
+/* Activation's act_type as the elementwise op (LMX_UN_*), -1 for none (activation.c). */
+int lmx_cpu_act_code(const lmx_op_ctx *c);
+
+/* The forward steps of FullyConnected and of the Activation reading its output, in one
+ * (nn_fc.c): Activation's output z = f(x · wᵀ + b) written directly, FC's own output never
+ * written. 1 when it ran with f in oneDNN's epilogue, 2 when it ran as the product then f
+ * over z, 0 when these tensors are not the fused kernel's case (run the two steps
+ * instead). fc/f_in/f_req and ac/a_out/a_req are each step's. */
+int lmx_cpu_fc_act_forward(const lmx_op_ctx *fc, const lmx_tensor *f_in, const int *f_req,
+                           const lmx_op_ctx *ac, const lmx_tensor *a_out, const int *a_req);
+
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);
 
