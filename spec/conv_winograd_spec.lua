@@ -151,14 +151,46 @@ describe('Winograd convolution (float32, 3x3, stride 1)', function()
     assert.are.same(y2, (run_nd(cs, x, w, b, og, 8, 8)))
   end)
 
-  it('auto leaves products of fewer than 128 tiles to im2col + GEMM', function()
-    local cs = cases[4] -- 5 images of 16 tiles: chunks of at most 80 tiles
-    local x, w, b = arrays(cs)
-    local og = rand(cs.N * cs.F * 64, 4)
-    mx.runtime.conv_algo('gemm')
-    local y1 = run_nd(cs, x, w, b, og, 8, 8)
+  -- auto's choice for case cs: Winograd (F(2x2): these chunks hold < 32 tiles of 4x4) when a
+  -- chunk (the batch over the threads, at most 512 tiles) holds min_tiles tiles of 2x2
+  local function auto_is(cs, OH, OW)
+    local tiles = math.ceil(OH / 2) * math.ceil(OW / 2)
+    local t = mx.runtime.features().threads
+    local nb = math.min(math.ceil(512 / tiles), math.ceil(cs.N / t))
+    return nb * tiles >= mx.runtime.conv_min_tiles() and 'winograd2' or 'gemm'
+  end
+
+  it('auto leaves products of fewer than conv_min_tiles tiles to im2col + GEMM', function()
+    -- 5 images of 16 tiles: chunks of 48 (2 threads) or 80 (1 thread); one image of 64
+    for _, cs in ipairs{cases[4], {N = 1, C = 16, F = 17, H = 16, W = 16, ph = 1, pw = 1}} do
+      local x, w, b = arrays(cs)
+      local og = rand(cs.N * cs.F * cs.H * cs.W, 4)
+      local want = auto_is(cs, cs.H, cs.W)
+      mx.runtime.conv_algo(want == 'gemm' and 'winograd2' or 'gemm')
+      local other = run_nd(cs, x, w, b, og, cs.H, cs.W)
+      mx.runtime.conv_algo(want)
+      local y1 = run_nd(cs, x, w, b, og, cs.H, cs.W)
+      mx.runtime.conv_algo('auto')
+      assert.are.same(y1, (run_nd(cs, x, w, b, og, cs.H, cs.W)))
+      local differ = false
+      for i = 1, #y1 do differ = differ or y1[i] ~= other[i] end
+      assert.is_true(differ, 'GEMM and Winograd outputs are bit-identical: the check is void')
+    end
+  end)
+
+  it('conv_min_tiles: 64 tiles with AVX-512, 128 without; this CPU\'s in features', function()
+    assert.are.equal(64, mx.runtime.conv_min_tiles(true))
+    assert.are.equal(128, mx.runtime.conv_min_tiles(false))
+    local f = mx.runtime.features()
+    assert.are.equal(f.isa.avx512f and 64 or 128, mx.runtime.conv_min_tiles())
+    assert.are.equal(mx.runtime.conv_min_tiles(), f.kernels.conv.min_tiles)
     mx.runtime.conv_algo('auto')
-    assert.are.same(y1, (run_nd(cs, x, w, b, og, 8, 8)))
+    assert.truthy(mx.runtime.features().kernels.conv.winograd:find(
+      ('%d+ 2x2 tiles a chunk'):format(f.kernels.conv.min_tiles), 1, true))
+    local ok, err = pcall(mx.runtime.conv_min_tiles, 'yes')
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("mx.runtime.conv_min_tiles: argument 1: expected a "
+                                     .. "boolean or nil, got string", 1, true))
   end)
 
   it('adds into the gradients (grad_req add) and computes either gradient alone', function()

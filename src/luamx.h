@@ -293,7 +293,8 @@ LMX_API int lmx_cpu_gemm_set_mode(const char *mode);
 
 /* Sets which algorithm runs float32 CPU convolutions that start afterwards: "auto" (the
  * Winograd F(2x2, 3x3) path for 3x3 stride-1 undilated ungrouped 2-D convolutions with 16+
- * channels on both sides and 128+ tiles of 2x2 outputs per chunk of images, im2col + GEMM
+ * channels on both sides and 64+ (AVX-512) or 128+ tiles of 2x2 outputs per chunk of images
+ * (lmx_cpu_conv_min_tiles), im2col + GEMM
  * for the rest), "gemm" (always im2col + GEMM) or "winograd" (Winograd wherever it can run). The
  * initial one comes from the environment variable LUAMX_CONV (auto when unset).
  * Errors: LMX_ERR_ARG (unknown name; the algorithm in force stays). Thread-safe. */
@@ -301,6 +302,10 @@ LMX_API int lmx_cpu_conv_set_algo(const char *algo);
 /* The convolution algorithm in force and where it came from (static strings; either
  * pointer may be NULL). Never fails. */
 LMX_API int lmx_cpu_conv_info(const char **algo, const char **source);
+/* The fewest tiles of 2x2 outputs per chunk of images (the batch split over the threads)
+ * for which 'auto' takes Winograd: 64 on a CPU with AVX-512 (avx512 = 1), 128 without (0);
+ * -1: this CPU. Never fails. */
+LMX_API int lmx_cpu_conv_min_tiles(int avx512, int64_t *tiles);
 
 /* The GEMM mode in force and where it came from, whether oneDNN runs (loads
  * libdnnl.so.2 on the first query) and what was loaded or why nothing was. Every out

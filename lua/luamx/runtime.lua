@@ -141,7 +141,8 @@ local Features = {__tostring = text}
 -- 'avx512f' or 'avx2' for luamx's streaming dot products, 'blas' for the GEMM; see
 -- `fc_force_blas`), `conv` = {`algo` ('auto', 'gemm', 'winograd', 'winograd2' or
 -- 'winograd4', see `conv_algo`), `source` (LUAMX_CONV, the default or `conv_algo`),
--- `winograd` (what a float32 3x3 stride-1 convolution runs on, in words)}}, `threads`
+-- `min_tiles` (auto's threshold on this CPU, see `conv_min_tiles`), `winograd` (what a
+-- float32 3x3 stride-1 convolution runs on, in words)}}, `threads`
 -- (OpenMP threads of luamx's kernels). Prints as a short report.
 -- @return a table (a fresh one each call)
 -- @usage print(mx.runtime.features())
@@ -188,13 +189,15 @@ function M.features()
   f.kernels.gemm = g
   local algo, asrc = ffi.new('const char *[1]'), ffi.new('const char *[1]')
   capi.check(C.lmx_cpu_conv_info(algo, asrc))
-  local cv = {algo = ffi.string(algo[0]), source = ffi.string(asrc[0])}
+  local cv = {algo = ffi.string(algo[0]), source = ffi.string(asrc[0]),
+              min_tiles = M.conv_min_tiles()}
   local tiles = 'F(4x4,3x3) at 32+ 4x4 tiles a chunk, else F(2x2,3x3)'
   cv.winograd = cv.algo == 'gemm' and 'im2col + GEMM' or
     cv.algo == 'winograd' and 'Winograd wherever it can run: ' .. tiles or
     cv.algo == 'winograd2' and 'Winograd F(2x2,3x3) wherever it can run' or
     cv.algo == 'winograd4' and 'Winograd F(4x4,3x3) wherever it can run' or
-    'Winograd at 16+ channels and 128+ 2x2 tiles a chunk (' .. tiles .. '), else im2col + GEMM'
+    ('Winograd at 16+ channels and %d+ 2x2 tiles a chunk (%s), else im2col + GEMM'):format(
+      cv.min_tiles, tiles)
   f.kernels.conv = cv
   return setmetatable(f, Features)
 end
@@ -251,14 +254,31 @@ function M.gemm_mode(mode)
   return ffi.string(m[0])
 end
 
+--- The automatic convolution choice's threshold as a plain function: the fewest tiles of
+--- 2x2 outputs a chunk of images (the batch split over the threads) must hold for 'auto'
+--- to take Winograd: 64 on a CPU with AVX-512, 128 without (bench/conv_algo.lua measured
+--- 16x16 planes at batch 1 ahead of im2col + GEMM on an AVX-512 Xeon, behind on AVX2 Zen 3).
+-- @param avx512 true / false for a CPU with / without AVX-512; nil for this CPU
+-- @return the number of tiles
+-- @usage mx.runtime.conv_min_tiles(false) --> 128
+function M.conv_min_tiles(avx512)
+  if avx512 ~= nil and type(avx512) ~= 'boolean' then
+    capi.raise('mx.runtime.conv_min_tiles: argument 1: expected a boolean or nil, got ' .. type(avx512))
+  end
+  local n = ffi.new('int64_t[1]')
+  capi.check(C.lmx_cpu_conv_min_tiles(avx512 == nil and -1 or avx512 and 1 or 0, n))
+  return tonumber(n[0])
+end
+
 --- Sets which algorithm runs float32 CPU convolutions, process-wide, for those that start
 --- afterwards. Winograd's minimal filtering runs 3x3 stride-1 undilated ungrouped 2-D
 --- convolutions with tiles of 4x4 outputs (F(4x4,3x3), 4x fewer multiply-adds than
 --- im2col + GEMM) when a chunk of images (the batch split over the threads) has 32 such
 --- tiles or more, else with tiles of 2x2 outputs (F(2x2,3x3), 2.25x).
 ---
---- * 'auto': Winograd where there are 16+ channels on both sides and 128+ tiles of 2x2
----   outputs per chunk of images; im2col + GEMM for the rest.
+--- * 'auto': Winograd where there are 16+ channels on both sides and 64+ (AVX-512 CPUs) or
+---   128+ tiles of 2x2 outputs per chunk of images (`conv_min_tiles`); im2col + GEMM for
+---   the rest.
 --- * 'gemm': im2col + GEMM always.
 --- * 'winograd': Winograd wherever it can run, the tile as above.
 --- * 'winograd2', 'winograd4': Winograd wherever it can run, with that tile.

@@ -102,3 +102,9 @@ int lmx_cpu_conv_info(const char **algo, const char **source) {
   if (source) *source = lmx_conv_algo_source();
   return LMX_OK;
 }
+
+int lmx_cpu_conv_min_tiles(int avx512, int64_t *tiles) {
+  LMX_ENTER();
+  if (tiles) *tiles = lmx_conv_wino_min_tiles(avx512 < 0 ? -1 : avx512 != 0);
+  return LMX_OK;
+}

@@ -14,8 +14,8 @@
  *
  * Which convolutions take it: the mode (conv_algo.h: 'auto', 'gemm', 'winograd',
  * 'winograd2', 'winograd4'; from LUAMX_CONV, or mx.runtime.conv_algo). In auto, channels
- * on both sides >= 16 and chunks of LMX_WINO_MIN_TILES tiles of 2x2 outputs or more (below,
- * see there); 'winograd' and the forced tiles take every convolution they can run. The
+ * on both sides >= 16 and chunks of lmx_conv_wino_min_tiles() tiles of 2x2 outputs or more
+ * (below, see there); 'winograd' and the forced tiles take every convolution they can run. The
  * tile, unless forced: 4x4 when a chunk has LMX_WINO4_MIN_TILES of them, else 2x2.
  */
 #include <omp.h>
@@ -25,6 +25,7 @@
 
 #include "../../../kernels/cpu/cpu_kernels.h"
 #include "../../../kernels/cpu/cpu_par.h"
+#include "../../../kernels/cpu/gemm_route.h"
 #include "../../tensor/dtype.h"
 #include "../nn_plan.h"
 #include "../op_impl.h"
@@ -33,11 +34,17 @@
 
 /* Auto: the fewest tiles of 2x2 outputs per chunk (one product's columns). Below it the
  * products are too thin and the filter transform too large a share. bench/conv_algo.lua
- * (AMD EPYC Zen 3, 2 threads; forward / backward against im2col + GEMM, the better tile):
- * 8x8 planes at batch 8 (64 tiles a chunk) 1.1x / 1.35x, 16x16 at batch 1 (64, one chunk)
- * 0.9x / 0.9x, 32x32 at batch 1 (256) 2.0x / 1.1x and every ResNet-18 CIFAR stage at batch
- * 64 1.5-2.3x. */
-enum { LMX_WINO_MIN_TILES = 128 };
+ * (2 threads; forward / backward against im2col + GEMM, the better tile). AMD EPYC Zen 3
+ * (AVX2): 8x8 planes at batch 8 (64 tiles a chunk) 1.1x / 1.35x, 16x16 at batch 1 (64, one
+ * chunk) 0.9x / 0.9x, 32x32 at batch 1 (256) 2.0x / 1.1x and every ResNet-18 CIFAR stage at
+ * batch 64 1.5-2.3x: 128. Intel Xeon family 6 model 207 (AVX-512), at the shapes with
+ * 64-127 tiles a chunk: 16x16 at batch 1 (F(2x2)) 1.07-1.16x / 1.34-1.35x, 8x8 at batch 8
+ * 1.23x / 1.19x, 4x4 at batch 32 1.40x / 1.30x: 64 with AVX-512 (ResNet-18 at batch 1 ahead
+ * in 11 of 14 alternated pairs, medians +1-7 %). */
+int64_t lmx_conv_wino_min_tiles(int avx512) {
+  if (avx512 < 0) avx512 = lmx_gemm_cpu_avx512();
+  return avx512 ? 64 : 128;
+}
 /* Auto and 'winograd': F(4x4, 3x3) when a chunk has this many tiles of 4x4 outputs or more,
  * else F(2x2, 3x3). bench/conv_algo.lua (same machine; speed-up over GEMM of F(2x2) / F(4x4),
  * forward and backward): batch 64, 2 threads (32 images a chunk): 32x32 planes 1.40 / 1.42
@@ -131,7 +138,8 @@ static int plan_of(const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t F, int64
                    int dt, int algo, wino_plan *p) {
   if (algo == LMX_CONV_GEMM || dt != LMX_FLOAT32 || G != 1 || N <= 0) return 0;
   if (!plan_tile(g, N, C, F, 2, p)) return 0;
-  if (algo == LMX_CONV_AUTO && (C < 16 || F < 16 || p->ld < LMX_WINO_MIN_TILES)) return 0;
+  if (algo == LMX_CONV_AUTO && (C < 16 || F < 16 || p->ld < lmx_conv_wino_min_tiles(-1)))
+    return 0;
   if (algo == LMX_CONV_WINO2) return 1;
   wino_plan p4;
   if (!plan_tile(g, N, C, F, 4, &p4)) return 0;
