@@ -36,6 +36,44 @@ enum { LMX_OMP_MIN = 262144 };
     }                                                                      \
   } while (0)
 
+/* Subnormal numbers flushed to zero (FTZ) and read as zero (DAZ) on x86 while a thread
+ * runs the loop, the thread's previous mode restored after. For the optimizers' updates
+ * (optim.c, optim_lamb.c): a momentum or moment whose gradient stays 0 (a dead ReLU unit)
+ * decays by a constant factor each step through the subnormal range, where x86 arithmetic
+ * takes a microcode assist per operation. Measured on the Intel Xeon (family 6 model 207),
+ * W1 trained for 1500 / 3000 steps: the updates grew from 10 % to 44 % / 42 % of the step
+ * (perf: the SGD momentum loop), 74k -> 58k / 53k samples/s; flushed, 72k / 71k. Only
+ * values below 2^-126 (float32; 2^-1022 float64) change, to 0. */
+#if defined(__x86_64__) && defined(__SSE__)
+#include <xmmintrin.h>
+static inline unsigned lmx_ftz_on(void) {
+  unsigned old = _mm_getcsr();
+  _mm_setcsr(old | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+  return old;
+}
+static inline void lmx_ftz_off(unsigned old) { _mm_setcsr(old); }
+#else
+static inline unsigned lmx_ftz_on(void) { return 0; }
+static inline void lmx_ftz_off(unsigned old) { (void)old; }
+#endif
+
+#define LMX_PAR_FOR_FTZ(n, i, ...)                                        \
+  do {                                                                     \
+    int64_t lmx_pn_ = (n);                                                 \
+    if (lmx_pn_ >= LMX_OMP_MIN) {                                          \
+      _Pragma("omp parallel") {                                            \
+        unsigned lmx_csr_ = lmx_ftz_on();                                  \
+        _Pragma("omp for schedule(static)")                                \
+        for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }              \
+        lmx_ftz_off(lmx_csr_);                                             \
+      }                                                                    \
+    } else {                                                               \
+      unsigned lmx_csr_ = lmx_ftz_on();                                    \
+      for (int64_t i = 0; i < lmx_pn_; i++) { __VA_ARGS__ }                \
+      lmx_ftz_off(lmx_csr_);                                               \
+    }                                                                      \
+  } while (0)
+
 /* Same, with a work estimate `w` per iteration (rows of length w count as w elements). */
 #define LMX_PAR_FOR_W(n, w, i, ...) LMX_PAR_FOR_WM(n, w, LMX_OMP_MIN, i, __VA_ARGS__)
 

@@ -18,6 +18,7 @@
  *            d_t = (1 - b1^t)/lr (sqrt(v / (1 - b2^t)) + eps);
  *            z = b1 z + (1-b1) g - (d_t - b1 d) w; d = d_t; w' = -z / d_t   (z: u->s2)
  * States s0/s1 are updated in place; out may alias w (in-place update). float32/float64.
+ * Subnormal values are flushed to zero inside the updates (cpu_par.h says why).
  */
 #include <tgmath.h>
 
@@ -28,9 +29,10 @@
 #define CLIPV(v, c) ((c) >= 0 ? ((v) > (c) ? (c) : (v) < -(c) ? -(c) : (v)) : (v))
 #define SIGNV(v) ((v) > 0 ? 1 : (v) < 0 ? -1 : 0)
 
-/* One loop per rule (the switch is outside the loops, so each loop vectorises). */
+/* One loop per rule (the switch is outside the loops, so each loop vectorises), with
+ * subnormals flushed (LMX_PAR_FOR_FTZ, cpu_par.h: the states decay through them). */
 #define UPD_LOOP(T, ...)                                                                     \
-  LMX_PAR_FOR(n, i, {                                                                      \
+  LMX_PAR_FOR_FTZ(n, i, {                                                                  \
     T wi = w[i], g = rs * gr[i], nw;                                                       \
     __VA_ARGS__;                                                                           \
     if (acc) out[i] += nw;                                                                 \

@@ -26,7 +26,7 @@
     const T rs = (T)u->rescale, cl = (T)u->clip;                                            \
     const T c1 = (T)(1 - u->beta1_t), c2 = (T)(1 - u->beta2_t);                             \
     const int bc = u->bias_correction;                                                      \
-    LMX_PAR_FOR(n, i, {                                                                     \
+    LMX_PAR_FOR_FTZ(n, i, { /* the moments decay through subnormals (cpu_par.h) */           \
       T g = rs * gr[i];                                                                     \
       if (cl >= 0) g = g > cl ? cl : g < -cl ? -cl : g;                                     \
       T mi = b1 * m[i] + (1 - b1) * g, vi = b2 * v[i] + (1 - b2) * g * g;                   \
