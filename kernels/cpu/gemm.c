@@ -25,53 +25,59 @@
 #include "cpu_kernels.h"
 #include "gemm_route.h"
 
-static void gemm_call(int dt, enum CBLAS_TRANSPOSE TA, enum CBLAS_TRANSPOSE TB, int64_t m,
-                      int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
-                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
-                      int threads) {
+/* One product on the library the route picks for `threads` threads. With an epilogue
+ * (bias or act) only oneDNN can run it: -1 then, nothing written, when it does not. */
+static int gemm_call(int dt, enum CBLAS_TRANSPOSE TA, enum CBLAS_TRANSPOSE TB, int64_t m,
+                     int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                     const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
+                     int threads, const float *bias, int act) {
   if (dt == LMX_FLOAT32 &&
       lmx_gemm_route(dt, TA == CblasTrans, TB == CblasTrans, m, n, k, threads) ==
           LMX_GEMM_LIB_DNNL &&
-      lmx_gemm_dnnl(TA == CblasTrans, TB == CblasTrans, m, n, k, (float)alpha, A, lda, B, ldb,
-                    (float)beta, C, ldc, threads) == 0)
-    return;
+      lmx_gemm_dnnl_ep(TA == CblasTrans, TB == CblasTrans, m, n, k, (float)alpha, A, lda, B,
+                       ldb, (float)beta, C, ldc, threads, bias, act) == 0)
+    return 0;
+  if (bias || act) return -1;
   if (dt == LMX_FLOAT32)
     cblas_sgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, (float)alpha, A,
                 (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
   else
     cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, alpha, A,
                 (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+  return 0;
+}
+
+/* gemm_call on the calling thread alone for small products and inside a region (see the
+ * top), on every thread otherwise. */
+static int gemm_threaded(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                         double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                         double beta, void *C, int64_t ldc, const float *bias, int act) {
+  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  int threads = omp_get_max_threads();
+  if (threads > 1 && (m * n * k < LMX_GEMM_SERIAL || omp_get_level() > 0)) {
+    omp_set_num_threads(1);
+    int rc = gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, bias, act);
+    omp_set_num_threads(threads);
+    return rc;
+  }
+  return gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, threads, bias,
+                   act);
 }
 
 void lmx_cpu_gemm_ld(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
                      const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
                      void *C, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  int threads = omp_get_max_threads();
-  if (threads > 1 && (m * n * k < LMX_GEMM_SERIAL || omp_get_level() > 0)) {
-    omp_set_num_threads(1);
-    gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1);
-    omp_set_num_threads(threads);
-    return;
-  }
-  gemm_call(dt, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+  gemm_threaded(dt, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, NULL,
+                LMX_GEMM_ACT_NONE);
 }
 
 int lmx_cpu_gemm_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A,
                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
                     const float *bias, int act) {
   if (m == 0 || n == 0 || k == 0) return -1;
-  int threads = omp_get_max_threads(), serial = threads > 1 &&
-                (m * n * k < LMX_GEMM_SERIAL || omp_get_level() > 0);
-  if (serial) threads = 1;
-  if (lmx_gemm_route(LMX_FLOAT32, ta, tb, m, n, k, threads) != LMX_GEMM_LIB_DNNL) return -1;
-  int nt = omp_get_max_threads();
-  if (serial) omp_set_num_threads(1);
-  int rc = lmx_gemm_dnnl_ep(ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, threads, bias,
-                            act);
-  if (serial) omp_set_num_threads(nt);
-  return rc;
+  return gemm_threaded(LMX_FLOAT32, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc, bias,
+                       act);
 }
 
 void lmx_cpu_gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,

@@ -269,10 +269,3 @@ int lmx_gemm_dnnl_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, float alph
   return -1;
 }
 #endif
-
-int lmx_gemm_dnnl(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
-                  int threads) {
-  return lmx_gemm_dnnl_ep(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, threads, NULL,
-                          LMX_GEMM_ACT_NONE);
-}

@@ -38,14 +38,10 @@ int lmx_gemm_route(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, int 
 int lmx_gemm_dnnl_available(void);
 /* What was loaded ("oneDNN 2.6.3 (libdnnl.so.2)") or why nothing was. Static string. */
 const char *lmx_gemm_dnnl_status(void);
-/* C = alpha op(A) op(B) + beta C on oneDNN; 0 on success, -1 when oneDNN cannot run it
- * (then nothing was written and the caller runs OpenBLAS). */
-int lmx_gemm_dnnl(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
-                  int threads);
-/* The same with an epilogue applied to each element of C while it is in registers:
- * C = act(alpha op(A) op(B) + bias[col] + beta C); bias may be NULL (then none), act one of
- * LMX_GEMM_ACT_* (above). 0 on success, -1 as above. */
+/* C = act(alpha op(A) op(B) + bias[col] + beta C) on oneDNN, the bias and the activation
+ * applied to each element of C while it is in registers; bias may be NULL (none), act one
+ * of LMX_GEMM_ACT_* (above; NONE for a plain product). 0 on success, -1 when oneDNN cannot
+ * run it (then nothing was written and the caller runs OpenBLAS, or declines an epilogue). */
 int lmx_gemm_dnnl_ep(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc, int threads, const float *bias, int act);

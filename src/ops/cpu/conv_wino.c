@@ -39,8 +39,8 @@
  * chunk) 0.9x / 0.9x, 32x32 at batch 1 (256) 2.0x / 1.1x and every ResNet-18 CIFAR stage at
  * batch 64 1.5-2.3x: 128. Intel Xeon family 6 model 207 (AVX-512), at the shapes with
  * 64-127 tiles a chunk: 16x16 at batch 1 (F(2x2)) 1.07-1.16x / 1.34-1.35x, 8x8 at batch 8
- * 1.23x / 1.19x, 4x4 at batch 32 1.40x / 1.30x: 64 with AVX-512 (ResNet-18 at batch 1 ahead
- * in 11 of 14 alternated pairs, medians +1-7 %). */
+ * 1.23x / 1.19x, 4x4 at batch 32 1.40x / 1.30x: 64 with AVX-512 (the whole ResNet-18 at
+ * batch 1 moved by a few % at most: ahead in 11 of 14 alternated pairs, level in 6 more). */
 int64_t lmx_conv_wino_min_tiles(int avx512) {
   if (avx512 < 0) avx512 = lmx_gemm_cpu_avx512();
   return avx512 ? 64 : 128;

@@ -35,3 +35,9 @@ void lmx_cpu_zero_grad(const lmx_tensor *t, int req) {
   memset(t->data, 0, n);
 }
 
+int lmx_cpu_tensors_overlap(const lmx_tensor *a, const lmx_tensor *b) {
+  const char *pa = a->data, *pb = b->data;
+  size_t na = (size_t)lmx_glue_size(a) * (size_t)lmx_dtype_size(a->dtype);
+  size_t nb = (size_t)lmx_glue_size(b) * (size_t)lmx_dtype_size(b->dtype);
+  return pa && pb && na && nb && pa < pb + nb && pb < pa + na;
+}

@@ -99,6 +99,10 @@ int lmx_cpu_fc_smo_backward(const lmx_op_ctx *sc, const lmx_tensor *s_in,
                             const lmx_op_ctx *fc, const lmx_tensor *f_og,
                             const lmx_tensor *f_in, const lmx_tensor *f_ig, const int *f_req);
 
+/* 1 when the storage of a and b overlaps (the memory plan may share storage between
+ * entries; fused kernels decline such arrays). cpu_common.c. */
+int lmx_cpu_tensors_overlap(const lmx_tensor *a, const lmx_tensor *b);
+
 /* Activation's act_type as the elementwise op (LMX_UN_*), -1 for none (activation.c). */
 int lmx_cpu_act_code(const lmx_op_ctx *c);
 

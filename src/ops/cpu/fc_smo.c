@@ -19,9 +19,7 @@
 static int is_f32(const lmx_tensor *t) { return t->dtype == LMX_FLOAT32; }
 
 static int apart(const lmx_tensor *a, const lmx_tensor *b) {
-  const char *pa = a->data, *pb = b->data;
-  size_t na = (size_t)lmx_glue_size(a) * 4, nb = (size_t)lmx_glue_size(b) * 4;
-  return !pa || !pb || na == 0 || nb == 0 || pa + na <= pb || pb + nb <= pa;
+  return !lmx_cpu_tensors_overlap(a, b);
 }
 
 int lmx_cpu_fc_smo_backward(const lmx_op_ctx *sc, const lmx_tensor *s_in,

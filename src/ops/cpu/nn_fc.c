@@ -60,13 +60,6 @@ int lmx_cpu_bwd_FullyConnected(const lmx_op_ctx *c, const lmx_tensor *og, const 
   return LMX_OK;
 }
 
-static int overlaps(const lmx_tensor *a, const lmx_tensor *b) {
-  const char *pa = a->data, *pb = b->data;
-  size_t na = (size_t)lmx_glue_size(a) * (size_t)lmx_dtype_size(a->dtype);
-  size_t nb = (size_t)lmx_glue_size(b) * (size_t)lmx_dtype_size(b->dtype);
-  return pa && pb && na && nb && pa < pb + nb && pb < pa + na;
-}
-
 int lmx_cpu_fc_act_forward(const lmx_op_ctx *fc, const lmx_tensor *f_in, const int *f_req,
                            const lmx_op_ctx *ac, const lmx_tensor *a_out, const int *a_req) {
   int dt = f_in[0].dtype, act = lmx_cpu_act_code(ac);
@@ -74,11 +67,10 @@ int lmx_cpu_fc_act_forward(const lmx_op_ctx *fc, const lmx_tensor *f_in, const i
   if ((dt != LMX_FLOAT32 && dt != LMX_FLOAT64) || act < 0 || f_req[0] == LMX_REQ_NULL ||
       f_req[0] == LMX_REQ_ADD || a_req[0] == LMX_REQ_NULL || a_req[0] == LMX_REQ_ADD ||
       lmx_fc_plan(fc, f_in, &d) != LMX_OK || a_out->dtype != dt ||
-      lmx_glue_size(a_out) != d.m * d.n || f_in[1].dtype != dt ||
-      (d.bias && f_in[2].dtype != dt))
+      lmx_glue_size(a_out) != d.m * d.n) /* lmx_fc_plan checked the inputs' dtypes */
     return 0;
   for (int i = 0; i < (d.bias ? 3 : 2); i++)
-    if (overlaps(a_out, &f_in[i])) return 0;
+    if (lmx_cpu_tensors_overlap(a_out, &f_in[i])) return 0;
   return lmx_cpu_fc_act_fwd(dt, d.m, d.k, d.n, a_out->data, f_in[0].data, f_in[1].data,
                             d.bias ? f_in[2].data : NULL, act)
              ? 1
