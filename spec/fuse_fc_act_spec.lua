@@ -110,6 +110,24 @@ describe('FullyConnected + Activation fused forward', function()
     end
     H.near(exe.outputs[1]:toflat(), want, 1e-5)
   end)
+  it('reads each input of its own: layers that share their weight', function()
+    -- the inputs' arrays are not neighbours in the executor's tables here (the weight is
+    -- the first layer's); at 8x8 the second layer's output has the weight's shape
+    local data, w = mx.sym.Variable('data'), mx.sym.Variable('w')
+    local h = data
+    for i, act in ipairs{'relu', 'tanh'} do
+      h = mx.sym.FullyConnected{data = h, weight = w, num_hidden = 8, no_bias = true,
+                                name = 'fc' .. i}
+      h = mx.sym.Activation{data = h, act_type = act, name = 'act' .. i}
+    end
+    local o = {shape = {8, 8}}
+    local a, b = bind(h, o, false), bind(h, o, true)
+    run(a, o); run(b, o)
+    local d = a:debug_str()
+    local _, n = d:gsub(FUSED:gsub('%p', '%%%0'), '')
+    assert.equal(2, n, d)
+    H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), 1e-5)
+  end)
   it('is not used when another op or a head reads the FullyConnected output', function()
     local act, fc = net{n = 40}
     for _, sym in ipairs{mx.sym.Group{act, fc}, act + fc} do

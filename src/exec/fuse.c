@@ -196,8 +196,10 @@ static int run_fc_act(lmx_executor *x, lmx_xstep *f) {
     x->fuse_fallbacks++;
     return 0;
   }
-  int how = lmx_cpu_fc_act_forward(&f->c, &x->tens[f->slot[0]], f->req, &a->c,
-                                   &x->tens[a->slot[a->nargs]], a->req);
+  lmx_tensor tf[16];
+  int how = gather2(x, f, tf) ? lmx_cpu_fc_act_forward(&f->c, tf, f->req, &a->c,
+                                                       &x->tens[a->slot[a->nargs]], a->req)
+                              : 0;
   if (!how) {
     f->cpu_note = "not fused with the Activation after it this time: dtypes, shapes or "
                   "overlapping arrays are not the fused kernel's case";
