@@ -121,12 +121,12 @@ endif()
 # (LUAMX_GEMM=dnnl; kernels/cpu/gemm_route.c) and onto OpenBLAS alone (LUAMX_GEMM=openblas);
 # the plain entries run the automatic split by shape. models_torch_spec trains against
 # PyTorch's figures, autograd_spec checks gradients, fuse_fc_act_spec the fused bias and
-# activation epilogue. The C gradient checker is float64, which always runs on OpenBLAS,
-# so it is not repeated here. Where libdnnl.so.2 is absent the dnnl entries run on
+# activation epilogue, fuse_conv_chain_spec the convolutions' fused epilogue. The C
+# gradient checker is float64, which always runs on OpenBLAS, so it is not repeated here. Where libdnnl.so.2 is absent the dnnl entries run on
 # OpenBLAS (gemm_route_spec says whether oneDNN ran).
 if(BUSTED)
   foreach(spec ops_forward_spec ops_loss_linalg_spec ops_attention_spec lowp_nn_spec
-          autograd_spec models_torch_spec fuse_fc_act_spec)
+          autograd_spec models_torch_spec fuse_fc_act_spec fuse_conv_chain_spec)
     foreach(lib dnnl openblas)
       add_test(NAME ${spec}_gemm_${lib}
         COMMAND ${LUAJIT} ${BUSTED} --output=plainTerminal spec/${spec}.lua

@@ -413,13 +413,29 @@ typedef struct {
 int lmx_cpu_ups_fwd(int dt, const lmx_cpu_ups *u, const void *x, void *y, int acc);
 int lmx_cpu_ups_bwd(int dt, const lmx_cpu_ups *u, const void *gy, void *gx, int acc);
 
+/* chan_ep.c: per-channel epilogue y = f(x scale[c] + shift[c]) of a convolution fused
+ * with the BatchNorm (inference) and the activation after it; float32 / float64. */
+enum { LMX_CPU_EP_NONE = -1, LMX_CPU_EP_CLIP = -2 };
+typedef struct lmx_cpu_ep_s {
+  const double *scale, *shift; /* [C]; NULL: 1 / 0 */
+  int act;                     /* LMX_UN_RELU/SIGMOID/TANH/SOFTRELU or LMX_CPU_EP_* */
+  double lo, hi;               /* LMX_CPU_EP_CLIP's bounds */
+} lmx_cpu_ep;
+/* One plane y[n] = f(x[n] scale[c] + shift[c]) (x may be y); serial. */
+void lmx_cpu_ep_row(int dt, const lmx_cpu_ep *ep, int64_t c, int64_t n, void *y,
+                    const void *x);
+/* Every plane of y[N, C, n] in place, over the threads when large. */
+void lmx_cpu_ep_planes(int dt, const lmx_cpu_ep *ep, int64_t N, int64_t C, int64_t n,
+                       void *y);
+
 /* dwconv.c: direct depthwise convolution of x[N, C, in...] with m filters per channel,
  * w[C m, 1, kernel...] (at most LMX_CPU_DW_MAXK taps), b[C m] (may be NULL) into
  * y[N, C m, out...] (g normalized; acc: added); the data gradient gx (+)= from gy; the
  * weight / bias gradients (each may be NULL) written or added (accw / accb). */
 enum { LMX_CPU_DW_MAXK = 64 };
 int lmx_cpu_dwconv_fwd(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
-                       const void *x, const void *w, const void *b, void *y, int acc);
+                       const void *x, const void *w, const void *b, void *y, int acc,
+                       const lmx_cpu_ep *ep);
 int lmx_cpu_dwconv_bwd_data(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
                             const void *w, const void *gy, void *gx, int acc);
 int lmx_cpu_dwconv_bwd_wb(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,

@@ -9,7 +9,8 @@
  * stride 1. Forward runs the (n, f) planes in parallel; the data gradient runs the (n, c)
  * planes (each written by one thread: its m filters scatter into it in order); the
  * weight and bias gradients run one filter per thread, summing in double over n and the
- * output in order, so every result is deterministic. Kernels of more than
+ * output in order, so every result is deterministic. The forward may apply a per-channel
+ * epilogue (chan_ep.c) to each plane right after computing it. Kernels of more than
  * LMX_CPU_DW_MAXK taps are left to the GEMM path (the weight gradient sums per tap on the
  * stack).
  */
@@ -191,7 +192,8 @@ DEF_DW3(double, f64)
 
 #define DEF_DW(T, S)                                                                       \
   LMX_SIMD_CLONES static void dw_fwd_##S(const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,           \
-                         const T *x, const T *w, const T *b, T *y, int acc) {              \
+                         const T *x, const T *w, const T *b, T *y, int acc,                \
+                         const lmx_cpu_ep *ep) {                                           \
     int64_t F = C * m, O = g->out[0] * g->out[1] * g->out[2];                              \
     int64_t I = g->in[0] * g->in[1] * g->in[2];                                            \
     int64_t K = g->kernel[0] * g->kernel[1] * g->kernel[2], sw = g->stride[2];             \
@@ -206,27 +208,30 @@ DEF_DW3(double, f64)
       T *yp = y + r * O;                                                                   \
       const T *xp = x + (n * C + f / m) * I, *wf = w + f * K;                              \
       T bv = b ? b[f] : (T)0;                                                              \
-      if (flat && dw3f_plane_##S(g, xp, wf, bv, yp, acc) == 0) continue;                   \
-      T ph[DW_PHASE_BYTES / sizeof(T)];                                                    \
-      if (use_ph) to_phase_##S(xp, ph, ph_rows, g->in[2], sw, ph_w);                        \
-      if (fast3) {                                                                         \
-        dw3_plane_##S(g, xp, use_ph ? ph : NULL, ph_w, sp_c0, sp_ph, sp_lo, sp_hi, wf, bv,  \
-                      yp, acc);                                                            \
-        continue;                                                                          \
-      }                                                                                    \
-      for (int64_t o = 0; o < O; o++) yp[o] = acc ? yp[o] + bv : bv;                       \
-      DW_VISIT(g, {                                                                        \
-        T wv = wf[t];                                                                      \
-        T *yr = yp + yo;                                                                   \
-        const T *xr = xp + xi + c0;                                                        \
-        if (use_ph) {                                                                      \
-          const T *src = DW_PH_SRC(ph, xp, kw);                                            \
-          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * src[ow];                     \
-        } else if (sw == 1)                                                                \
-          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow];                      \
-        else                                                                               \
-          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw];                 \
-      })                                                                                   \
+      do { /* the plane, then the epilogue over it while it is in cache */                 \
+        if (flat && dw3f_plane_##S(g, xp, wf, bv, yp, acc) == 0) break;                    \
+        T ph[DW_PHASE_BYTES / sizeof(T)];                                                  \
+        if (use_ph) to_phase_##S(xp, ph, ph_rows, g->in[2], sw, ph_w);                      \
+        if (fast3) {                                                                       \
+          dw3_plane_##S(g, xp, use_ph ? ph : NULL, ph_w, sp_c0, sp_ph, sp_lo, sp_hi, wf,    \
+                        bv, yp, acc);                                                      \
+          break;                                                                           \
+        }                                                                                  \
+        for (int64_t o = 0; o < O; o++) yp[o] = acc ? yp[o] + bv : bv;                     \
+        DW_VISIT(g, {                                                                      \
+          T wv = wf[t];                                                                    \
+          T *yr = yp + yo;                                                                 \
+          const T *xr = xp + xi + c0;                                                      \
+          if (use_ph) {                                                                    \
+            const T *src = DW_PH_SRC(ph, xp, kw);                                          \
+            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * src[ow];                   \
+          } else if (sw == 1)                                                              \
+            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow];                    \
+          else                                                                             \
+            for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw];               \
+        })                                                                                 \
+      } while (0);                                                                         \
+      if (ep) lmx_cpu_ep_row(sizeof(T) == 4 ? LMX_FLOAT32 : LMX_FLOAT64, ep, f, O, yp, yp); \
     });                                                                                    \
   }                                                                                        \
   LMX_SIMD_CLONES static void dw_bwd_data_##S(const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,      \
@@ -339,9 +344,10 @@ DEF_DW(float, f32)
 DEF_DW(double, f64)
 
 int lmx_cpu_dwconv_fwd(int dt, const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,
-                       const void *x, const void *w, const void *b, void *y, int acc) {
-  if (dt == LMX_FLOAT32) dw_fwd_f32(g, N, C, m, x, w, b, y, acc);
-  else if (dt == LMX_FLOAT64) dw_fwd_f64(g, N, C, m, x, w, b, y, acc);
+                       const void *x, const void *w, const void *b, void *y, int acc,
+                       const lmx_cpu_ep *ep) {
+  if (dt == LMX_FLOAT32) dw_fwd_f32(g, N, C, m, x, w, b, y, acc, ep);
+  else if (dt == LMX_FLOAT64) dw_fwd_f64(g, N, C, m, x, w, b, y, acc, ep);
   else return -1;
   return 0;
 }

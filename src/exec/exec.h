@@ -82,9 +82,10 @@ typedef struct {
   char *note; /* c.note: which implementation ran, and why (LMX_STEP_NOTE_CAP bytes in
               * the executor's notes; NULL on the CPU, whose kernels have no choice) */
   /* fuse.c: FIRST runs itself and step `pair` as one kernel, SECOND (whose pair is the
-   * FIRST) is then skipped; cpu_note is the pair's note on the CPU (debug_str),
-   * fused_ran the last run's way */
-  int fuse, pair, fused_ran;
+   * FIRST) is then skipped; a Convolution chain's FIRST also runs step `mid` (its
+   * BatchNorm, -1 for none; `pair` is the chain's last step); cpu_note is the step's note
+   * on the CPU (debug_str), fused_ran the last run's way */
+  int fuse, pair, mid, fused_ran;
   const char *cpu_note;
 } lmx_xstep;
 enum { LMX_FUSE_NONE = 0, LMX_FUSE_FIRST = 1, LMX_FUSE_SECOND = 2 };

@@ -22,7 +22,22 @@
  * then never written. z is written at FC's place, so no step between the two may touch
  * z's storage. The same fallbacks (monitor, kernel declines) run the two steps.
  *
- * LUAMX_FUSE=0 in the environment at bind time marks no pairs (comparisons, benchmarks).
+ * Convolution → BatchNorm → Activation or clip (ReLU6), forward; BatchNorm or the
+ * activation may be absent. Marked when each link's entry is read by the next step alone
+ * (no head), BatchNorm's mean and var outputs are unread, and no step between touches
+ * the chain's output z. In a training executor BatchNorm's backward reads its input and
+ * output, so there only Convolution → Activation (not clip, whose gradient reads its
+ * input) fuses. The Convolution step writes z = f(conv(x)·s + t) through a per-channel
+ * epilogue (lmx_cpu_conv_chain_forward, src/ops/cpu/conv_chain.c), s and t being
+ * BatchNorm's moving statistics, gamma and beta folded with the bias. At run time it
+ * falls back to the steps under a monitor, and when BatchNorm normalises with batch
+ * statistics (forward with is_train on a grad_req null executor). The memory plan
+ * keeps the Convolution's inputs alive until the chain's last step
+ * (src/passes/plan_memory.c, chain_head), so z never takes their storage; a chain whose
+ * output still overlaps an input is shortened at bind time.
+ *
+ * LUAMX_FUSE=0 in the environment at bind time marks no pairs or chains (comparisons,
+ * benchmarks), and the memory plan then holds nothing for them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +55,10 @@ static const char NOTE_FC_ACT2[] = "fused with the Activation after it (writes i
                                    "the product, then the activation over it)";
 static const char NOTE_ACT_FC[] = "fused into the FullyConnected before it (which writes "
                                   "this output)";
+static const char NOTE_CONV[] = "fused with the BatchNorm (inference) and/or activation after "
+                                "it (writes the last one's output through a per-channel "
+                                "epilogue)";
+static const char NOTE_INTO_CONV[] = "fused into the Convolution before it";
 
 static int step_of(const lmx_executor *x, const lmx_xstep *s, int kind, const char *op) {
   const lmx_plan *p = &x->plan;
@@ -129,29 +148,99 @@ static int touches_outputs(const lmx_executor *x, const lmx_xstep *s, const lmx_
   return 0;
 }
 
+/* The first forward step after step i that reads entry e (nfwd_steps when none). */
+static int next_reader(const lmx_executor *x, int i, int e) {
+  int j = i + 1;
+  while (j < x->nfwd_steps && !(x->steps[j].kind == LMX_STEP_OP && x->steps[j].nt > 0 &&
+                                step_reads(x, &x->steps[j], e)))
+    j++;
+  return j;
+}
+
+/* Do steps i and j read entry e alone (no other step, no head)? */
+static int only_readers(const lmx_executor *x, int e, int i, int j) {
+  for (int h = 0; h < x->plan.nheads; h++)
+    if (x->plan.head_entry[h] == e) return 0;
+  for (int k = 0; k < x->nsteps; k++)
+    if (k != i && k != j && step_reads(x, &x->steps[k], e)) return 0;
+  return 1;
+}
+
+/* Does a step strictly between i and j, other than step m, touch the storage of t? */
+static int touched_between(const lmx_executor *x, int i, int j, int m, const lmx_tensor *t) {
+  for (int k = i + 1; k < j; k++)
+    if (k != m && touches(x, &x->steps[k], t)) return 1;
+  return 0;
+}
+
+/* The forward step reading entry e after step i, when it is op `op`'s with e as its
+ * first input and the only reader of e besides step i; -1 otherwise. */
+static int sole_next(const lmx_executor *x, int i, int e, const char *op) {
+  int j = next_reader(x, i, e);
+  if (j >= x->nfwd_steps) return -1;
+  const lmx_xstep *a = &x->steps[j];
+  if (!step_of(x, a, LMX_STEP_OP, op) || a->fuse || a->slot[0] != e || !only_readers(x, e, i, j))
+    return -1;
+  return j;
+}
+
 /* FullyConnected → Activation forward pairs (see the top). */
 static void fuse_fc_act(lmx_executor *x) {
   for (int i = 0; i < x->nfwd_steps; i++) {
     lmx_xstep *f = &x->steps[i];
     if (!step_of(x, f, LMX_STEP_OP, "FullyConnected") || f->fuse) continue;
-    int y = f->slot[f->nargs], j = i + 1; /* FC: in[nargs] out[1] */
-    while (j < x->nfwd_steps && !(x->steps[j].kind == LMX_STEP_OP && x->steps[j].nt > 0 &&
-                                  step_reads(x, &x->steps[j], y)))
-      j++;
-    if (j >= x->nfwd_steps) continue;
+    int j = sole_next(x, i, f->slot[f->nargs], "Activation"); /* FC: in[nargs] out[1] */
+    if (j < 0) continue;
     lmx_xstep *a = &x->steps[j];
-    if (!step_of(x, a, LMX_STEP_OP, "Activation") || a->fuse || a->slot[0] != y) continue;
-    int ok = 1;
-    for (int h = 0; h < x->plan.nheads && ok; h++) ok = x->plan.head_entry[h] != y;
-    for (int k = 0; k < x->nsteps && ok; k++)
-      ok = k == i || k == j || !step_reads(x, &x->steps[k], y);
-    const lmx_tensor *z = &x->tens[a->slot[a->nargs]];
-    for (int k = i + 1; k < j && ok; k++) ok = !touches(x, &x->steps[k], z);
-    if (!ok) continue;
+    if (touched_between(x, i, j, -1, &x->tens[a->slot[a->nargs]])) continue;
     f->fuse = LMX_FUSE_FIRST, a->fuse = LMX_FUSE_SECOND;
-    f->pair = j, a->pair = i;
+    f->pair = j, a->pair = i, f->mid = -1;
     f->cpu_note = "fused with the Activation after it (writes its output)";
     a->cpu_note = NOTE_ACT_FC;
+  }
+}
+
+/* Does step f read storage that step s's output shares (which the fused step would then
+ * overwrite while reading it)? */
+static int reads_into(const lmx_executor *x, const lmx_xstep *f, int s) {
+  const lmx_xstep *z = &x->steps[s];
+  const lmx_tensor *t = &x->tens[z->slot[z->nargs]];
+  for (int k = 0; k < f->nargs; k++) {
+    const lmx_tensor *u = &x->tens[f->slot[k]];
+    if (overlap(u->data, bytes_of(u), t->data, bytes_of(t))) return 1;
+  }
+  return 0;
+}
+
+/* Convolution → BatchNorm → Activation or clip chains, forward (see the top). */
+static void fuse_conv_chain(lmx_executor *x) {
+  for (int i = 0; i < x->nfwd_steps; i++) {
+    lmx_xstep *f = &x->steps[i];
+    if (!step_of(x, f, LMX_STEP_OP, "Convolution") || f->fuse) continue;
+    int e = f->slot[f->nargs], last = i, bn = sole_next(x, i, e, "BatchNorm"), act;
+    if (bn >= 0) { /* BN: in[3] out[3] aux[2]; its mean and var outputs unread */
+      const lmx_xstep *b = &x->steps[bn];
+      if (b->nargs == 3 && b->nout == 3 && b->naux == 2 && only_readers(x, b->slot[4], bn, bn) &&
+          only_readers(x, b->slot[5], bn, bn))
+        e = b->slot[3], last = bn;
+      else
+        bn = -1;
+    }
+    act = sole_next(x, last, e, "Activation");
+    if (act < 0) act = sole_next(x, last, e, "clip");
+    if (act >= 0 && !reads_into(x, f, act)) last = act;
+    else act = -1; /* the memory plan put the activation's output over an input */
+    if (last == bn && reads_into(x, f, bn)) last = i, bn = -1;
+    lmx_xstep *z = &x->steps[last];
+    if (last == i || touched_between(x, i, last, bn, &x->tens[z->slot[z->nargs]])) continue;
+    f->fuse = LMX_FUSE_FIRST, f->pair = last, f->mid = bn;
+    f->cpu_note = NOTE_CONV;
+    for (int k = 0; k < 2; k++) {
+      int s = k ? act : bn;
+      if (s < 0) continue;
+      x->steps[s].fuse = LMX_FUSE_SECOND, x->steps[s].pair = i;
+      x->steps[s].cpu_note = NOTE_INTO_CONV;
+    }
   }
 }
 
@@ -159,6 +248,7 @@ void lmx_exec_fuse(lmx_executor *x) {
   const char *env = getenv("LUAMX_FUSE");
   if (env && strcmp(env, "0") == 0) return;
   fuse_fc_act(x);
+  fuse_conv_chain(x);
   for (int i = x->nfwd_steps; i < x->nsteps; i++) {
     lmx_xstep *s = &x->steps[i];
     if (!step_is(x, s, "SoftmaxOutput")) continue;
@@ -213,10 +303,44 @@ static int run_fc_act(lmx_executor *x, lmx_xstep *f) {
   return 1;
 }
 
+/* A Convolution chain at the Convolution step (see the top). */
+static int run_conv_chain(lmx_executor *x, lmx_xstep *f) {
+  lmx_xstep *z = &x->steps[f->pair];
+  lmx_xstep *bn = f->mid >= 0 ? &x->steps[f->mid] : NULL;
+  const lmx_xstep *act = f->pair != f->mid ? z : NULL;
+  lmx_tensor tf[16], tb[16];
+  const char *why = NULL;
+  if (x->mon) {
+    why = "not fused with the steps after it this time: a monitor is installed";
+  } else if (!gather2(x, f, tf) || (bn && !gather2(x, bn, tb))) {
+    why = "not fused with the steps after it this time: too many arrays";
+  } else {
+    if (bn) bn->c.is_train = f->c.is_train;
+    if (!lmx_cpu_conv_chain_forward(&f->c, tf, bn ? &bn->c : NULL, bn ? tb : NULL,
+                                    bn ? tb + 6 : NULL,
+                                    act ? &act->c : NULL, &x->tens[z->slot[z->nargs]], z->req))
+      why = "not fused with the steps after it this time: BatchNorm in training mode, or "
+            "dtypes, shapes or overlapping arrays are not the fused kernel's case";
+  }
+  const char *into = why ? NULL : NOTE_INTO_CONV;
+  if (bn) bn->cpu_note = into;
+  if (act) z->cpu_note = into;
+  if (why) {
+    f->cpu_note = why;
+    x->fuse_fallbacks++;
+    return 0;
+  }
+  f->cpu_note = NOTE_CONV;
+  f->fused_ran = 1;
+  x->fuse_runs++;
+  return 1;
+}
+
 int lmx_exec_run_fused(lmx_executor *x, lmx_xstep *s) {
   if (s->fuse == LMX_FUSE_SECOND) return x->steps[s->pair].fused_ran;
   s->fused_ran = 0;
-  if (s->kind == LMX_STEP_OP) return run_fc_act(x, s);
+  if (s->kind == LMX_STEP_OP)
+    return strcmp(s->c.op->name, "Convolution") == 0 ? run_conv_chain(x, s) : run_fc_act(x, s);
   lmx_xstep *f = &x->steps[s->pair];
   lmx_tensor ts[16], tf[16];
   if (x->mon || !gather2(x, s, ts) || !gather2(x, f, tf)) {

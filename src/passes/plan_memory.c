@@ -21,6 +21,7 @@
  * sum of the blocks (what bind allocates for intermediates), naive_bytes the sum over
  * planned entries (what no sharing at all would cost).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/alloc.h"
@@ -34,6 +35,7 @@ typedef struct {
   int *use;
   char *is_free;
   int share;
+  int *chain; /* per node: the Convolution whose inputs it holds (chain_head), or -1 */
 } mem_state;
 
 static size_t round64(size_t b) { return b ? (b + 63) & ~(size_t)63 : 64; }
@@ -42,6 +44,46 @@ static int is_planned(const lmx_plan *p, int e) {
   const lmx_pnode *n = &p->nodes[p->entry_node[e]];
   if (n->kind == LMX_PN_VAR || n->kind == LMX_PN_ZEROS || p->grad_arg[e] >= 0) return 0;
   return p->alias[e] < 0;
+}
+
+static int is_op(const lmx_plan *p, int n, const char *name) {
+  const lmx_pnode *nd = &p->nodes[n];
+  return nd->kind == LMX_PN_OP && !nd->is_bwd && strcmp(nd->op->name, name) == 0;
+}
+
+/* The CPU Convolution whose forward chain node n continues (-1: none). src/exec/fuse.c
+ * runs Convolution → BatchNorm → Activation or clip as one step, which writes the last
+ * output while it reads the Convolution's inputs; so the chain's later nodes count as
+ * readers of those inputs here, and their outputs never take the inputs' storage. A link
+ * is an entry read once (refs, counted before), by the next node's first input;
+ * BatchNorm's mean and var unread. fuse.c checks the rest. */
+static int chain_head(const lmx_plan *p, int n) {
+  if (!is_op(p, n, "BatchNorm") && !is_op(p, n, "Activation") && !is_op(p, n, "clip"))
+    return -1;
+  int e = p->in_entry[p->nodes[n].in0], src = p->entry_node[e];
+  if (p->refs[e] != 1 || src < 0) return -1;
+  const lmx_pnode *s = &p->nodes[src];
+  if (is_op(p, src, "Convolution")) return p->ctx_type[s->ctx] == LMX_CPU && e == s->out0 ? src : -1;
+  if (!is_op(p, src, "BatchNorm") || is_op(p, n, "BatchNorm") || e != s->out0 || s->nout != 3 ||
+      p->refs[s->out0 + 1] || p->refs[s->out0 + 2])
+    return -1;
+  return chain_head(p, src);
+}
+
+/* chain[n] = chain_head(p, n) for every node, and one more reader of the Convolution's
+ * inputs per chain node. */
+static int chain_refs(lmx_plan *p, int **chain) {
+  const char *env = getenv("LUAMX_FUSE"); /* fusion off (fuse.c): nothing to hold */
+  if (env && strcmp(env, "0") == 0) return LMX_OK;
+  *chain = lmx_alloc(((size_t)p->num_nodes + 1) * sizeof **chain);
+  if (!*chain) return lmx_fail_nomem("memory plan", (size_t)p->num_nodes * sizeof **chain);
+  for (int n = 0; n < p->num_nodes; n++) (*chain)[n] = chain_head(p, n);
+  for (int n = 0; n < p->num_nodes; n++) {
+    int c = (*chain)[n];
+    for (int k = 0; c >= 0 && k < p->nodes[c].nin; k++)
+      if (lmx_plan_reads(p, c, k)) p->refs[p->in_entry[p->nodes[c].in0 + k]]++;
+  }
+  return LMX_OK;
 }
 
 static void count_refs(lmx_plan *p) {
@@ -139,6 +181,12 @@ static void release_after(lmx_plan *p, mem_state *m, int n) {
     int s = p->sid[p->in_entry[nd->in0 + k]];
     if (s >= 0 && m->use[s] > 0 && --m->use[s] == 0) m->is_free[s] = 1;
   }
+  int c = m->chain ? m->chain[n] : -1; /* a chain node: the Convolution's inputs */
+  for (int k = 0; c >= 0 && k < p->nodes[c].nin; k++) {
+    if (!lmx_plan_reads(p, c, k)) continue;
+    int s = p->sid[p->in_entry[p->nodes[c].in0 + k]];
+    if (s >= 0 && m->use[s] > 0 && --m->use[s] == 0) m->is_free[s] = 1;
+  }
   for (int j = 0; j < nd->nout; j++) {
     int s = p->sid[nd->out0 + j];
     if (s >= 0 && is_planned(p, nd->out0 + j) && m->use[s] == 0) m->is_free[s] = 1;
@@ -201,14 +249,16 @@ static int workspaces(lmx_plan *p) {
 }
 
 int lmx_pass_memory(lmx_plan *p, int share) {
-  mem_state m = {NULL, NULL, share};
+  mem_state m = {NULL, NULL, share, NULL};
   p->nblocks = 0;
   p->naive_bytes = p->planned_bytes = 0;
   p->planned_entries = 0;
   count_refs(p);
-  int rc = walk(p, &m);
+  int rc = share ? chain_refs(p, &m.chain) : LMX_OK;
+  if (rc == LMX_OK) rc = walk(p, &m);
   lmx_free(m.use);
   lmx_free(m.is_free);
+  lmx_free(m.chain);
   LMX_TRY(rc);
   for (int b = 0; b < p->nblocks; b++) p->planned_bytes += p->blk_bytes[b];
   for (int e = 0; e < p->num_entries; e++) {

@@ -175,7 +175,8 @@ static int pointwise(const conv_plan *p) {
  * its output rows (ld O) in place, with beta 1 for acc, and the bias is added there; a
  * pointwise convolution reads the image as its col, so nothing is copied at all. */
 static void img_to_pat_one(const conv_plan *p, const void *w, const void *img, void *pat,
-                           int acc, const void *bias, const conv_bufs *b, int64_t n) {
+                           int acc, const void *bias, const lmx_cpu_ep *ep,
+                           const conv_bufs *b, int64_t n) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G, ld = p->O;
   const char *col = elem(img, dt, n * p->C * p->I);
@@ -185,7 +186,8 @@ static void img_to_pat_one(const conv_plan *p, const void *w, const void *img, v
     lmx_cpu_gemm_ld(dt, 0, 0, Fg, p->O, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
                     elem(col, dt, g * p->CK * ld), ld, acc ? 1.0 : 0.0,
                     elem(out, dt, g * Fg * p->O), p->O);
-  if (bias)
+  if (ep) lmx_cpu_ep_planes(dt, ep, 1, p->F, p->O, out);
+  else if (bias)
     for (int64_t f = 0; f < p->F; f++)
       lmx_cpu_scalar_op(LMX_SC_PLUS, dt, p->O, elem(out, dt, f * p->O), elem(out, dt, f * p->O),
                         lmx_load_f64(bias, dt, f), 0);
@@ -194,13 +196,14 @@ static void img_to_pat_one(const conv_plan *p, const void *w, const void *img, v
 /* pat (N, F, O) (+)= W_g · im2col(img)_g (+ bias[f] when bias is given), a chunk of images
  * per GEMM; the bias is added while the chunk is moved out, not in a second pass. */
 static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img, void *pat,
-                             int acc, const void *bias, void *ws, int64_t ch) {
+                             int acc, const void *bias, const lmx_cpu_ep *ep, void *ws,
+                             int64_t ch) {
   int dt = p->dt;
   int64_t Fg = p->F / p->G;
   conv_bufs b = thread_bufs(p, ws);
   int64_t n0 = ch * p->nb, cnt = n0 + p->nb <= p->N ? p->nb : p->N - n0, cols = cnt * p->O;
   if (cnt == 1) {
-    img_to_pat_one(p, w, img, pat, acc, bias, &b, n0);
+    img_to_pat_one(p, w, img, pat, acc, bias, ep, &b, n0);
     return;
   }
   im2col_chunk(p, img, n0, cnt, &b);
@@ -208,6 +211,13 @@ static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img,
     lmx_cpu_gemm_ld(dt, 0, 0, Fg, cols, p->CK, 1.0, elem(w, dt, g * Fg * p->CK), p->CK,
                     elem(b.col, dt, g * p->CK * b.ld), b.ld, 0.0, elem(b.pat, dt, g * Fg * b.ld),
                     b.ld);
+  if (ep) { /* each row from the chunk into its place through the epilogue */
+    for (int64_t i = 0; i < cnt; i++)
+      for (int64_t f = 0; f < p->F; f++)
+        lmx_cpu_ep_row(dt, ep, f, p->O, elem(pat, dt, ((n0 + i) * p->F + f) * p->O),
+                       elem(b.pat, dt, f * b.ld + i * p->O));
+    return;
+  }
   if (!bias) {
     chunk_move(p, n0, cnt, p->F, p->O, pat, b.pat, b.ld, 0, acc);
     return;
@@ -222,12 +232,14 @@ static void img_to_pat_chunk(const conv_plan *p, const void *w, const void *img,
  * team of one by an if-clause still counts as a level, and the GEMMs inside then run on
  * one thread (gemm.c), where with no region they use every thread. */
 static void img_to_pat(const conv_plan *p, const void *w, const void *img, void *pat, int acc,
-                       const void *bias, void *ws) {
+                       const void *bias, const lmx_cpu_ep *ep, void *ws) {
   if (p->threads > 1) {
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic, 1)
-    for (int64_t ch = 0; ch < p->chunks; ch++) img_to_pat_chunk(p, w, img, pat, acc, bias, ws, ch);
+    for (int64_t ch = 0; ch < p->chunks; ch++)
+      img_to_pat_chunk(p, w, img, pat, acc, bias, ep, ws, ch);
   } else {
-    for (int64_t ch = 0; ch < p->chunks; ch++) img_to_pat_chunk(p, w, img, pat, acc, bias, ws, ch);
+    for (int64_t ch = 0; ch < p->chunks; ch++)
+      img_to_pat_chunk(p, w, img, pat, acc, bias, ep, ws, ch);
   }
 }
 
@@ -351,7 +363,7 @@ static int is_depthwise(const lmx_conv_param *prm, int64_t C) {
 }
 
 static int dw_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                  const int *req, int *dw) {
+                  const int *req, const lmx_cpu_ep *ep, int *dw) {
   *dw = 0;
   if (in[0].shape.ndim < 3 || !is_depthwise(c->param, in[0].shape.dim[1])) return LMX_OK;
   *dw = 1;
@@ -360,7 +372,7 @@ static int dw_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *o
   LMX_TRY(lmx_conv_plan(c, 0, in, &out[0].shape, &d));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, d.dt, "output"));
   lmx_cpu_dwconv_fwd(d.dt, &d.g, d.N, d.C, d.F / d.C, in[0].data, in[1].data,
-                     d.bias ? in[2].data : NULL, out[0].data, req[0] == LMX_REQ_ADD);
+                     d.bias && !ep ? in[2].data : NULL, out[0].data, req[0] == LMX_REQ_ADD, ep);
   return LMX_OK;
 }
 
@@ -387,22 +399,24 @@ static int dw_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *i
   return LMX_OK;
 }
 
+/* ep (Convolution only, req write): the per-channel epilogue of a fused chain, which
+ * holds the bias (chan_ep.c, conv_chain.c). */
 static int conv_fwd(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
-                    const int *req, int deconv) {
+                    const int *req, int deconv, const lmx_cpu_ep *ep) {
   if (req[0] == LMX_REQ_NULL) return LMX_OK;
   int dw = 0;
-  if (!deconv) LMX_TRY(dw_fwd(c, in, out, req, &dw));
+  if (!deconv) LMX_TRY(dw_fwd(c, in, out, req, ep, &dw));
   if (dw) return LMX_OK;
   conv_plan p;
   LMX_TRY(conv_plan_of(c, deconv, in, &out[0].shape, &p));
   LMX_TRY(lmx_glue_check_like(c, &out[0], &out[0].shape, p.dt, "output"));
   int acc = req[0] == LMX_REQ_ADD; /* the GEMMs accumulate; the bias is added either way */
-  if (!deconv && lmx_conv_wino_fwd(&p.d, in[0].data, in[1].data, p.bias ? in[2].data : NULL,
-                                   out[0].data, acc, c->workspace, c->workspace_bytes))
+  const void *bias = p.bias && !ep ? in[2].data : NULL;
+  if (!deconv && lmx_conv_wino_fwd(&p.d, in[0].data, in[1].data, bias, out[0].data, acc, ep,
+                                   c->workspace, c->workspace_bytes))
     return LMX_OK;
   if (!deconv) {
-    img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, p.bias ? in[2].data : NULL,
-               c->workspace);
+    img_to_pat(&p, in[1].data, in[0].data, out[0].data, acc, bias, ep, c->workspace);
     return LMX_OK;
   }
   pat_to_img(&p, in[1].data, in[0].data, out[0].data, acc, c->workspace);
@@ -436,7 +450,7 @@ static int conv_bwd(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor 
     if (!deconv) pat_to_img(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD,
                             c->workspace);
     else img_to_pat(&p, in[1].data, og[0].data, ig[0].data, req[0] == LMX_REQ_ADD, NULL,
-                    c->workspace);
+                    NULL, c->workspace);
   }
   if (p.bias && req[2])
     channel_sum(p.dt, p.N, deconv ? p.C : p.F, deconv ? p.I : p.O, ig[2].data, og[0].data,
@@ -448,7 +462,13 @@ int lmx_cpu_fwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *in, const lmx
                             const int *req, const lmx_tensor *aux) {
   if (lmx_cpu_is_lowp(in[0].dtype) && req[0] != LMX_REQ_NULL)
     return lmx_cpu_lowp_fwd(c, lmx_cpu_fwd_Convolution, conv_ws_f32, in, out, req, aux);
-  return conv_fwd(c, in, out, req, 0);
+  return conv_fwd(c, in, out, req, 0, NULL);
+}
+
+int lmx_cpu_conv_fwd_ep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const lmx_cpu_ep *ep) {
+  static const int write[1] = {LMX_REQ_WRITE};
+  return conv_fwd(c, in, out, write, 0, ep);
 }
 
 int lmx_cpu_bwd_Convolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
@@ -463,7 +483,7 @@ int lmx_cpu_fwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *in, const l
                               const int *req, const lmx_tensor *aux) {
   if (lmx_cpu_is_lowp(in[0].dtype) && req[0] != LMX_REQ_NULL)
     return lmx_cpu_lowp_fwd(c, lmx_cpu_fwd_Deconvolution, deconv_ws_f32, in, out, req, aux);
-  return conv_fwd(c, in, out, req, 1);
+  return conv_fwd(c, in, out, req, 1, NULL);
 }
 
 int lmx_cpu_bwd_Deconvolution(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,

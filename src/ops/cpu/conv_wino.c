@@ -239,19 +239,26 @@ static void xform_run(const xform *x, const wino_bufs *b, float *ws) {
 /* ---- forward -------------------------------------------------------------------------- */
 
 static void fwd_chunk(const wino_plan *p, const float *x, const float *bias, float *y, int acc,
-                      const wino_bufs *b, float *ws, int64_t ch) {
+                      const lmx_cpu_ep *ep, const wino_bufs *b, float *ws, int64_t ch) {
   int64_t n0 = ch * p->nb, cnt = chunk_count(p, ch), cols = cnt * p->tiles;
   const lmx_cpu_wino *q = &p->q;
   xform in = {p, XF_IN, 0, cnt, x + n0 * p->C * q->H * q->W, NULL, b->V};
   xform_run(&in, b, ws);
   lmx_cpu_gemm_sbatch(LMX_FLOAT32, p->P, 0, 0, p->F, cols, p->C, 1.0, ws, p->C, p->F * p->C, b->V,
                       p->ld, p->C * p->ld, 0.0, b->M, p->ld, p->F * p->ld);
-  xform out = {p, XF_OUT, acc, cnt, b->M, bias, y + n0 * p->F * q->OH * q->OW};
+  int64_t O = q->OH * q->OW;
+  xform out = {p, XF_OUT, acc, cnt, b->M, bias, y + n0 * p->F * O};
   xform_run(&out, b, ws);
+  if (!ep) return; /* a fused chain's epilogue while the chunk's planes are in cache */
+  if (p->threads > 1)
+    for (int64_t r = 0; r < cnt * p->F; r++)
+      lmx_cpu_ep_row(LMX_FLOAT32, ep, r % p->F, O, out.dst + r * O, out.dst + r * O);
+  else
+    lmx_cpu_ep_planes(LMX_FLOAT32, ep, cnt, p->F, O, out.dst);
 }
 
 int lmx_conv_wino_fwd(const lmx_conv_dims *d, const void *x, const void *w, const void *bias,
-                      void *y, int acc, void *ws, size_t ws_bytes) {
+                      void *y, int acc, const lmx_cpu_ep *ep, void *ws, size_t ws_bytes) {
   wino_plan p;
   if (d->deconv || !plan_of(&d->g, d->N, d->C, d->F, d->G, d->dt, algo_now(), &p)) return 0;
   if (!ws || !fit_threads(&p, ws_bytes)) return 0;
@@ -261,11 +268,11 @@ int lmx_conv_wino_fwd(const lmx_conv_dims *d, const void *x, const void *w, cons
     {
       wino_bufs b = bufs_of(&p, ws, omp_get_thread_num());
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t ch = 0; ch < p.chunks; ch++) fwd_chunk(&p, x, bias, y, acc, &b, ws, ch);
+      for (int64_t ch = 0; ch < p.chunks; ch++) fwd_chunk(&p, x, bias, y, acc, ep, &b, ws, ch);
     }
   } else {
     wino_bufs b = bufs_of(&p, ws, 0);
-    for (int64_t ch = 0; ch < p.chunks; ch++) fwd_chunk(&p, x, bias, y, acc, &b, ws, ch);
+    for (int64_t ch = 0; ch < p.chunks; ch++) fwd_chunk(&p, x, bias, y, acc, ep, &b, ws, ch);
   }
   return 1;
 }

@@ -114,6 +114,21 @@ int lmx_cpu_act_code(const lmx_op_ctx *c);
 int lmx_cpu_fc_act_forward(const lmx_op_ctx *fc, const lmx_tensor *f_in, const int *f_req,
                            const lmx_op_ctx *ac, const lmx_tensor *a_out, const int *a_req);
 
+/* Convolution's forward with a per-channel epilogue ep that holds the bias (conv.c; the
+ * output request is write): ep NULL is the plain forward. An LMX_* status. */
+struct lmx_cpu_ep_s;
+int lmx_cpu_conv_fwd_ep(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                        const struct lmx_cpu_ep_s *ep);
+
+/* The forward steps of Convolution, BatchNorm (may be absent: bn NULL; else with its
+ * inputs and aux) and Activation or clip (act NULL when absent) in one (conv_chain.c): z,
+ * the last step's output (req its request), written directly. 1 when it ran, 0 when these
+ * tensors or modes are not the fused kernel's case (nothing written: run the steps). */
+int lmx_cpu_conv_chain_forward(const lmx_op_ctx *cv, const lmx_tensor *cv_in,
+                               const lmx_op_ctx *bn, const lmx_tensor *bn_in,
+                               const lmx_tensor *bn_aux, const lmx_op_ctx *act,
+                               const lmx_tensor *z, const int *req);
+
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);
 

@@ -1,0 +1,186 @@
+-- spec/fuse_conv_chain_spec.lua — the executor's fused forward of a Convolution followed
+-- by BatchNorm at inference and/or an Activation or clip (src/exec/fuse.c,
+-- src/ops/cpu/conv_chain.c, kernels/cpu/chan_ep.c; the memory plan keeps the
+-- Convolution's inputs alive over the chain, src/passes/plan_memory.c): which graphs it
+-- takes (the debug_str notes say so, and say when a run fell back), and its outputs and
+-- gradients against the step-by-step path (a monitor installed turns the fusion off) and
+-- against plain Lua.
+local mx = require 'luamx'
+local H = require 'helpers'
+
+local CHAIN = 'Kernel: fused with the BatchNorm (inference) and/or activation after it'
+local INTO = 'Kernel: fused into the Convolution before it'
+local BACK = 'not fused with the steps after it this time'
+
+local function count(s, pat)
+  local _, n = s:gsub(pat:gsub('%p', '%%%0'), '')
+  return n
+end
+
+-- data -> Convolution [-> BatchNorm] [-> Activation(act) | clip(0, 6)], o.layers times
+local function net(o)
+  local h = mx.sym.Variable('data')
+  for i = 1, o.layers or 1 do
+    h = mx.sym.Convolution{data = h, num_filter = o.f, kernel = o.kernel or {3, 3},
+                           pad = o.pad or {1, 1}, stride = o.stride, no_bias = o.no_bias,
+                           num_group = o.group, name = 'conv' .. i}
+    if o.bn then
+      h = mx.sym.BatchNorm{data = h, fix_gamma = o.fix_gamma, name = 'bn' .. i}
+    end
+    if o.act == 'relu6' then
+      h = mx.sym.clip{data = h, a_min = 0, a_max = 6, name = 'relu6_' .. i}
+    elseif o.act then
+      h = mx.sym.Activation{data = h, act_type = o.act, name = 'act' .. i}
+    end
+  end
+  if not o.train then return h end
+  h = mx.sym.FullyConnected{data = h, num_hidden = 4, name = 'fc'}
+  return mx.sym.SoftmaxOutput{data = h, name = 'sm'}
+end
+
+local function sorted(t)
+  local k = {}
+  for n in pairs(t) do k[#k + 1] = n end
+  table.sort(k)
+  return k
+end
+
+local function bind(sym, o, monitor)
+  local exe = sym:simple_bind{ctx = mx.cpu(), data = o.shape,
+                              grad_req = o.train and (o.req or 'write') or 'null',
+                              type_dict = o.dtype and {data = o.dtype} or nil}
+  mx.random.seed(5)
+  for _, name in ipairs(sorted(exe.arg_dict)) do
+    local a = exe.arg_dict[name]
+    if name == 'sm_label' then
+      local t = {}
+      for i = 1, a.shape[1] do t[i] = i % 4 end
+      mx.nd.array(t):astype(a.dtype):copyto(a)
+    else
+      mx.nd.random.normal(0, 0.5, a.shape):astype(a.dtype):copyto(a)
+    end
+  end
+  for _, name in ipairs(sorted(exe.aux_dict)) do
+    local var = name:match('_moving_var$')
+    mx.nd.random.uniform(var and 0.5 or -0.5, var and 2 or 0.5, exe.aux_dict[name].shape)
+      :astype(exe.aux_dict[name].dtype):copyto(exe.aux_dict[name])
+  end
+  if monitor then exe:set_monitor_callback(function() end) end
+  return exe
+end
+
+local function run(exe, o)
+  exe:forward{is_train = o.train or false}
+  if o.train then exe:backward() end
+end
+
+-- fused against step by step: the same arrays
+local function compare(o)
+  local sym = net(o)
+  local a, b = bind(sym, o, false), bind(sym, o, true)
+  run(a, o); run(b, o)
+  local da, db = a:debug_str(), b:debug_str()
+  local layers = o.layers or 1
+  assert.equal(layers, count(da, CHAIN), da)
+  assert.equal(layers * ((o.bn and 1 or 0) + (o.act and 1 or 0)), count(da, INTO))
+  assert.equal(layers, count(db, BACK .. ': a monitor is installed'), db)
+  assert.equal(0, count(db, INTO))
+  local f64 = o.dtype == 'float64'
+  H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), f64 and 1e-12 or 2e-5)
+  for nm, g in pairs(b.grad_dict) do
+    H.near(a.grad_dict[nm]:toflat(), g:toflat(), f64 and 1e-12 or 1e-4)
+  end
+  return a, da
+end
+
+describe('Convolution + BatchNorm + activation fused forward', function()
+  it('matches the steps for BatchNorm then relu, sigmoid, tanh, softrelu, clip or none', function()
+    for _, act in ipairs{'relu', 'sigmoid', 'tanh', 'softrelu', 'relu6', false} do
+      compare{shape = {2, 3, 9, 9}, f = 8, bn = true, act = act or nil}
+    end
+  end)
+  it('matches without BatchNorm, in inference and in training (outputs, every gradient)', function()
+    for _, act in ipairs{'relu', 'tanh'} do
+      compare{shape = {3, 4, 10, 10}, f = 6, act = act}
+      compare{shape = {3, 4, 10, 10}, f = 6, act = act, train = true}
+    end
+    compare{shape = {3, 4, 10, 10}, f = 6, act = 'relu', train = true, req = 'add'}
+  end)
+  it('matches on every convolution path: 1x1, 5x5, strided, depthwise, Winograd, batch 1',
+     function()
+    compare{shape = {1, 16, 14, 14}, f = 24, kernel = {1, 1}, pad = {0, 0}, bn = true,
+            act = 'relu6', no_bias = true}
+    compare{shape = {4, 3, 16, 16}, f = 10, kernel = {5, 5}, pad = {0, 0}, act = 'tanh'}
+    compare{shape = {2, 8, 15, 15}, f = 8, stride = {2, 2}, bn = true, act = 'relu'}
+    compare{shape = {2, 12, 11, 11}, f = 12, group = 12, bn = true, act = 'relu6',
+            no_bias = true, fix_gamma = false}
+    compare{shape = {8, 16, 16, 16}, f = 32, bn = true, act = 'relu', fix_gamma = false}
+    compare{shape = {1, 32, 28, 28}, f = 32, bn = true, act = 'relu'}
+  end)
+  it('runs float64 and chains of layers (the plan keeps each input over its chain)', function()
+    compare{shape = {2, 3, 8, 8}, f = 5, bn = true, act = 'tanh', dtype = 'float64'}
+    compare{shape = {2, 8, 12, 12}, f = 8, bn = true, act = 'relu6', layers = 4,
+            no_bias = true}
+    compare{shape = {2, 8, 12, 12}, f = 8, kernel = {1, 1}, pad = {0, 0}, bn = true,
+            layers = 3}
+  end)
+  it('gives clip(BN(conv(x) + b), 0, 6) as plain Lua computes it', function()
+    local o = {shape = {1, 2, 3, 3}, f = 3, kernel = {1, 1}, pad = {0, 0}, bn = true,
+               act = 'relu6', fix_gamma = false}
+    local exe = bind(net(o), o, false)
+    mx.nd.array{0.5, -2, 3}:copyto(exe.arg_dict.conv1_bias)
+    run(exe, o)
+    assert.equal(1, count(exe:debug_str(), CHAIN))
+    local x, w = exe.arg_dict.data:toflat(), exe.arg_dict.conv1_weight:toflat()
+    local b, g, be = exe.arg_dict.conv1_bias:toflat(), exe.arg_dict.bn1_gamma:toflat(),
+                     exe.arg_dict.bn1_beta:toflat()
+    local mm, mv = exe.aux_dict.bn1_moving_mean:toflat(), exe.aux_dict.bn1_moving_var:toflat()
+    local want = {}
+    for f = 1, 3 do
+      for i = 1, 9 do
+        local s = b[f] + w[(f - 1) * 2 + 1] * x[i] + w[(f - 1) * 2 + 2] * x[9 + i]
+        s = (s - mm[f]) / math.sqrt(mv[f] + 1e-3) * g[f] + be[f]
+        want[#want + 1] = math.min(math.max(s, 0), 6)
+      end
+    end
+    H.near(exe.outputs[1]:toflat(), want, 1e-5)
+  end)
+  it('falls back when BatchNorm normalises with the batch statistics', function()
+    local o = {shape = {2, 3, 6, 6}, f = 4, bn = true, act = 'relu'}
+    local sym = net(o)
+    local a, b = bind(sym, o, false), bind(sym, o, true)
+    a:forward{is_train = true}; b:forward{is_train = true}
+    local d = a:debug_str()
+    assert.truthy(d:find(BACK .. ': BatchNorm in training mode', 1, true), d)
+    assert.equal(0, count(d, INTO))
+    H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), 1e-5)
+    a:forward{is_train = false}
+    assert.equal(1, count(a:debug_str(), CHAIN))
+  end)
+  it('leaves BatchNorm to training executors, and outputs something else reads', function()
+    local exe = bind(net{f = 4, bn = true, act = 'relu', train = true},
+                     {shape = {2, 3, 6, 6}, train = true}, false)
+    run(exe, {train = true})
+    local d = exe:debug_str()
+    assert.equal(0, count(d, CHAIN), d)
+    local data = mx.sym.Variable('data')
+    local conv = mx.sym.Convolution{data = data, num_filter = 4, kernel = {3, 3}, name = 'c'}
+    local bn = mx.sym.BatchNorm{data = conv, name = 'bn'}
+    local relu = mx.sym.Activation{data = bn, act_type = 'relu'}
+    -- the Convolution's output a head or read twice: no chain; BatchNorm's output a head:
+    -- Convolution and BatchNorm only
+    for _, t in ipairs{{mx.sym.Group{relu, conv}, 0, 0}, {relu + conv, 0, 0},
+                       {mx.sym.Group{relu, bn}, 1, 1}} do
+      local e = t[1]:simple_bind{ctx = mx.cpu(), data = {1, 3, 6, 6}, grad_req = 'null'}
+      e:forward{is_train = false}
+      local s = e:debug_str()
+      assert.equal(t[2], count(s, CHAIN), s)
+      assert.equal(t[3], count(s, INTO), s)
+    end
+  end)
+  it('is not used for softsign', function()
+    local exe = bind(net{f = 4, act = 'softsign'}, {shape = {1, 3, 6, 6}}, false)
+    run(exe, {})
+    assert.equal(0, count(exe:debug_str(), CHAIN))
+  end)
+end)
