@@ -4,7 +4,9 @@
 -- Convolution's inputs alive over the chain, src/passes/plan_memory.c): which graphs it
 -- takes (the debug_str notes say so, and say when a run fell back), and its outputs and
 -- gradients against the step-by-step path (a monitor installed turns the fusion off) and
--- against plain Lua.
+-- against plain Lua. Then BatchNorm followed by an activation (src/ops/cpu/norm.c,
+-- kernels/cpu/norm.c), in training too, and the plan freeing BatchNorm's output, which its
+-- backward does not read (src/passes/plan_graph.c).
 local mx = require 'luamx'
 local H = require 'helpers'
 
@@ -182,5 +184,91 @@ describe('Convolution + BatchNorm + activation fused forward', function()
     local exe = bind(net{f = 4, act = 'softsign'}, {shape = {1, 3, 6, 6}}, false)
     run(exe, {})
     assert.equal(0, count(exe:debug_str(), CHAIN))
+  end)
+end)
+
+-- data -> BatchNorm -> Activation(act) | clip(0, 6) [-> FullyConnected -> SoftmaxOutput]
+local BN_FUSED = 'Kernel: fused with the activation after it (writes its output'
+local BN_INTO = 'Kernel: fused into the BatchNorm before it'
+
+local function bn_net(o)
+  local h = mx.sym.BatchNorm{data = mx.sym.Variable('data'), fix_gamma = o.fix_gamma,
+                             use_global_stats = o.global, name = 'bn'}
+  if o.act == 'relu6' then h = mx.sym.clip{data = h, a_min = 0, a_max = 6, name = 'relu6'}
+  else h = mx.sym.Activation{data = h, act_type = o.act, name = 'act'} end
+  if not o.train then return h end
+  h = mx.sym.FullyConnected{data = h, num_hidden = 4, name = 'fc'}
+  return mx.sym.SoftmaxOutput{data = h, name = 'sm'}
+end
+
+-- fused against step by step: outputs, gradients and the moving statistics
+local function bn_compare(o)
+  local sym = bn_net(o)
+  local a, b = bind(sym, o, false), bind(sym, o, true)
+  run(a, o); run(b, o)
+  local da, db = a:debug_str(), b:debug_str()
+  assert.equal(1, count(da, BN_FUSED), da)
+  assert.equal(1, count(da, BN_INTO))
+  assert.equal(1, count(db, 'not fused with the activation after it this time: a monitor'))
+  local f64 = o.dtype == 'float64'
+  H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), f64 and 1e-12 or 1e-6)
+  for _, t in ipairs{'grad_dict', 'aux_dict'} do
+    for nm, g in pairs(b[t]) do H.near(a[t][nm]:toflat(), g:toflat(), f64 and 1e-12 or 1e-5) end
+  end
+end
+
+describe('BatchNorm + activation fused forward', function()
+  it('matches the steps in training (outputs, gradients, moving statistics)', function()
+    for _, act in ipairs{'relu', 'sigmoid', 'tanh', 'softrelu'} do
+      bn_compare{shape = {4, 6, 5, 5}, act = act, train = true}
+    end
+    bn_compare{shape = {4, 6, 12, 12}, act = 'relu', train = true, fix_gamma = false}
+    bn_compare{shape = {4, 6, 12, 12}, act = 'relu', train = true, global = true}
+    bn_compare{shape = {3, 5, 4, 4}, act = 'tanh', train = true, dtype = 'float64'}
+  end)
+  it('matches in inference, clip (ReLU6) included', function()
+    for _, act in ipairs{'relu', 'relu6', 'sigmoid'} do
+      bn_compare{shape = {2, 8, 7, 7}, act = act}
+      bn_compare{shape = {2, 8, 15, 15}, act = act}
+    end
+  end)
+  it('gives relu((x - mean) / sqrt(var + eps) * gamma + beta) as plain Lua computes it', function()
+    local o = {shape = {1, 2, 2, 2}, act = 'relu', fix_gamma = false}
+    local exe = bind(bn_net(o), o, false)
+    run(exe, o)
+    assert.equal(1, count(exe:debug_str(), BN_FUSED))
+    local x, g, be = exe.arg_dict.data:toflat(), exe.arg_dict.bn_gamma:toflat(),
+                     exe.arg_dict.bn_beta:toflat()
+    local mm, mv = exe.aux_dict.bn_moving_mean:toflat(), exe.aux_dict.bn_moving_var:toflat()
+    local want = {}
+    for c = 1, 2 do
+      for i = 1, 4 do
+        local v = (x[(c - 1) * 4 + i] - mm[c]) / math.sqrt(mv[c] + 1e-3) * g[c] + be[c]
+        want[#want + 1] = math.max(v, 0)
+      end
+    end
+    H.near(exe.outputs[1]:toflat(), want, 1e-5)
+  end)
+  it('lets the plan free the BatchNorm output after the activation in training', function()
+    -- BatchNorm's backward reads its saved mean and var, not its output: the relu runs in
+    -- place over that output and its gradient takes no third block of the data's size
+    local sym = bn_net{act = 'relu', train = true}
+    local exe = sym:simple_bind{ctx = mx.cpu(), data = {16, 8, 16, 16}}
+    local planned = exe:memory()
+    local big = 16 * 8 * 16 * 16 * 4
+    assert.is_true(planned >= 2 * big and planned < 2 * big + 4096, tostring(planned))
+  end)
+  it('is not used when another op or a head reads the BatchNorm output, nor for clip in '
+     .. 'training (its gradient reads its input)', function()
+    local bn = mx.sym.BatchNorm{data = mx.sym.Variable('data'), name = 'bn'}
+    local relu = mx.sym.Activation{data = bn, act_type = 'relu'}
+    for _, sym in ipairs{mx.sym.Group{relu, bn}, relu + bn} do
+      local e = sym:simple_bind{ctx = mx.cpu(), data = {2, 3, 4, 4}}
+      e:forward{is_train = true}
+      assert.equal(0, count(e:debug_str(), BN_FUSED))
+    end
+    local exe = bind(bn_net{act = 'relu6', train = true}, {shape = {2, 3, 4, 4}, train = true})
+    run(exe, {train = true})
+    assert.equal(0, count(exe:debug_str(), BN_FUSED))
   end)
 end)

@@ -279,6 +279,7 @@ typedef struct {
   int fix_gamma;     /* gamma read as 1, its gradient 0 */
   int batch_stats;   /* normalize with batch statistics (training) or moving ones */
   int update_moving; /* batch_stats: fold them into mmean/mvar with momentum */
+  const struct lmx_cpu_ep_s *ep; /* CPU forward: an activation over y (NULL: none) */
 } lmx_cpu_bn;
 /* y (+)= (x - mean) * invstd * gamma + beta per channel (y NULL: statistics only); mean[C], invstd[C] (may be NULL)
  * receive the statistics used; mmean/mvar[C] are the moving statistics. */

@@ -36,6 +36,14 @@
  * (src/passes/plan_memory.c, chain_head), so z never takes their storage; a chain whose
  * output still overlaps an input is shortened at bind time.
  *
+ * BatchNorm → Activation or clip, forward, in training and inference: BatchNorm's
+ * backward reads its inputs and its mean and var outputs, not its normalised output
+ * (LMX_NEEDS_NOT_OUT0), so when the activation's forward alone reads that output, the
+ * BatchNorm step writes the activation's output z (lmx_cpu_bn_act_forward,
+ * src/ops/cpu/norm.c: the activation over each block right after it is normalised).
+ * In training clip's backward reads its input, so there only Activation fuses. A
+ * BatchNorm already in a Convolution chain is not paired again.
+ *
  * LUAMX_FUSE=0 in the environment at bind time marks no pairs or chains (comparisons,
  * benchmarks), and the memory plan then holds nothing for them.
  */
@@ -59,6 +67,9 @@ static const char NOTE_CONV[] = "fused with the BatchNorm (inference) and/or act
                                 "it (writes the last one's output through a per-channel "
                                 "epilogue)";
 static const char NOTE_INTO_CONV[] = "fused into the Convolution before it";
+static const char NOTE_BN_ACT[] = "fused with the activation after it (writes its output, "
+                                  "the activation over each block while it is in cache)";
+static const char NOTE_INTO_BN[] = "fused into the BatchNorm before it";
 
 static int step_of(const lmx_executor *x, const lmx_xstep *s, int kind, const char *op) {
   const lmx_plan *p = &x->plan;
@@ -117,6 +128,7 @@ static int step_reads(const lmx_executor *x, const lmx_xstep *s, int e) {
                     : k < 2 * no + na ? LMX_NEEDS_OUTPUTS
                     : k < 2 * no + 2 * na ? 0u
                     : LMX_NEEDS_INPUTS;
+    if (need == LMX_NEEDS_OUTPUTS && k == no + na && (needs & LMX_NEEDS_NOT_OUT0)) continue;
     if (needs & need) return 1;
   }
   return 0;
@@ -244,11 +256,31 @@ static void fuse_conv_chain(lmx_executor *x) {
   }
 }
 
+/* BatchNorm → Activation or clip forward pairs (see the top). */
+static void fuse_bn_act(lmx_executor *x) {
+  for (int i = 0; i < x->nfwd_steps; i++) {
+    lmx_xstep *f = &x->steps[i];
+    if (!step_of(x, f, LMX_STEP_OP, "BatchNorm") || f->fuse || f->nargs != 3 ||
+        f->nout != 3 || f->naux != 2)
+      continue;
+    int j = sole_next(x, i, f->slot[3], "Activation");
+    if (j < 0) j = sole_next(x, i, f->slot[3], "clip");
+    if (j < 0) continue;
+    lmx_xstep *a = &x->steps[j];
+    if (touched_between(x, i, j, -1, &x->tens[a->slot[a->nargs]])) continue;
+    f->fuse = LMX_FUSE_FIRST, a->fuse = LMX_FUSE_SECOND;
+    f->pair = j, a->pair = i, f->mid = -1;
+    f->cpu_note = NOTE_BN_ACT;
+    a->cpu_note = NOTE_INTO_BN;
+  }
+}
+
 void lmx_exec_fuse(lmx_executor *x) {
   const char *env = getenv("LUAMX_FUSE");
   if (env && strcmp(env, "0") == 0) return;
   fuse_fc_act(x);
   fuse_conv_chain(x);
+  fuse_bn_act(x);
   for (int i = x->nfwd_steps; i < x->nsteps; i++) {
     lmx_xstep *s = &x->steps[i];
     if (!step_is(x, s, "SoftmaxOutput")) continue;
@@ -336,11 +368,39 @@ static int run_conv_chain(lmx_executor *x, lmx_xstep *f) {
   return 1;
 }
 
+/* A BatchNorm → activation pair at the BatchNorm step (see the top). */
+static int run_bn_act(lmx_executor *x, lmx_xstep *f) {
+  lmx_xstep *a = &x->steps[f->pair];
+  lmx_tensor tf[16];
+  const char *why = NULL;
+  if (x->mon)
+    why = "not fused with the activation after it this time: a monitor is installed";
+  else if (!gather2(x, f, tf) ||
+           !lmx_cpu_bn_act_forward(&f->c, tf, tf + 3, f->req, tf + 6, &a->c,
+                                   &x->tens[a->slot[a->nargs]], a->req))
+    why = "not fused with the activation after it this time: dtypes, shapes or "
+          "overlapping arrays are not the fused kernel's case";
+  a->cpu_note = why ? NULL : NOTE_INTO_BN;
+  if (why) {
+    f->cpu_note = why;
+    x->fuse_fallbacks++;
+    return 0;
+  }
+  f->cpu_note = NOTE_BN_ACT;
+  f->fused_ran = 1;
+  x->fuse_runs++;
+  return 1;
+}
+
 int lmx_exec_run_fused(lmx_executor *x, lmx_xstep *s) {
   if (s->fuse == LMX_FUSE_SECOND) return x->steps[s->pair].fused_ran;
   s->fused_ran = 0;
-  if (s->kind == LMX_STEP_OP)
-    return strcmp(s->c.op->name, "Convolution") == 0 ? run_conv_chain(x, s) : run_fc_act(x, s);
+  if (s->kind == LMX_STEP_OP) {
+    const char *op = s->c.op->name;
+    return strcmp(op, "Convolution") == 0 ? run_conv_chain(x, s)
+           : strcmp(op, "BatchNorm") == 0 ? run_bn_act(x, s)
+                                          : run_fc_act(x, s);
+  }
   lmx_xstep *f = &x->steps[s->pair];
   lmx_tensor ts[16], tf[16];
   if (x->mon || !gather2(x, s, ts) || !gather2(x, f, tf)) {

@@ -99,7 +99,10 @@ const lmx_op lmx_op_BatchNorm = {
     .aux_init = bn_aux_init,
     .infer_shape = bn_infer_shape,
     .infer_type = bn_infer_type,
-    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_OUT_GRADS,
+    /* backward reads the saved mean and var, not the normalised output: an Activation after
+     * it may then take its place (src/exec/fuse.c), and the plan frees it early */
+    .backward_needs = LMX_NEEDS_INPUTS | LMX_NEEDS_OUTPUTS | LMX_NEEDS_NOT_OUT0 |
+                      LMX_NEEDS_OUT_GRADS,
     .flags = LMX_OPF_MUTATES_AUX,
 };
 

@@ -113,7 +113,8 @@ typedef int (*lmx_backward_fn)(const lmx_op_ctx *c, const lmx_tensor *out_grad,
                                const lmx_tensor *in_grad, const int *req, const lmx_tensor *aux);
 
 /* backward_needs bits */
-enum { LMX_NEEDS_INPUTS = 1, LMX_NEEDS_OUTPUTS = 2, LMX_NEEDS_OUT_GRADS = 4 };
+enum { LMX_NEEDS_INPUTS = 1, LMX_NEEDS_OUTPUTS = 2, LMX_NEEDS_OUT_GRADS = 4,
+       LMX_NEEDS_NOT_OUT0 = 8 /* with OUTPUTS: all but the first (BatchNorm's mean, var) */ };
 
 /* flags */
 enum {

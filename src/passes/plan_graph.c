@@ -188,6 +188,7 @@ int lmx_plan_reads(const lmx_plan *p, int n, int k) {
   unsigned needs = lmx_plan_bwd_needs(nd->op, nd->src);
   if (k < f->nout) return (needs & LMX_NEEDS_OUT_GRADS) != 0;
   if (k < f->nout + f->nin) return (needs & LMX_NEEDS_INPUTS) != 0;
+  if (k == f->nout + f->nin && (needs & LMX_NEEDS_NOT_OUT0)) return 0;
   return (needs & LMX_NEEDS_OUTPUTS) != 0;
 }
 

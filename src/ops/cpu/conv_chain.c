@@ -26,8 +26,7 @@
 
 enum { LMX_CHAIN_MAXC = 4096 };
 
-/* The activation's epilogue code and bounds; 0 when it is not the fused kernel's. */
-static int act_of(const lmx_op_ctx *act, lmx_cpu_ep *ep) {
+int lmx_cpu_ep_act(const lmx_op_ctx *act, lmx_cpu_ep *ep) {
   ep->act = LMX_CPU_EP_NONE;
   if (!act) return 1;
   if (strcmp(act->op->name, "clip") == 0) {
@@ -79,7 +78,7 @@ int lmx_cpu_conv_chain_forward(const lmx_op_ctx *cv, const lmx_tensor *cv_in,
   lmx_cpu_ep ep = {0};
   if ((dt != LMX_FLOAT32 && dt != LMX_FLOAT64) ||
       (req[0] != LMX_REQ_WRITE && req[0] != LMX_REQ_INPLACE) ||
-      z->shape.ndim < 3 || !act_of(act, &ep))
+      z->shape.ndim < 3 || !lmx_cpu_ep_act(act, &ep))
     return 0;
   int64_t N = z->shape.dim[0], F = z->shape.dim[1], O = 1;
   for (int d = 2; d < z->shape.ndim; d++) O *= z->shape.dim[d];

@@ -129,6 +129,20 @@ int lmx_cpu_conv_chain_forward(const lmx_op_ctx *cv, const lmx_tensor *cv_in,
                                const lmx_tensor *bn_aux, const lmx_op_ctx *act,
                                const lmx_tensor *z, const int *req);
 
+/* The Activation (relu, sigmoid, tanh, softrelu) or clip step ctx act as an epilogue's
+ * function (ep->act, lo, hi; act NULL: none): 1, or 0 when it is not an epilogue's
+ * (conv_chain.c). */
+int lmx_cpu_ep_act(const lmx_op_ctx *act, struct lmx_cpu_ep_s *ep);
+
+/* The forward steps of BatchNorm and of the Activation or clip reading its output in one
+ * (norm.c): z, the activation's output (zreq its request), written directly; BatchNorm's
+ * own output never written (its backward does not read it). in/out/req/aux are
+ * BatchNorm's. 1 when it ran, 0 when these tensors are not the fused kernel's case
+ * (nothing written: run the two steps). */
+int lmx_cpu_bn_act_forward(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux, const lmx_op_ctx *act,
+                           const lmx_tensor *z, const int *zreq);
+
 /* Writes zeros into t unless req is NULL (ADD: nothing to add). */
 void lmx_cpu_zero_grad(const lmx_tensor *t, int req);
 

@@ -49,6 +49,7 @@ static int bn_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   b->fix_gamma = p->fix_gamma;
   b->batch_stats = c->is_train && !p->use_global_stats;
   b->update_moving = b->batch_stats;
+  b->ep = NULL;
   return LMX_OK;
 }
 
@@ -64,6 +65,33 @@ int lmx_cpu_fwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_t
   lmx_cpu_bn_fwd(dt, &b, in[0].data, req[0] ? out[0].data : NULL, in[1].data, in[2].data, out[1].data,
                  out[2].data, aux[0].data, aux[1].data, req[0] == LMX_REQ_ADD);
   return LMX_OK;
+}
+
+int lmx_cpu_bn_act_forward(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor *out,
+                           const int *req, const lmx_tensor *aux, const lmx_op_ctx *act,
+                           const lmx_tensor *z, const int *zreq) {
+  int dt = in[0].dtype;
+  lmx_cpu_ep ep = {0};
+  lmx_cpu_bn b;
+  if ((dt != LMX_FLOAT32 && dt != LMX_FLOAT64) || z->dtype != dt ||
+      (zreq[0] != LMX_REQ_WRITE && zreq[0] != LMX_REQ_INPLACE) || req[1] == LMX_REQ_ADD ||
+      req[2] == LMX_REQ_ADD || !lmx_cpu_ep_act(act, &ep))
+    return 0;
+  /* z may be x itself (in place: each element is read before it is written), nothing else */
+  if (lmx_cpu_tensors_overlap(z, &in[0]) &&
+      (z->data != in[0].data || lmx_glue_size(z) != lmx_glue_size(&in[0])))
+    return 0;
+  const lmx_tensor *other[] = {&in[1], &in[2], &out[1], &out[2], &aux[0], &aux[1]};
+  for (int i = 0; i < 6; i++)
+    if (lmx_cpu_tensors_overlap(z, other[i])) return 0;
+  if (bn_setup(c, in, out, &b) != LMX_OK || vec_check(c, &aux[0], b.C, dt, "") != LMX_OK ||
+      vec_check(c, &aux[1], b.C, dt, "") != LMX_OK ||
+      !lmx_shape_equal(&z->shape, &in[0].shape))
+    return 0;
+  b.ep = &ep;
+  lmx_cpu_bn_fwd(dt, &b, in[0].data, z->data, in[1].data, in[2].data, out[1].data,
+                 out[2].data, aux[0].data, aux[1].data, 0);
+  return 1;
 }
 
 int lmx_cpu_bwd_BatchNorm(const lmx_op_ctx *c, const lmx_tensor *og, const lmx_tensor *in,
