@@ -37,6 +37,7 @@ static int bn_setup(const lmx_op_ctx *c, const lmx_tensor *in, const lmx_tensor 
   b->fix_gamma = p->fix_gamma;
   b->batch_stats = c->is_train && !p->use_global_stats;
   b->update_moving = b->batch_stats;
+  b->ep = NULL; /* the CPU kernels' fused activation; the GPU runs the steps */
   return LMX_OK;
 }
 
