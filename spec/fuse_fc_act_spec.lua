@@ -23,46 +23,26 @@ local function net(o)
 end
 
 local function bind(sym, o, monitor)
-  local exe = sym:simple_bind{ctx = mx.cpu(), data = o.shape, grad_req = o.req or 'write',
-                              type_dict = o.dtype and {data = o.dtype} or nil}
-  mx.random.seed(11)
-  for name, a in pairs(exe.arg_dict) do
-    if name == 'sm_label' then
-      local t = {}
-      for i = 1, a.shape[1] do t[i] = (i * 7) % 10 end
-      mx.nd.array(t):astype(a.dtype):copyto(a)
-    else
-      mx.nd.random.normal(0, 1, a.shape):astype(a.dtype):copyto(a)
-    end
-  end
-  if monitor then exe:set_monitor_callback(function() end) end
-  return exe
+  return H.bind_filled(sym, {shape = o.shape, dtype = o.dtype, req = o.req, step = 7,
+                             monitor = monitor})
 end
 
-local function run(exe, o)
-  exe:forward{is_train = o.train or false}
-  if o.train then exe:backward() end
-end
+local function run(exe, o) H.step(exe, o.train) end
 
--- fused against two kernels: the same arrays; tolerance for oneDNN's activation
+-- fused against two kernels: the same arrays; tolerance for oneDNN's activation: its tanh
+-- and sigmoid differ from luamx's in the last bits, which the gradients' sums over rows
+-- carry on
 local function compare(o)
-  local sym = net(o)
-  local a, b = bind(sym, o, false), bind(sym, o, true)
-  run(a, o); run(b, o)
+  local f64 = o.dtype == 'float64'
+  local a, b = H.fused_vs_steps(net(o), {shape = o.shape, dtype = o.dtype, req = o.req,
+                                         step = 7, train = o.train},
+                                f64 and 1e-12 or 1e-5, f64 and 1e-12 or 1e-4)
   local da, db = a:debug_str(), b:debug_str()
   assert.truthy(da:find(FUSED, 1, true), da)
   assert.truthy(da:find(INTO, 1, true))
   assert.truthy(db:find('not fused with the Activation after it this time: a monitor is '
                         .. 'installed', 1, true))
   assert.falsy(db:find(INTO, 1, true))
-  local f64 = o.dtype == 'float64'
-  H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), f64 and 1e-12 or 1e-5)
-  if o.train then -- oneDNN's tanh and sigmoid differ from luamx's in the last bits, which
-    -- the gradients' sums over rows carry on
-    for nm, g in pairs(b.grad_dict) do
-      H.near(a.grad_dict[nm]:toflat(), g:toflat(), f64 and 1e-12 or 1e-4)
-    end
-  end
   return a, da
 end
 

@@ -37,6 +37,67 @@ function H.near(actual, expected, tol)
   return true
 end
 
+--- sym bound on the CPU for data of o.shape (dtype o.dtype, grad_req o.req or 'write'),
+--- its arrays filled from the generator seeded with o.seed, in name order: labels
+--- (`*_label`) with i * o.step % o.classes, other arguments from normal(0, o.scale or 1),
+--- moving means from uniform(-0.5, 0.5) and moving variances from uniform(0.5, 2). With
+--- o.monitor a no-op monitor is installed (the executor then runs fused steps one by one).
+function H.bind_filled(sym, o)
+  local exe = sym:simple_bind{ctx = mx.cpu(), data = o.shape, grad_req = o.req or 'write',
+                              type_dict = o.dtype and {data = o.dtype} or nil}
+  mx.random.seed(o.seed or 11)
+  for _, dict in ipairs{'arg_dict', 'aux_dict'} do
+    local names = {}
+    for name in pairs(exe[dict]) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local a = exe[dict][name]
+      local v
+      if name:match('_label$') then
+        local t = {}
+        for i = 1, a.shape[1] do t[i] = i * (o.step or 1) % (o.classes or 10) end
+        v = mx.nd.array(t)
+      elseif name:match('_moving_var$') then
+        v = mx.nd.random.uniform(0.5, 2, a.shape)
+      elseif name:match('_moving_mean$') then
+        v = mx.nd.random.uniform(-0.5, 0.5, a.shape)
+      else
+        v = mx.nd.random.normal(0, o.scale or 1, a.shape)
+      end
+      v:astype(a.dtype):copyto(a)
+    end
+  end
+  if o.monitor then exe:set_monitor_callback(function() end) end
+  return exe
+end
+
+--- One forward of exe (is_train = train), and a backward when train.
+function H.step(exe, train)
+  exe:forward{is_train = train or false}
+  if train then exe:backward() end
+end
+
+--- sym bound twice with H.bind_filled(sym, o), the second with a monitor (which runs an
+--- executor's fused steps one by one), a forward run on both (and a backward when
+--- o.train), then their outputs checked within tol and, with o.train, their gradients
+--- within gtol. Returns both executors (fused, step by step).
+function H.fused_vs_steps(sym, o, tol, gtol)
+  local exes = {}
+  for k, monitor in ipairs{false, true} do
+    local bo = {monitor = monitor}
+    for key, v in pairs(o) do bo[key] = v end
+    if not o.train then bo.req = 'null' end
+    exes[k] = H.bind_filled(sym, bo)
+    H.step(exes[k], o.train)
+  end
+  local a, b = exes[1], exes[2]
+  H.near(a.outputs[1]:toflat(), b.outputs[1]:toflat(), tol)
+  if o.train then
+    for nm, g in pairs(b.grad_dict) do H.near(a.grad_dict[nm]:toflat(), g:toflat(), gtol) end
+  end
+  return a, b
+end
+
 --- Live blocks of the engine allocator.
 function H.live_blocks()
   local n = ffi.new('int64_t[1]')
