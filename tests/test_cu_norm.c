@@ -18,7 +18,7 @@ static void test_bn(void) {
   for (int t = 0; t < 4; t++)
     for (int mode = 0; mode < 4; mode++) {
       lmx_cpu_bn b = {shapes[t][0], shapes[t][1], shapes[t][2], 1e-3, 0.9, mode == 2,
-                      mode != 1, mode != 1 && mode != 3};
+                      mode != 1, mode != 1 && mode != 3, NULL};
       int64_t n = b.outer * b.C * b.inner, C = b.C;
       int acc = mode == 3;
       float *x = rnd(n, &s), *gam = rnd(C, &s), *bet = rnd(C, &s), *g = rnd(n, &s);
@@ -68,7 +68,7 @@ static void test_bn(void) {
       free(y1), free(y2), free(m1), free(m2), free(i1), free(i2), free(gx1), free(gx2);
       free(gg1), free(gg2), free(gb1), free(gb2), free(x16), free(y16), free(g16), free(gx16);
     }
-  lmx_cpu_bn b = {1, 1, 1, 1e-3, 0.9, 0, 1, 1};
+  lmx_cpu_bn b = {1, 1, 1, 1e-3, 0.9, 0, 1, 1, NULL};
   float d[4];
   CHECK(lmx_cu_bn_fwd(NULL, LMX_INT32, &b, d, d, d, d, d, d, d, d, 0) == -1, "int32 bn accepted");
 }
@@ -96,13 +96,13 @@ static void test_bn_cudnn_helpers(void) {
   float *mm1 = rnd(C, &s), *mv1 = rnd(C, &s);
   for (int64_t c = 0; c < C; c++) mv1[c] = fabsf(mv1[c]) + 0.1f;
   float *mm2 = dup(mm1, C), *mv2 = dup(mv1, C);
-  lmx_cpu_bn b = {outer, C, inner, 1e-3, 0.9, 0, 1, 1};
+  lmx_cpu_bn b = {outer, C, inner, 1e-3, 0.9, 0, 1, 1, NULL};
   lmx_cpu_bn_fwd(LMX_FLOAT32, &b, x, NULL, gam, gam, NULL, NULL, mm2, mv2, 0);
   int rc = lmx_cu_bn_fold_moving(NULL, C, 1 - b.momentum, count, bm, bv, mm1, mv1);
   CHECK(rc == 0 && reldiff(mm1, mm2, C) < 1e-5 && reldiff(mv1, mv2, C) < 1e-5,
         "cudnn bn fold: moving mean %g var %g", reldiff(mm1, mm2, C), reldiff(mv1, mv2, C));
   float *m1 = malloc(C * 4), *m2 = malloc(C * 4), *i1 = malloc(C * 4), *i2 = malloc(C * 4);
-  lmx_cpu_bn bi = {outer, C, inner, 1e-3, 0.9, 0, 0, 0};
+  lmx_cpu_bn bi = {outer, C, inner, 1e-3, 0.9, 0, 0, 0, NULL};
   lmx_cpu_bn_fwd(LMX_FLOAT32, &bi, x, NULL, gam, gam, m2, i2, mm2, mv2, 0);
   rc = lmx_cu_bn_inf_stats(NULL, C, bi.eps, mm2, mv2, m1, i1);
   CHECK(rc == 0 && reldiff(m1, m2, C) < 1e-6 && reldiff(i1, i2, C) < 1e-6,
