@@ -25,6 +25,9 @@ enum { LMX_OMP_MIN = 262144 };
 #define LMX_SIMD_CLONES
 #endif
 
+/* The dtype code of a float32 / float64 loop's element type T (the kernels' macros). */
+#define LMX_CPU_DT_OF(T) (sizeof(T) == sizeof(float) ? LMX_FLOAT32 : LMX_FLOAT64)
+
 #define LMX_PAR_FOR(n, i, ...)                                            \
   do {                                                                     \
     int64_t lmx_pn_ = (n);                                                 \

@@ -231,7 +231,7 @@ DEF_DW3(double, f64)
             for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw];               \
         })                                                                                 \
       } while (0);                                                                         \
-      if (ep) lmx_cpu_ep_row(sizeof(T) == 4 ? LMX_FLOAT32 : LMX_FLOAT64, ep, f, O, yp, yp); \
+      if (ep) lmx_cpu_ep_row(LMX_CPU_DT_OF(T), ep, f, O, yp, yp);                          \
     });                                                                                    \
   }                                                                                        \
   LMX_SIMD_CLONES static void dw_bwd_data_##S(const lmx_cpu_geom *g, int64_t N, int64_t C, int64_t m,      \

@@ -145,7 +145,6 @@ static int64_t bn_block(const lmx_cpu_bn *b) { /* channels per block */
 
 /* b->ep (a fused activation, src/exec/fuse.c): applied to each row or block of y right
  * after it is written, while it is in L1; its scale and shift are NULL. */
-#define BN_DT(T) (sizeof(T) == sizeof(float) ? LMX_FLOAT32 : LMX_FLOAT64)
 #define DEF_BN(T, S)                                                                       \
   LMX_SIMD_CLONES                                                                          \
   static void bn_fwd_##S(const lmx_cpu_bn *b, const T *x, T *y, const T *gam, const T *bet, \
@@ -167,7 +166,7 @@ static int64_t bn_block(const lmx_cpu_bn *b) { /* channels per block */
             for (int64_t i = 0; i < in; i++) y[base + i] += (x[base + i] - tm) * sc + sh;  \
           else                                                                             \
             for (int64_t i = 0; i < in; i++) y[base + i] = (x[base + i] - tm) * sc + sh;   \
-          if (b->ep) lmx_cpu_ep_row(BN_DT(T), b->ep, 0, in, y + base, y + base);           \
+          if (b->ep) lmx_cpu_ep_row(LMX_CPU_DT_OF(T), b->ep, 0, in, y + base, y + base);  \
         })                                                                                 \
     });                                                                                    \
   }                                                                                        \
@@ -200,7 +199,7 @@ static int64_t bn_block(const lmx_cpu_bn *b) { /* channels per block */
           for (int64_t j = 0; j < L; j++) y[base + j] += (x[base + j] - sft[j]) * sc[j] + sh[j]; \
         else                                                                               \
           for (int64_t j = 0; j < L; j++) y[base + j] = (x[base + j] - sft[j]) * sc[j] + sh[j]; \
-        if (b->ep) lmx_cpu_ep_row(BN_DT(T), b->ep, 0, L, y + base, y + base);              \
+        if (b->ep) lmx_cpu_ep_row(LMX_CPU_DT_OF(T), b->ep, 0, L, y + base, y + base);     \
       }                                                                                    \
     });                                                                                    \
   }                                                                                        \

@@ -5,9 +5,10 @@
  * SoftmaxOutput backward step writes G, the gradient of FC's output, and a later step,
  * FC's backward, reads it three times. When both run on the CPU, no other step and no
  * head reads G, and no step between the two touches storage that FC's gradients use
- * (they are written early), the pair is marked: the SoftmaxOutput step runs lmx_cpu_fc_smo_backward (src/ops/cpu/fc_smo.c), which makes G
- * a block of columns at a time and gives FC's gradients from each block while it is in
- * cache, and the FC step is skipped. Its debug_str block says "Kernel: fused with the
+ * (they are written early), the pair is marked: the SoftmaxOutput step runs
+ * lmx_cpu_fc_smo_backward (src/ops/cpu/fc_smo.c), which makes G a block of columns at a
+ * time and gives FC's gradients from each block while it is in cache, and the FC step is
+ * skipped. Its debug_str block says "Kernel: fused with the
  * FullyConnected backward". At run time the pair runs as two steps while a monitor is
  * installed (it reads every entry, G included) and when the glue declines (dtypes,
  * layout, overlapping arrays); the note then says so ("not fused ... this time: <why>")
@@ -308,38 +309,41 @@ static int gather2(const lmx_executor *x, const lmx_xstep *s, lmx_tensor *t) {
   return 1;
 }
 
-/* The FullyConnected → Activation pair at the FC step. */
-static int run_fc_act(lmx_executor *x, lmx_xstep *f) {
-  lmx_xstep *a = &x->steps[f->pair];
-  static const char NOTE_MON[] = "not fused with the Activation after it this time: a "
-                                 "monitor is installed";
-  if (x->mon) {
-    f->cpu_note = NOTE_MON, a->cpu_note = NULL;
+/* A fused step's run booked: its note (why it fell back, or what ran) and the counters;
+ * 1 when it ran fused (why NULL). */
+static int settle(lmx_executor *x, lmx_xstep *f, const char *why, const char *note) {
+  f->cpu_note = why ? why : note;
+  if (why) {
     x->fuse_fallbacks++;
     return 0;
   }
-  lmx_tensor tf[16];
-  int how = gather2(x, f, tf) ? lmx_cpu_fc_act_forward(&f->c, tf, f->req, &a->c,
-                                                       &x->tens[a->slot[a->nargs]], a->req)
-                              : 0;
-  if (!how) {
-    f->cpu_note = "not fused with the Activation after it this time: dtypes, shapes or "
-                  "overlapping arrays are not the fused kernel's case";
-    a->cpu_note = NULL;
-    x->fuse_fallbacks++;
-    return 0;
-  }
-  f->cpu_note = how == 1 ? NOTE_FC_ACT : NOTE_FC_ACT2, a->cpu_note = NOTE_ACT_FC;
   f->fused_ran = 1;
   x->fuse_runs++;
   return 1;
+}
+
+/* The FullyConnected → Activation pair at the FC step. */
+static int run_fc_act(lmx_executor *x, lmx_xstep *f) {
+  lmx_xstep *a = &x->steps[f->pair];
+  lmx_tensor tf[16];
+  const char *why = NULL;
+  int how = 0;
+  if (x->mon)
+    why = "not fused with the Activation after it this time: a monitor is installed";
+  else if (!gather2(x, f, tf) ||
+           !(how = lmx_cpu_fc_act_forward(&f->c, tf, f->req, &a->c,
+                                          &x->tens[a->slot[a->nargs]], a->req)))
+    why = "not fused with the Activation after it this time: dtypes, shapes or "
+          "overlapping arrays are not the fused kernel's case";
+  a->cpu_note = why ? NULL : NOTE_ACT_FC;
+  return settle(x, f, why, how == 1 ? NOTE_FC_ACT : NOTE_FC_ACT2);
 }
 
 /* A Convolution chain at the Convolution step (see the top). */
 static int run_conv_chain(lmx_executor *x, lmx_xstep *f) {
   lmx_xstep *z = &x->steps[f->pair];
   lmx_xstep *bn = f->mid >= 0 ? &x->steps[f->mid] : NULL;
-  const lmx_xstep *act = f->pair != f->mid ? z : NULL;
+  lmx_xstep *act = f->pair != f->mid ? z : NULL;
   lmx_tensor tf[16], tb[16];
   const char *why = NULL;
   if (x->mon) {
@@ -356,16 +360,8 @@ static int run_conv_chain(lmx_executor *x, lmx_xstep *f) {
   }
   const char *into = why ? NULL : NOTE_INTO_CONV;
   if (bn) bn->cpu_note = into;
-  if (act) z->cpu_note = into;
-  if (why) {
-    f->cpu_note = why;
-    x->fuse_fallbacks++;
-    return 0;
-  }
-  f->cpu_note = NOTE_CONV;
-  f->fused_ran = 1;
-  x->fuse_runs++;
-  return 1;
+  if (act) act->cpu_note = into;
+  return settle(x, f, why, NOTE_CONV);
 }
 
 /* A BatchNorm → activation pair at the BatchNorm step (see the top). */
@@ -381,15 +377,7 @@ static int run_bn_act(lmx_executor *x, lmx_xstep *f) {
     why = "not fused with the activation after it this time: dtypes, shapes or "
           "overlapping arrays are not the fused kernel's case";
   a->cpu_note = why ? NULL : NOTE_INTO_BN;
-  if (why) {
-    f->cpu_note = why;
-    x->fuse_fallbacks++;
-    return 0;
-  }
-  f->cpu_note = NOTE_BN_ACT;
-  f->fused_ran = 1;
-  x->fuse_runs++;
-  return 1;
+  return settle(x, f, why, NOTE_BN_ACT);
 }
 
 int lmx_exec_run_fused(lmx_executor *x, lmx_xstep *s) {
@@ -403,24 +391,15 @@ int lmx_exec_run_fused(lmx_executor *x, lmx_xstep *s) {
   }
   lmx_xstep *f = &x->steps[s->pair];
   lmx_tensor ts[16], tf[16];
-  if (x->mon || !gather2(x, s, ts) || !gather2(x, f, tf)) {
-    s->cpu_note = "not fused with the FullyConnected backward this time: a monitor is "
-                  "installed";
-    x->fuse_fallbacks++;
-    return 0;
-  }
+  if (x->mon || !gather2(x, s, ts) || !gather2(x, f, tf))
+    return settle(x, s, "not fused with the FullyConnected backward this time: a monitor is "
+                        "installed", NULL);
   f->c.is_train = s->c.is_train;
   const lmx_tensor *s_in = ts + s->nout, *s_out = s_in + s->nargs, *s_ig = s_out + s->nout;
   const lmx_tensor *f_in = tf + f->nout, *f_ig = f_in + f->nargs + f->nout;
-  if (!lmx_cpu_fc_smo_backward(&s->c, s_in, s_out, s_ig, s->req, &f->c, tf, f_in, f_ig,
-                               f->req)) {
-    s->cpu_note = "not fused with the FullyConnected backward this time: dtypes, layout or "
-                  "overlapping arrays are not the fused kernel's case";
-    x->fuse_fallbacks++;
-    return 0;
-  }
-  s->cpu_note = NOTE_FUSED;
-  s->fused_ran = 1;
-  x->fuse_runs++;
-  return 1;
+  int ok = lmx_cpu_fc_smo_backward(&s->c, s_in, s_out, s_ig, s->req, &f->c, tf, f_in, f_ig,
+                                   f->req);
+  return settle(x, s, ok ? NULL : "not fused with the FullyConnected backward this time: "
+                                  "dtypes, layout or overlapping arrays are not the fused "
+                                  "kernel's case", NOTE_FUSED);
 }

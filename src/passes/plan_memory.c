@@ -63,7 +63,8 @@ static int chain_head(const lmx_plan *p, int n) {
   int e = p->in_entry[p->nodes[n].in0], src = p->entry_node[e];
   if (p->refs[e] != 1 || src < 0) return -1;
   const lmx_pnode *s = &p->nodes[src];
-  if (is_op(p, src, "Convolution")) return p->ctx_type[s->ctx] == LMX_CPU && e == s->out0 ? src : -1;
+  if (is_op(p, src, "Convolution"))
+    return p->ctx_type[s->ctx] == LMX_CPU && e == s->out0 ? src : -1;
   if (!is_op(p, src, "BatchNorm") || is_op(p, n, "BatchNorm") || e != s->out0 || s->nout != 3 ||
       p->refs[s->out0 + 1] || p->refs[s->out0 + 2])
     return -1;
@@ -174,19 +175,20 @@ static int alloc_outputs(lmx_plan *p, mem_state *m, int n) {
   }
 }
 
-static void release_after(lmx_plan *p, mem_state *m, int n) {
+/* One reader of node n's inputs done: their blocks' uses drop, and free at 0. */
+static void drop_inputs(lmx_plan *p, mem_state *m, int n) {
   const lmx_pnode *nd = &p->nodes[n];
   for (int k = 0; k < nd->nin; k++) {
     if (!lmx_plan_reads(p, n, k)) continue;
     int s = p->sid[p->in_entry[nd->in0 + k]];
     if (s >= 0 && m->use[s] > 0 && --m->use[s] == 0) m->is_free[s] = 1;
   }
-  int c = m->chain ? m->chain[n] : -1; /* a chain node: the Convolution's inputs */
-  for (int k = 0; c >= 0 && k < p->nodes[c].nin; k++) {
-    if (!lmx_plan_reads(p, c, k)) continue;
-    int s = p->sid[p->in_entry[p->nodes[c].in0 + k]];
-    if (s >= 0 && m->use[s] > 0 && --m->use[s] == 0) m->is_free[s] = 1;
-  }
+}
+
+static void release_after(lmx_plan *p, mem_state *m, int n) {
+  const lmx_pnode *nd = &p->nodes[n];
+  drop_inputs(p, m, n);
+  if (m->chain && m->chain[n] >= 0) drop_inputs(p, m, m->chain[n]); /* the Convolution's */
   for (int j = 0; j < nd->nout; j++) {
     int s = p->sid[nd->out0 + j];
     if (s >= 0 && is_planned(p, nd->out0 + j) && m->use[s] == 0) m->is_free[s] = 1;
